@@ -1,0 +1,145 @@
+"""Browser tests against a real ASGI server.
+
+Each test module gets its own Daphne subprocess on a free port, with a fresh
+SQLite database copied from a once-migrated template and the module's own
+environment: a module sets ``SERVER_ENV = {"KANDEV_FEATURES_…": "true"}`` the
+way Kandev's e2e specs restart their backend per spec. Inherited
+``KANDEV_FEATURES_*`` variables are stripped so no flag leaks in.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+PASSWORD = "e2e-password-123"
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def server_environ(database: Path, extra: dict[str, str]) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("KANDEV_FEATURES_") and key not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "REDIS_URL"}
+    }
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "kandev_web.settings",
+            "KANDEV_PROFILE": "e2e",
+            "DATABASE_URL": f"sqlite:///{database}",
+            "SERVE_STATIC": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="session")
+def template_database(tmp_path_factory) -> Path:
+    database = tmp_path_factory.mktemp("template") / "db.sqlite3"
+    subprocess.run(
+        [sys.executable, "manage.py", "migrate", "-v0"],
+        cwd=ROOT,
+        env=server_environ(database, {}),
+        check=True,
+    )
+    return database
+
+
+@dataclass
+class Server:
+    url: str
+    env: dict[str, str]
+    process: subprocess.Popen
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return result.stdout
+
+    def create_operator(self, username: str, *, workspace: str, staff: bool = False, tasks: bool = False) -> dict:
+        args = ["demo", "--json", "--username", username, "--password", PASSWORD, "--workspace", workspace]
+        args += [] if staff else ["--no-staff"]
+        args += [] if tasks else ["--no-tasks"]
+        return json.loads(self.manage(*args))
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("server did not start listening")
+
+
+@pytest.fixture(scope="module")
+def server(request, template_database, tmp_path_factory):
+    database = tmp_path_factory.mktemp("e2e-db") / "db.sqlite3"
+    shutil.copy(template_database, database)
+    env = server_environ(database, getattr(request.module, "SERVER_ENV", {}))
+    port = free_port()
+    log = (database.parent / "server.log").open("w")
+    process = subprocess.Popen(
+        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_for_port(port, process, time.monotonic() + 30)
+        yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        log.close()
+
+
+def login(page, server: Server, username: str, path: str = "/") -> None:
+    page.goto(f"{server.url}/login/?next={path}")
+    page.get_by_test_id("login-username").fill(username)
+    page.get_by_test_id("login-password").fill(PASSWORD)
+    page.get_by_test_id("login-submit").click()
+    page.wait_for_url(lambda url: "/login/" not in url)

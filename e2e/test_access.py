@@ -1,0 +1,32 @@
+"""Login is required everywhere, and workspaces do not see each other."""
+
+from playwright.sync_api import expect
+
+from .conftest import login
+
+
+def test_pages_require_login(page, server):
+    response = page.goto(f"{server.url}/settings/feature-toggles/")
+    assert "/login/" in page.url
+    assert response.ok
+    expect(page.get_by_test_id("login-form")).to_be_visible()
+
+
+def test_wrong_password_is_refused(page, server):
+    server.create_operator("carol", workspace="Carol's")
+    page.goto(f"{server.url}/login/")
+    page.get_by_test_id("login-username").fill("carol")
+    page.get_by_test_id("login-password").fill("not-her-password")
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("login-error")).to_be_visible()
+
+
+def test_another_workspaces_task_is_a_404(page, server):
+    mine = server.create_operator("dave", workspace="Dave's", tasks=True)
+    theirs = server.create_operator("erin", workspace="Erin's", tasks=True)
+    login(page, server, "dave", f"/boards/{mine['board_id']}/")
+    expect(page.get_by_test_id(f"task-card-{mine['task_ids'][0]}")).to_be_visible()
+
+    assert page.goto(f"{server.url}/tasks/{theirs['task_ids'][0]}/").status == 404
+    assert page.goto(f"{server.url}/boards/{theirs['board_id']}/").status == 404
+    assert page.goto(f"{server.url}/tasks/{mine['task_ids'][0]}/").status == 200

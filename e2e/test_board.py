@@ -1,0 +1,121 @@
+"""An operator's board, and a second browser watching it live."""
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import login
+
+
+@pytest.fixture(scope="module")
+def team(server):
+    ids = server.create_operator("alice", workspace="Platform", staff=True)
+    server.create_operator("bob", workspace="Platform")
+    return ids
+
+
+def open_board(browser, server, team, username):
+    context = browser.new_context()
+    page = context.new_page()
+    login(page, server, username, f"/boards/{team['board_id']}/")
+    expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    return page
+
+
+def column(page, step_id):
+    return page.get_by_test_id(f"kanban-column-{step_id}")
+
+
+def card_titled(page, title):
+    return page.locator("li[data-task-id]").filter(has_text=title)
+
+
+def test_board_shows_default_steps_with_counts(browser, server, team):
+    page = open_board(browser, server, team, "alice")
+    titles = page.get_by_test_id("kanban-column-title")
+    expect(titles).to_have_text(["Backlog", "In Progress", "Review", "Done"])
+    for step_id in team["step_ids"]:
+        expect(column(page, step_id).get_by_test_id("kanban-column-count")).to_have_text("0")
+
+
+def test_created_task_appears_live_in_a_second_browser(browser, server, team):
+    alice = open_board(browser, server, team, "alice")
+    bob = open_board(browser, server, team, "bob")
+    backlog, in_progress = team["step_ids"][0], team["step_ids"][1]
+
+    alice.get_by_test_id("task-form-title").fill("Ship the <b>parser</b>")
+    alice.get_by_test_id("task-form-description").fill("Tokens first.")
+    alice.get_by_test_id("task-create-submit").click()
+
+    for page in (alice, bob):
+        card = card_titled(page, "Ship the <b>parser</b>")
+        expect(card).to_be_visible()
+        expect(card).to_have_attribute("data-step-id", str(backlog))
+        expect(column(page, backlog)).to_have_attribute("data-count", "1")
+        # Agent and operator text is escaped, never rendered as markup.
+        expect(card.locator("b")).to_have_count(0)
+    expect(alice.get_by_test_id("task-form-title")).to_have_value("")
+
+    card_titled(alice, "Ship the <b>parser</b>").get_by_test_id("task-move-right").click()
+    for page in (alice, bob):
+        expect(column(page, in_progress).locator("li[data-task-id]")).to_have_count(1)
+        expect(column(page, backlog)).to_have_attribute("data-count", "0")
+        expect(column(page, in_progress).get_by_test_id("kanban-column-count")).to_have_text("1")
+
+
+def test_edit_and_delete_without_reloading(browser, server, team):
+    alice = open_board(browser, server, team, "alice")
+    bob = open_board(browser, server, team, "bob")
+    alice.get_by_test_id("task-form-title").fill("Draft the RFC")
+    alice.get_by_test_id("task-create-submit").click()
+    expect(card_titled(bob, "Draft the RFC")).to_be_visible()
+    alice.evaluate("window.__sameDocument = true")
+
+    card_titled(alice, "Draft the RFC").get_by_test_id("task-edit").click()
+    alice.get_by_test_id("task-edit-title").fill("Draft the RFC v2")
+    alice.get_by_test_id("task-edit-save").click()
+    expect(card_titled(alice, "Draft the RFC v2")).to_be_visible()
+    expect(card_titled(bob, "Draft the RFC v2")).to_be_visible()
+
+    alice.once("dialog", lambda dialog: dialog.accept())
+    card_titled(alice, "Draft the RFC v2").get_by_test_id("task-delete").click()
+    expect(card_titled(alice, "Draft the RFC v2")).to_have_count(0)
+    expect(card_titled(bob, "Draft the RFC v2")).to_have_count(0)
+    assert alice.evaluate("window.__sameDocument") is True, "the board reloaded"
+
+
+def test_an_empty_title_is_refused_with_a_message(browser, server, team):
+    alice = open_board(browser, server, team, "alice")
+    alice.get_by_test_id("task-form-title").evaluate("el => el.removeAttribute('required')")
+    alice.get_by_test_id("task-create-submit").click()
+    expect(alice.get_by_test_id("task-create-error")).to_be_visible()
+
+
+def test_drag_a_card_to_another_column(browser, server, team):
+    alice = open_board(browser, server, team, "alice")
+    bob = open_board(browser, server, team, "bob")
+    review = team["step_ids"][2]
+    alice.get_by_test_id("task-form-title").fill("Drag me")
+    alice.get_by_test_id("task-create-submit").click()
+    card_titled(alice, "Drag me").drag_to(column(alice, review))
+    for page in (alice, bob):
+        expect(card_titled(page, "Drag me")).to_have_attribute("data-step-id", str(review))
+
+
+def test_task_page_shows_details_and_follows_live_edits(browser, server, team):
+    alice = open_board(browser, server, team, "alice")
+    alice.get_by_test_id("task-form-title").fill("Investigate the slow query")
+    alice.get_by_test_id("task-form-description").fill("p95 doubled since Tuesday.")
+    alice.get_by_test_id("task-create-submit").click()
+    card = card_titled(alice, "Investigate the slow query")
+    expect(card).to_be_visible()
+
+    bob = open_board(browser, server, team, "bob")
+    card_titled(bob, "Investigate the slow query").get_by_test_id("task-card-title").click()
+    expect(bob.get_by_test_id("task-title")).to_have_text("Investigate the slow query")
+    expect(bob.get_by_test_id("task-description")).to_contain_text("p95 doubled")
+    expect(bob.get_by_test_id("task-state-backlog")).to_be_visible()
+    expect(bob.get_by_test_id("timeline-empty")).to_be_visible()
+    expect(bob.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+
+    card.get_by_test_id("task-move-right").click()
+    expect(bob.get_by_test_id("task-step")).to_have_text("In Progress")

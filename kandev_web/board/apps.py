@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class BoardConfig(AppConfig):
+    name = "kandev_web.board"
+    verbose_name = _("Boards")

@@ -1,0 +1,105 @@
+from django.conf import settings
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+DEFAULT_STEPS = [
+    # (name, colour, is_start) — Kandev's "simple" template.
+    (_("Backlog"), "slate", False),
+    (_("In Progress"), "blue", True),
+    (_("Review"), "amber", False),
+    (_("Done"), "green", False),
+]
+
+
+class Workspace(models.Model):
+    """The unit of access: an operator sees a workspace's boards only as a member."""
+
+    name = models.CharField(_("name"), max_length=200)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="workspaces", blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+
+    def __str__(self):
+        return self.name
+
+
+class BoardQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(workspace__members=user)
+
+
+class Board(models.Model):
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="boards")
+    name = models.CharField(_("name"), max_length=200)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = BoardQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name", "pk"]
+
+    def __str__(self):
+        return self.name
+
+    def add_default_steps(self):
+        Step.objects.bulk_create(
+            Step(board=self, name=str(name), color=color, position=i, is_start=is_start)
+            for i, (name, color, is_start) in enumerate(DEFAULT_STEPS)
+        )
+
+
+class Step(models.Model):
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="steps")
+    name = models.CharField(_("name"), max_length=100)
+    color = models.CharField(_("colour"), max_length=20, default="slate")
+    position = models.PositiveIntegerField(_("position"))
+    is_start = models.BooleanField(
+        _("start step"), default=False, help_text=_("Where a task goes when an agent starts on it.")
+    )
+
+    class Meta:
+        ordering = ["position", "pk"]
+        constraints = [models.UniqueConstraint(fields=["board", "position"], name="unique_step_position")]
+
+    def __str__(self):
+        return self.name
+
+
+class TaskState(models.TextChoices):
+    TODO = "TODO", _("To do")
+    CREATED = "CREATED", _("Created")
+    SCHEDULING = "SCHEDULING", _("Scheduling")
+    IN_PROGRESS = "IN_PROGRESS", _("In progress")
+    REVIEW = "REVIEW", _("Review")
+    BLOCKED = "BLOCKED", _("Blocked")
+    WAITING_FOR_INPUT = "WAITING_FOR_INPUT", _("Waiting for input")
+    COMPLETED = "COMPLETED", _("Completed")
+    FAILED = "FAILED", _("Failed")
+    CANCELLED = "CANCELLED", _("Cancelled")
+
+
+class TaskQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(board__workspace__members=user)
+
+
+class Task(models.Model):
+    board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="tasks")
+    step = models.ForeignKey(Step, on_delete=models.PROTECT, related_name="tasks")
+    title = models.CharField(_("title"), max_length=300)
+    description = models.TextField(_("description"), blank=True)
+    position = models.PositiveIntegerField(_("position"), default=0)
+    state = models.CharField(_("state"), max_length=32, choices=TaskState, default=TaskState.TODO)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TaskQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["step__position", "position", "pk"]
+        indexes = [models.Index(fields=["board", "step", "position"])]
+
+    def __str__(self):
+        return self.title

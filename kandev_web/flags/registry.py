@@ -1,0 +1,70 @@
+"""The runtime flags this build knows, declared in code.
+
+A flag's *definition* never changes at run time; only its value does (see
+``resolution``). Keys follow Kandev's naming: ``features.<camelCase>`` with the
+environment variable ``KANDEV_FEATURES_<UPPER_SNAKE>``.
+"""
+
+from dataclasses import dataclass
+
+from django.db.models import TextChoices
+from django.utils.translation import gettext_lazy as _
+
+
+class Kind(TextChoices):
+    FEATURE = "feature", _("feature")
+    DEBUG = "debug", _("debug")
+
+
+class Stability(TextChoices):
+    STABLE = "stable", _("stable")
+    BETA = "beta", _("beta")
+    EXPERIMENTAL = "experimental", _("experimental")
+
+
+class RiskLevel(TextChoices):
+    LOW = "low", _("low risk")
+    MEDIUM = "medium", _("medium risk")
+    HIGH = "high", _("high risk")
+
+
+@dataclass(frozen=True, slots=True)
+class FlagDefinition:
+    key: str
+    env_var: str
+    kind: Kind
+    label: str
+    description: str
+    stability: Stability
+    risk_level: RiskLevel
+    risk_description: str
+    restart_required: bool
+    mutable: bool
+    default: bool = False
+
+
+ACP_ELICITATION = "features.acpElicitation"
+
+FLAGS: dict[str, FlagDefinition] = {
+    flag.key: flag
+    for flag in [
+        FlagDefinition(
+            key=ACP_ELICITATION,
+            env_var="KANDEV_FEATURES_ACP_ELICITATION",
+            kind=Kind.FEATURE,
+            label=_("ACP form elicitation"),
+            description=_(
+                "Advertise form elicitation to ACP agents, so an agent can ask you a "
+                "structured question and get the answer in the same turn."
+            ),
+            stability=Stability.EXPERIMENTAL,
+            risk_level=RiskLevel.MEDIUM,
+            risk_description=_(
+                "Relies on an unstable part of the Agent Client Protocol; agents may "
+                "change how they ask."
+            ),
+            restart_required=True,
+            mutable=True,
+        ),
+    ]
+}

@@ -1,0 +1,97 @@
+"""The feature-toggles settings page and the runtime-flags JSON API (staff only)."""
+
+import json
+from functools import wraps
+
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse, JsonResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods, require_POST
+
+from . import services
+from .resolution import FlagState
+
+_CHOICES = {"true": True, "false": False, "default": None}
+
+
+def staff_required(view):
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_staff:
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+@staff_required
+def feature_toggles(request):
+    return render(request, "flags/feature_toggles.html", {"states": services.flag_states()})
+
+
+@staff_required
+@require_POST
+def feature_toggle_set(request, key):
+    try:
+        value = _CHOICES[request.POST.get("value", "")]
+        state = services.set_override(key, value, user=request.user)
+    except KeyError:
+        return HttpResponse(status=400)
+    except services.FlagNotFound:
+        return HttpResponse(status=404)
+    except services.FlagLocked:
+        state, status = services.flag_state(key), 409
+    else:
+        status = 200
+    return render(request, "flags/feature_toggles.html#card", {"state": state}, status=status)
+
+
+def as_json(state: FlagState) -> dict:
+    flag = state.definition
+    return {
+        "key": flag.key,
+        "env_var": flag.env_var,
+        "kind": flag.kind.value,
+        "label": str(flag.label),
+        "description": str(flag.description),
+        "stability": flag.stability.value,
+        "risk_level": flag.risk_level.value,
+        "risk_description": str(flag.risk_description),
+        "restart_required": flag.restart_required,
+        "mutable": flag.mutable,
+        "effective_value": state.effective_value,
+        "default_value": state.default_value,
+        "override_value": state.override_value,
+        "source": state.source.value,
+        "env_locked": state.env_locked,
+        "requires_restart_to_apply": state.requires_restart_to_apply,
+    }
+
+
+def _error(message, status):
+    return JsonResponse({"error": message}, status=status)
+
+
+@staff_required
+@require_http_methods(["GET"])
+def api_flags(request):
+    return JsonResponse({"flags": [as_json(state) for state in services.flag_states()]})
+
+
+@staff_required
+@require_http_methods(["GET", "PATCH"])
+def api_flag(request, key):
+    try:
+        if request.method == "GET":
+            return JsonResponse(as_json(services.flag_state(key)))
+        try:
+            body = json.loads(request.body or b"{}")
+        except json.JSONDecodeError:
+            return _error("request body is not JSON", 400)
+        if not isinstance(body, dict) or not isinstance(body.get("override", ""), bool | None):
+            return _error('expected {"override": true | false | null}', 400)
+        return JsonResponse(as_json(services.set_override(key, body["override"], user=request.user)))
+    except services.FlagNotFound:
+        return _error("runtime flag not found", 404)
+    except services.FlagLocked:
+        return _error("runtime flag is controlled by environment", 409)

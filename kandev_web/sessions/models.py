@@ -1,0 +1,116 @@
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from kandev_web.board.models import Task, Workspace
+
+
+class AgentProfile(models.Model):
+    """How to start one kind of ACP agent: the command agentctl runs over stdio."""
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_profiles")
+    name = models.CharField(_("name"), max_length=200)
+    agent_id = models.CharField(
+        _("agent id"), max_length=100, help_text=_("The agent's registry id, e.g. claude-acp.")
+    )
+    command = models.JSONField(_("command"), help_text=_("argv, as a JSON list of strings."))
+    env = models.JSONField(_("environment"), default=dict, blank=True)
+    working_dir = models.CharField(_("working directory"), max_length=500, blank=True)
+
+    class Meta:
+        ordering = ["name", "pk"]
+
+    def __str__(self):
+        return self.name
+
+
+class SessionState(models.TextChoices):
+    CREATED = "CREATED", _("Created")
+    STARTING = "STARTING", _("Starting")
+    RUNNING = "RUNNING", _("Running")
+    IDLE = "IDLE", _("Idle")
+    WAITING_FOR_INPUT = "WAITING_FOR_INPUT", _("Waiting for input")
+    COMPLETED = "COMPLETED", _("Completed")
+    FAILED = "FAILED", _("Failed")
+    CANCELLED = "CANCELLED", _("Cancelled")
+
+
+ACTIVE_SESSION_STATES = (SessionState.RUNNING, SessionState.WAITING_FOR_INPUT)
+
+
+class Activity(models.TextChoices):
+    """What the agent is doing right now, finer than the session state."""
+
+    NONE = "", _("Nothing")
+    GENERATING = "generating", _("Generating")
+    BACKGROUND = "background", _("Working in the background")
+
+
+class TaskSession(models.Model):
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="sessions")
+    agent_profile = models.ForeignKey(
+        AgentProfile, null=True, blank=True, on_delete=models.SET_NULL, related_name="sessions"
+    )
+    state = models.CharField(_("state"), max_length=32, choices=SessionState, default=SessionState.CREATED)
+    activity = models.CharField(_("activity"), max_length=16, choices=Activity, blank=True, default="")
+    error = models.TextField(_("error"), blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+
+    def __str__(self):
+        return f"{self.task} · {self.get_state_display()}"
+
+
+class Turn(models.Model):
+    session = models.ForeignKey(TaskSession, on_delete=models.CASCADE, related_name="turns")
+    started_at = models.DateTimeField(auto_now_add=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
+    stop_reason = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["started_at", "pk"]
+
+
+class MessageType(models.TextChoices):
+    MESSAGE = "message"
+    CONTENT = "content"
+    TOOL_CALL = "tool_call"
+    TOOL_EDIT = "tool_edit"
+    TOOL_READ = "tool_read"
+    TOOL_EXECUTE = "tool_execute"
+    PROGRESS = "progress"
+    LOG = "log"
+    ERROR = "error"
+    STATUS = "status"
+    PERMISSION_REQUEST = "permission_request"
+    CLARIFICATION_REQUEST = "clarification_request"
+    SCRIPT_EXECUTION = "script_execution"
+    THINKING = "thinking"
+    AGENT_PLAN = "agent_plan"
+    TODO = "todo"
+
+
+class AuthorType(models.TextChoices):
+    USER = "user", _("Operator")
+    AGENT = "agent", _("Agent")
+    SYSTEM = "system", _("System")
+
+
+class Message(models.Model):
+    session = models.ForeignKey(TaskSession, on_delete=models.CASCADE, related_name="messages")
+    turn = models.ForeignKey(Turn, null=True, blank=True, on_delete=models.CASCADE, related_name="messages")
+    type = models.CharField(max_length=32, choices=MessageType, default=MessageType.MESSAGE)
+    author_type = models.CharField(max_length=16, choices=AuthorType, default=AuthorType.AGENT)
+    content = models.TextField(blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    requests_input = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [
+            models.Index(fields=["session", "-created_at", "-id"]),
+            models.Index(fields=["turn", "type"]),
+        ]

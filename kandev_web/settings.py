@@ -1,0 +1,143 @@
+"""Settings for kandev-web, read from the environment through django-environ.
+
+Three profiles (``KANDEV_PROFILE``): ``dev`` (the default; a laptop), ``e2e``
+(browser tests: a server per test module) and ``prod``. Only ``dev`` and
+``e2e`` get a built-in ``SECRET_KEY``; ``prod`` refuses to start without one.
+"""
+
+from pathlib import Path
+
+import environ
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+env = environ.Env()
+
+KANDEV_PROFILE = env.str("KANDEV_PROFILE", default="dev")
+if KANDEV_PROFILE not in {"dev", "e2e", "prod"}:
+    raise environ.ImproperlyConfigured(
+        f"KANDEV_PROFILE must be one of dev, e2e, prod (got {KANDEV_PROFILE!r})."
+    )
+IS_PROD = KANDEV_PROFILE == "prod"
+
+if IS_PROD:
+    SECRET_KEY = env.str("SECRET_KEY")
+else:
+    SECRET_KEY = env.str("SECRET_KEY", default="django-insecure-kandev-dev-only-key")
+
+DEBUG = env.bool("DEBUG", default=KANDEV_PROFILE == "dev")
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if IS_PROD else ["127.0.0.1", "localhost"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "kandev_web.flags",
+    "kandev_web.board",
+    "kandev_web.sessions",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.auth.middleware.LoginRequiredMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "kandev_web.urls"
+ASGI_APPLICATION = "kandev_web.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+VAR_DIR = BASE_DIR / "var"
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'kandev.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Several writers (web requests, consumers, agent events) share one file:
+    # wait for the lock instead of surfacing "database is locked", and take
+    # the write lock up front so a read never has to be upgraded mid-transaction.
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL;"}
+    )
+    # File-backed, not in-memory: consumers and live servers need a shared database.
+    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
+    VAR_DIR.mkdir(exist_ok=True)
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env.str("REDIS_URL", default="")
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {
+                "hosts": [REDIS_URL],
+                "prefix": env.str("KANDEV_CHANNEL_PREFIX", default="kandev"),
+            },
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "board:home"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+LOCALE_PATHS = [BASE_DIR / "kandev_web" / "locale"]
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = VAR_DIR / "staticfiles"
+# Plain Daphne never serves static files; the dev and e2e servers wrap the
+# HTTP app in ASGIStaticFilesHandler when this is on (see asgi.py).
+SERVE_STATIC = env.bool("SERVE_STATIC", default=not IS_PROD)
+
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # HTMX reads the token from the page, not the cookie.
+if IS_PROD:
+    SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = True
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+    "loggers": {"django.channels.server": {"level": "WARNING"}},
+}

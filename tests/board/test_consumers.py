@@ -1,0 +1,110 @@
+"""Live board and task sockets: who may connect, and what they receive."""
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.layers import channel_layers
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client, override_settings
+
+from kandev_web.asgi import application
+from kandev_web.board import services
+from kandev_web.board.models import Board, Task, Workspace
+
+ORIGIN = (b"origin", b"http://127.0.0.1")
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+
+def session_cookie(user) -> tuple[bytes, bytes]:
+    client = Client()
+    client.force_login(user)
+    return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
+
+
+@database_sync_to_async
+def setup_board():
+    workspace = Workspace.objects.create(name="Platform")
+    member = get_user_model().objects.create_user("alice", password="pw-123456")
+    outsider = get_user_model().objects.create_user("mallory", password="pw-123456")
+    workspace.members.add(member)
+    board = Board.objects.create(workspace=workspace, name="Main")
+    board.add_default_steps()
+    return board, member, outsider
+
+
+async def connect(path, *headers):
+    communicator = WebsocketCommunicator(application, path, headers=list(headers))
+    connected, code = await communicator.connect()
+    return communicator, connected, code
+
+
+async def test_unauthenticated_socket_is_closed():
+    board, _, _ = await setup_board()
+    communicator, connected, code = await connect(f"/ws/boards/{board.pk}/", ORIGIN)
+    assert not connected
+    assert code == 4403
+
+
+async def test_foreign_origin_is_rejected():
+    board, member, _ = await setup_board()
+    cookie = await database_sync_to_async(session_cookie)(member)
+    communicator, connected, _ = await connect(f"/ws/boards/{board.pk}/", (b"origin", b"http://evil.example"), cookie)
+    assert not connected
+
+
+async def test_another_workspaces_operator_cannot_subscribe():
+    board, _, outsider = await setup_board()
+    cookie = await database_sync_to_async(session_cookie)(outsider)
+    communicator, connected, code = await connect(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
+    assert (connected, code) == (False, 4403)
+    task_socket, connected, code = await connect("/ws/tasks/1/", ORIGIN, cookie)
+    assert (connected, code) == (False, 4403)
+
+
+async def _member_sees_a_created_task():
+    board, member, _ = await setup_board()
+    cookie = await database_sync_to_async(session_cookie)(member)
+    communicator, connected, _ = await connect(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
+    assert connected
+    backlog = await database_sync_to_async(lambda: board.steps.first())()
+    await database_sync_to_async(services.create_task)(board, title="Live <i>one</i>", description="", step=backlog)
+    html = await communicator.receive_from(timeout=5)
+    assert f'id="kanban-column-{backlog.pk}"' in html
+    assert 'hx-swap-oob="true"' in html
+    assert "Live &lt;i&gt;one&lt;/i&gt;" in html
+    await communicator.disconnect()
+
+
+async def test_member_receives_the_new_card_with_the_in_memory_layer():
+    await _member_sees_a_created_task()
+
+
+async def test_member_receives_the_new_card_with_redis(redis_url):
+    layers = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [redis_url], "prefix": "kandev-test-board"},
+        }
+    }
+    with override_settings(CHANNEL_LAYERS=layers):
+        channel_layers.backends.clear()
+        try:
+            await _member_sees_a_created_task()
+        finally:
+            channel_layers.backends.clear()
+
+
+async def test_task_socket_follows_changes_and_deletion():
+    board, member, _ = await setup_board()
+    task = await database_sync_to_async(
+        lambda: Task.objects.create(board=board, step=board.steps.first(), title="Watch me")
+    )()
+    cookie = await database_sync_to_async(session_cookie)(member)
+    communicator, connected, _ = await connect(f"/ws/tasks/{task.pk}/", ORIGIN, cookie)
+    assert connected
+    await database_sync_to_async(services.update_task)(task, title="Watched", description="")
+    assert 'data-testid="task-title">Watched<' in await communicator.receive_from(timeout=5)
+    await database_sync_to_async(services.delete_task)(task)
+    assert 'data-testid="task-deleted-notice"' in await communicator.receive_from(timeout=5)
+    await communicator.disconnect()

@@ -1,0 +1,51 @@
+import os
+
+import pytest
+from django.contrib.auth import get_user_model
+
+from kandev_web.board.models import Board, Task, Workspace
+
+
+@pytest.fixture
+def make_operator(db):
+    def make(username="alice", *, workspace=None, staff=False):
+        user = get_user_model().objects.create_user(username, password="pw-123456", is_staff=staff)
+        if workspace is not None:
+            workspace.members.add(user)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def workspace(db):
+    return Workspace.objects.create(name="Platform")
+
+
+@pytest.fixture
+def board(workspace):
+    board = Board.objects.create(workspace=workspace, name="Main")
+    board.add_default_steps()
+    return board
+
+
+@pytest.fixture
+def operator(make_operator, workspace):
+    return make_operator("alice", workspace=workspace)
+
+
+@pytest.fixture
+def make_task(board):
+    def make(title="Task", *, step=None, **fields):
+        step = step or board.steps.first()
+        return Task.objects.create(board=board, step=step, title=title, **fields)
+
+    return make
+
+
+@pytest.fixture
+def redis_url():
+    url = os.environ.get("KANDEV_TEST_REDIS_URL")
+    if not url:
+        pytest.fail("KANDEV_TEST_REDIS_URL is not set: run the suite with scripts/test, which starts Redis.")
+    return url

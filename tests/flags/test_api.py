@@ -1,0 +1,93 @@
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from kandev_web.flags import services
+from kandev_web.flags.models import FlagOverride
+
+URL = "/api/v1/runtime-flags"
+KEY = "features.acpElicitation"
+
+
+@pytest.fixture
+def staff_client(make_operator):
+    client = Client()
+    client.force_login(make_operator("root", staff=True))
+    return client
+
+
+def patch(client, key, body):
+    return client.patch(f"{URL}/{key}", data=json.dumps(body), content_type="application/json")
+
+
+def test_lists_flags_with_definition_and_state(staff_client):
+    flags = staff_client.get(URL).json()["flags"]
+    [flag] = [f for f in flags if f["key"] == KEY]
+    assert flag["env_var"] == "KANDEV_FEATURES_ACP_ELICITATION"
+    assert flag["stability"] == "experimental"
+    assert flag["risk_level"] == "medium"
+    assert (flag["effective_value"], flag["source"], flag["env_locked"]) == (False, "profile", False)
+
+
+def test_set_and_clear_an_override(staff_client):
+    body = patch(staff_client, KEY, {"override": True}).json()
+    assert (body["effective_value"], body["source"], body["override_value"]) == (True, "override", True)
+    assert services.runtime_flags()[KEY] is True
+
+    body = patch(staff_client, KEY, {"override": None}).json()
+    assert (body["effective_value"], body["source"], body["override_value"]) == (False, "profile", None)
+    assert not FlagOverride.objects.exists()
+
+
+def test_env_locked_flag_refuses_an_override(staff_client, monkeypatch):
+    monkeypatch.setenv("KANDEV_FEATURES_ACP_ELICITATION", "true")
+    response = patch(staff_client, KEY, {"override": False})
+    assert response.status_code == 409
+    assert response.json() == {"error": "runtime flag is controlled by environment"}
+    assert not FlagOverride.objects.exists()
+
+
+def test_unknown_flag_is_404(staff_client):
+    response = patch(staff_client, "features.nope", {"override": True})
+    assert response.status_code == 404
+    assert response.json() == {"error": "runtime flag not found"}
+
+
+@pytest.mark.parametrize("body", [{"override": 1}, {"override": "yes"}, {}, ["override"]])
+def test_malformed_body_is_400(staff_client, body):
+    assert patch(staff_client, KEY, body).status_code == 400
+
+
+def test_non_staff_gets_403(make_operator):
+    client = Client()
+    client.force_login(make_operator("plain"))
+    assert client.get(URL).status_code == 403
+    assert patch(client, KEY, {"override": True}).status_code == 403
+    assert client.get("/settings/feature-toggles/").status_code == 403
+
+
+def test_patch_without_csrf_token_is_403(make_operator):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(make_operator("root", staff=True))
+    assert patch(client, KEY, {"override": True}).status_code == 403
+    assert not FlagOverride.objects.exists()
+
+
+def test_settings_page_toggle_and_use_default(staff_client):
+    response = staff_client.post(f"/settings/feature-toggles/{KEY}/", {"value": "true"})
+    assert response.status_code == 200
+    assert 'data-source="override"' in response.text
+    response = staff_client.post(f"/settings/feature-toggles/{KEY}/", {"value": "default"})
+    assert 'data-source="profile"' in response.text
+    assert not FlagOverride.objects.exists()
+
+
+def test_override_is_visible_in_the_django_admin(db):
+    FlagOverride.objects.create(key=KEY, value=True)
+    admin = Client()
+    admin.force_login(get_user_model().objects.create_superuser("boss", password="pw-123456"))
+    response = admin.get("/admin/flags/flagoverride/")
+    assert response.status_code == 200
+    assert KEY in response.text
