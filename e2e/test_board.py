@@ -113,9 +113,16 @@ def test_task_page_shows_details_and_follows_live_edits(browser, server, team):
     card_titled(bob, "Investigate the slow query").get_by_test_id("task-card-title").click()
     expect(bob.get_by_test_id("task-title")).to_have_text("Investigate the slow query")
     expect(bob.get_by_test_id("task-description")).to_contain_text("p95 doubled")
-    expect(bob.get_by_test_id("task-state-backlog")).to_be_visible()
+    expect(bob.get_by_test_id("task-details").get_by_test_id("task-state-backlog")).to_be_visible()
     expect(bob.get_by_test_id("timeline-empty")).to_be_visible()
     expect(bob.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
 
     card.get_by_test_id("task-move-right").click()
     expect(bob.get_by_test_id("task-step")).to_have_text("In Progress")
+    # The task page's list of the board's tasks follows the board live.
+    alice.get_by_test_id("task-form-title").fill("A sibling task")
+    alice.get_by_test_id("task-create-submit").click()
+    expect(bob.get_by_test_id("task-list").get_by_text("A sibling task")).to_be_visible()
+    current = bob.locator("[data-testid^=task-row-].current")
+    expect(current).to_contain_text("Investigate the slow query")
+    expect(current.get_by_test_id("task-state-backlog")).to_be_visible()

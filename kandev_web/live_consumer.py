@@ -1,6 +1,6 @@
-"""The shared shape of a live page socket: authenticate, authorise, join a group.
+"""The shared shape of a live page socket: authenticate, authorise, join groups.
 
-A subclass names its group and says how to render an event; it holds no
+A subclass names its groups and says how to render an event; it holds no
 business logic. A socket that fails the check is closed with 4403 before it
 joins anything, so nothing is ever sent to it.
 """
@@ -12,25 +12,28 @@ CLOSE_FORBIDDEN = 4403
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
-    group: str | None = None
+    joined: list[str] = []
 
-    def authorise(self, user) -> str | None:
-        """Return the group to join when ``user`` may watch this page, else ``None``."""
+    def authorise(self, user) -> list[str]:
+        """Return the groups to join when ``user`` may watch this page, else ``[]``."""
         raise NotImplementedError
 
     async def connect(self):
         user = self.scope.get("user")
+        groups = []
         if user is not None and user.is_authenticated:
-            self.group = await database_sync_to_async(self.authorise)(user)
-        if self.group is None:
+            groups = await database_sync_to_async(self.authorise)(user)
+        if not groups:
             await self.close(code=CLOSE_FORBIDDEN)
             return
-        await self.channel_layer.group_add(self.group, self.channel_name)
+        for group in groups:
+            await self.channel_layer.group_add(group, self.channel_name)
+        self.joined = groups
         await self.accept()
 
     async def disconnect(self, code):
-        if self.group is not None:
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        for group in self.joined:
+            await self.channel_layer.group_discard(group, self.channel_name)
 
     async def send_fragment(self, render, *args):
         html = await database_sync_to_async(render)(*args)

@@ -10,7 +10,7 @@ class BoardConsumer(LiveConsumer):
     def authorise(self, user):
         board_id = self.scope["url_route"]["kwargs"]["board_id"]
         self.board = Board.objects.for_user(user).filter(pk=board_id).first()
-        return live.board_group(board_id) if self.board else None
+        return [live.board_group(board_id)] if self.board else []
 
     async def board_changed(self, event):
         from .views import render_columns

@@ -6,22 +6,33 @@ from kandev_web.live_consumer import LiveConsumer
 
 
 class TaskConsumer(LiveConsumer):
-    """Pushes task changes to every open view of one task."""
+    """Pushes changes to every open view of one task: its details and its board's task list."""
 
     def authorise(self, user):
-        task_id = self.scope["url_route"]["kwargs"]["task_id"]
         self.user = user
-        allowed = Task.objects.for_user(user).filter(pk=task_id).exists()
-        return live.task_group(task_id) if allowed else None
+        self.task_id = self.scope["url_route"]["kwargs"]["task_id"]
+        board_id = Task.objects.for_user(user).filter(pk=self.task_id).values_list("board_id", flat=True).first()
+        return [live.task_group(self.task_id), live.board_group(board_id)] if board_id else []
 
-    def render_task(self):
+    def _task(self):
+        return Task.objects.for_user(self.user).select_related("board", "step").filter(pk=self.task_id).first()
+
+    def render_details(self):
         from .views import task_context
 
-        task_id = self.scope["url_route"]["kwargs"]["task_id"]
-        task = Task.objects.for_user(self.user).select_related("board", "step").filter(pk=task_id).first()
+        task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
         return render_to_string("sessions/task.html#details-oob", task_context(task))
 
+    def render_task_list(self):
+        from .views import task_list_context
+
+        task = self._task()
+        return render_to_string("sessions/task.html#task-list-oob", task_list_context(task)) if task else ""
+
     async def task_changed(self, event):
-        await self.send_fragment(self.render_task)
+        await self.send_fragment(self.render_details)
+
+    async def board_changed(self, event):
+        await self.send_fragment(self.render_task_list)
