@@ -1,0 +1,288 @@
+"""`elicitation/create` params -> the questions the operator answers, or a decline.
+
+The rules (spec, "API surface"; decisions.md, "Questions the spec left open"), tried
+per property in this order, first match wins:
+
+1.  `{type: "string", oneOf: [...]}`                 -> single-select
+1b. `{type: "string", enum: [...]}` (MCP, extension)  -> single-select, labels from
+    `enumNames` when it has the same length
+2.  `{type: "array", items: {anyOf: [...]}}`          -> multi-select
+2b. `{type: "array", items: {enum: [...]}}` (MCP)     -> multi-select
+3.  `{type: "string"}` carrying `_meta._askUserQuestionCustomAnswer.questionId`
+                                                      -> companion of that question
+3b. `{type: "string", title: "Other"}` keyed `<k>_custom` where `<k>` is a property
+    of the same schema (bridge >= 0.82 drops the marker) -> companion of `<k>`
+4.  `{type: "string"}`                                -> free-text question, no options
+5.  anything else (numbers, booleans, malformed enums) -> ignored
+
+An enum list is recognised only when every entry is well formed and no const repeats
+(otherwise the property falls to rule 5); an empty list makes a zero-option free-text
+question (D10). Companions are resolved before ordering (D2): a marker beats a bare
+`_custom`, among equals the key first under D1 wins, and a companion naming no
+question is ignored. Questions are then put in D1 order.
+
+Every shape the rules do not accept fails closed, as a `Decline` whose reason is for
+logs and never quotes the request.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from kandev_web.agentctl.elicitation.credentials import looks_like_credential
+from kandev_web.agentctl.elicitation.ordering import D1Key, d1_key, d1_sorted
+from kandev_web.agentctl.elicitation.types import (
+    Decline,
+    DeclineReason,
+    MappedForm,
+    Option,
+    Question,
+    QuestionKind,
+)
+
+MAX_PROPERTIES = 64
+MAX_OPTIONS_PER_PROPERTY = 256
+MAX_PARAMS_BYTES = 1 << 20
+
+COMPANION_MARKER = "_askUserQuestionCustomAnswer"
+MARKERLESS_COMPANION_SUFFIX = "_custom"
+MARKERLESS_COMPANION_TITLE = "Other"
+
+
+@dataclass(frozen=True, slots=True)
+class _Draft:
+    """A property that becomes a question, before companions and ordering are known."""
+
+    kind: QuestionKind
+    options: tuple[Option, ...]
+    title: str | None
+    description: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class _CompanionClaim:
+    """A property that is some question's free-text companion, if that question exists."""
+
+    target: str
+    marked: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Envelope:
+    session_id: str
+    tool_call_id: str | None
+    message: str
+    properties: Mapping[str, object]
+
+
+def map_elicitation(params: object) -> MappedForm | Decline:
+    """Map `elicitation/create` params, as decoded from JSON, to a form or a decline."""
+    envelope = _read_envelope(params)
+    if isinstance(envelope, Decline):
+        return envelope
+    properties = envelope.properties
+    if len(properties) > MAX_PROPERTIES:
+        return Decline(DeclineReason.TOO_MANY_PROPERTIES)
+    if any(_option_count(prop) > MAX_OPTIONS_PER_PROPERTY for prop in properties.values()):
+        return Decline(DeclineReason.TOO_MANY_OPTIONS)
+
+    drafts: dict[str, _Draft] = {}
+    claims: dict[str, _CompanionClaim] = {}
+    for key, prop in properties.items():
+        verdict = _classify(key, prop, properties)
+        if isinstance(verdict, _Draft):
+            drafts[key] = verdict
+        elif isinstance(verdict, _CompanionClaim):
+            claims[key] = verdict
+    if not drafts:
+        return Decline(DeclineReason.NO_QUESTIONS)
+
+    companions = _resolve_companions(claims, drafts)
+    questions = tuple(_question(key, drafts[key], companions.get(key), envelope.message) for key in d1_sorted(drafts))
+    return MappedForm(
+        session_id=envelope.session_id,
+        tool_call_id=envelope.tool_call_id,
+        message=envelope.message,
+        questions=questions,
+    )
+
+
+def _read_envelope(params: object) -> _Envelope | Decline:
+    """Everything outside `properties`: mode, scope, size and the schema's frame."""
+    if not isinstance(params, dict):
+        return Decline(DeclineReason.NOT_AN_OBJECT)
+    size = _serialized_size(params)
+    if size is None:
+        return Decline(DeclineReason.MALFORMED_REQUEST)
+    if size > MAX_PARAMS_BYTES:
+        return Decline(DeclineReason.TOO_LARGE)
+    if params.get("mode") != "form":
+        return Decline(DeclineReason.UNSUPPORTED_MODE)
+
+    # A null scope field counts as absent, as it does for the ACP SDK's validator.
+    session_id = params.get("sessionId")
+    request_scoped = params.get("requestId") is not None
+    if request_scoped:
+        return Decline(DeclineReason.BOTH_SCOPES if session_id is not None else DeclineReason.REQUEST_SCOPED)
+    if not isinstance(session_id, str) or not session_id:
+        return Decline(DeclineReason.MISSING_SESSION_ID)
+
+    tool_call_id = params.get("toolCallId")
+    message = params.get("message", "")
+    if not isinstance(tool_call_id, str | None) or not isinstance(message, str):
+        return Decline(DeclineReason.MALFORMED_REQUEST)
+
+    schema = params.get("requestedSchema")
+    if not isinstance(schema, dict) or schema.get("type", "object") != "object":
+        return Decline(DeclineReason.MALFORMED_SCHEMA)
+    properties = schema.get("properties", {})
+    if not isinstance(properties, dict) or not all(isinstance(key, str) for key in properties):
+        return Decline(DeclineReason.MALFORMED_SCHEMA)
+
+    return _Envelope(
+        session_id=session_id,
+        # The bridge omits an empty toolCallId; an empty one means the same thing.
+        tool_call_id=tool_call_id or None,
+        message=message,
+        properties=properties,
+    )
+
+
+def _serialized_size(params: dict[object, object]) -> int | None:
+    """Compact UTF-8 JSON size, or None when params cannot be JSON at all."""
+    try:
+        text = json.dumps(params, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _option_count(prop: object) -> int:
+    """The longest enum-like list on a property, well formed or not, for the limit."""
+    if not isinstance(prop, dict):
+        return 0
+    items = prop.get("items")
+    candidates = [prop.get("oneOf"), prop.get("enum")]
+    if isinstance(items, dict):
+        candidates += [items.get("anyOf"), items.get("enum")]
+    return max((len(c) for c in candidates if isinstance(c, list)), default=0)
+
+
+def _classify(key: str, prop: object, properties: Mapping[str, object]) -> _Draft | _CompanionClaim | None:
+    """Apply rules 1-5 to one property; None means ignored (rule 5)."""
+    if not isinstance(prop, dict):
+        return None
+    kind = prop.get("type")
+    if kind == "string":
+        if "oneOf" in prop:
+            return _draft(prop, "single", _titled_options(prop["oneOf"]))
+        if "enum" in prop:
+            return _draft(prop, "single", _untitled_options(prop["enum"], prop.get("enumNames")))
+        meta = prop.get("_meta")
+        if isinstance(meta, dict) and COMPANION_MARKER in meta:
+            marker = meta[COMPANION_MARKER]
+            target = marker.get("questionId") if isinstance(marker, dict) else None
+            # A property that carries the marker is never a question of its own,
+            # even when the marker is unreadable: it was meant as a companion.
+            return _CompanionClaim(target, marked=True) if isinstance(target, str) else None
+        target = _markerless_target(key, prop, properties)
+        if target is not None:
+            return _CompanionClaim(target, marked=False)
+        return _draft(prop, "text", ())
+    if kind == "array":
+        items = prop.get("items")
+        if isinstance(items, dict):
+            if "anyOf" in items:
+                return _draft(prop, "multi", _titled_options(items["anyOf"]))
+            if "enum" in items:
+                return _draft(prop, "multi", _untitled_options(items["enum"], None))
+    return None
+
+
+def _markerless_target(key: str, prop: dict[str, object], properties: Mapping[str, object]) -> str | None:
+    if prop.get("title") != MARKERLESS_COMPANION_TITLE or not key.endswith(MARKERLESS_COMPANION_SUFFIX):
+        return None
+    target = key[: -len(MARKERLESS_COMPANION_SUFFIX)]
+    return target if target in properties else None
+
+
+def _draft(prop: dict[str, object], kind: QuestionKind, options: tuple[Option, ...] | None) -> _Draft | None:
+    """None for a malformed enum (rule 5); an empty enum is free text (D10)."""
+    if options is None:
+        return None
+    return _Draft(
+        kind=kind if options else "text",
+        options=options,
+        title=_text(prop.get("title")),
+        description=_text(prop.get("description")),
+    )
+
+
+def _titled_options(entries: object) -> tuple[Option, ...] | None:
+    """`oneOf` / `anyOf` entries, or None when any entry is malformed or repeats a const.
+
+    An empty const is malformed too: the wire never carries `""` as an answer.
+    """
+    if not isinstance(entries, list):
+        return None
+    options: list[Option] = []
+    for entry in entries:
+        if not isinstance(entry, dict):
+            return None
+        const = entry.get("const")
+        if not isinstance(const, str) or not const:
+            return None
+        options.append(
+            Option(id=const, label=_text(entry.get("title")) or const, description=_text(entry.get("description")))
+        )
+    return _unique(options)
+
+
+def _untitled_options(values: object, names: object) -> tuple[Option, ...] | None:
+    """MCP `enum` values, labelled by `enumNames` only when it is a same-length string list."""
+    if not isinstance(values, list) or not all(isinstance(v, str) and v for v in values):
+        return None
+    labels: list[object] = values
+    if isinstance(names, list) and len(names) == len(values) and all(isinstance(n, str) for n in names):
+        labels = names
+    return _unique([Option(id=value, label=_text(label) or value) for value, label in zip(values, labels, strict=True)])
+
+
+def _unique(options: list[Option]) -> tuple[Option, ...] | None:
+    return tuple(options) if len({o.id for o in options}) == len(options) else None
+
+
+def _resolve_companions(claims: Mapping[str, _CompanionClaim], drafts: Mapping[str, _Draft]) -> dict[str, str]:
+    """Question key -> companion key (D2). Claims naming no question are dropped."""
+    best: dict[str, str] = {}
+    for key, claim in claims.items():
+        if claim.target not in drafts:
+            continue
+        current = best.get(claim.target)
+        if current is None or _claim_rank(key, claim) < _claim_rank(current, claims[current]):
+            best[claim.target] = key
+    return best
+
+
+def _claim_rank(key: str, claim: _CompanionClaim) -> tuple[bool, D1Key]:
+    return (not claim.marked, d1_key(key))
+
+
+def _question(key: str, draft: _Draft, companion_key: str | None, message: str) -> Question:
+    """The prompt chain is description, then the request message, then title, then key."""
+    return Question(
+        id=key,
+        title=draft.title,
+        prompt=draft.description or _text(message) or draft.title or key,
+        kind=draft.kind,
+        options=draft.options,
+        companion_key=companion_key,
+        sensitive=looks_like_credential(key, draft.title),
+    )
+
+
+def _text(value: object) -> str | None:
+    """A display string when the value is one with something visible in it."""
+    return value if isinstance(value, str) and value.strip() else None

@@ -1,0 +1,73 @@
+"""The ACP result written back for an `elicitation/create`.
+
+`content` is sparse (spec, "Response mapping"): a key appears only when it carries an
+answer, never as `null` or `""`, because the bridge treats both as "unanswered" at
+best and, up to 0.99, a single `null` voids every answer in the form. Per question:
+
+| operator's answer                          | key written                       |
+|--------------------------------------------|-----------------------------------|
+| option(s), no text                         | question key: const, or [consts]  |
+| text (with or without options), companion  | companion key only: trimmed text  |
+| text, no companion (free-text question)    | question key: trimmed text        |
+| nothing, or whitespace-only text           | nothing                           |
+
+The selection is left out when text goes to the companion: 0.65.0 would discard it,
+and 0.78+ would keep it and demote the text to a note, while the overlay has told the
+operator their text replaces the selection. Sending only the companion makes every
+bridge version record what the operator chose (decisions.md, "AC-12i stands").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from kandev_web.agentctl.elicitation.answers import InvalidAnswers, declaration_order, find_problems
+from kandev_web.agentctl.elicitation.types import Answer, MappedForm, Question
+
+ContentValue = str | list[str]
+
+
+def build_response(form: MappedForm, answers: Sequence[Answer] | None, rejected: bool) -> dict[str, object]:
+    """`decline` for Skip, otherwise `accept` with sparse content.
+
+    `answers` must pass validation (see `answers.normalise`); InvalidAnswers is raised
+    otherwise rather than guessing what the operator meant. No answers at all is an
+    empty submission, `accept {}` (AC-12b), which is distinct from Skip on the wire.
+    """
+    if rejected:
+        return decline_response()
+    answers = answers or ()
+    problems = find_problems(form, enumerate(answers))
+    if problems:
+        raise InvalidAnswers(problems)
+    by_id = {answer.question_id: answer for answer in answers}
+    content: dict[str, ContentValue] = {}
+    for question in form.questions:
+        answer = by_id.get(question.id)
+        entry = _content_entry(question, answer) if answer is not None else None
+        if entry is not None:
+            content[entry[0]] = entry[1]
+    return {"action": "accept", "content": content}
+
+
+def decline_response() -> dict[str, object]:
+    """Skip, the answer timeout (AC-64), and every request the mapping declines."""
+    return {"action": "decline"}
+
+
+def cancel_response() -> dict[str, object]:
+    """Turn cancelled, request withdrawn, agent gone or agentctl shutting down (AC-15)."""
+    return {"action": "cancel"}
+
+
+def _content_entry(question: Question, answer: Answer) -> tuple[str, ContentValue] | None:
+    text = answer.custom_text.strip()
+    if text:
+        # Validation guarantees the question accepts text: it has a companion or is free text.
+        return (question.companion_key or question.id, text)
+    selected = declaration_order(question, answer.selected_options)
+    if not selected:
+        return None
+    if question.kind == "multi":
+        return (question.id, list(selected))
+    return (question.id, selected[0])

@@ -1,0 +1,123 @@
+"""Value types shared by the elicitation mapping, answer checking and response building.
+
+Everything here is frozen: a mapped form is held by a pending elicitation for up to
+an hour and read by concurrent responders, so nothing may mutate it after mapping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
+
+QuestionKind = Literal["single", "multi", "text"]
+"""`single` is mapping rule 1, `multi` rule 2, `text` rule 4 or an empty enum (D10)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    """One enum entry. `id` is the schema's `const`, verbatim: it is what goes on the wire."""
+
+    id: str
+    label: str
+    description: str | None = None
+
+    def to_wire(self) -> dict[str, object]:
+        return {"id": self.id, "label": self.label, "description": self.description}
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """A question the operator answers.
+
+    `id` is the verbatim `requestedSchema.properties` key, so an answer addresses the
+    content key directly and never through a lookup that could drift. `companion_key`
+    is the verbatim key of the free-text companion property (D2), kept here and never
+    sent to the browser. `sensitive` marks a key or title that looks like a credential,
+    which ACP and MCP forbid asking for in a form; the question is still shown, with a
+    warning, because refusing it would break MCP forwarding (AC-04a).
+    """
+
+    id: str
+    title: str | None
+    prompt: str
+    kind: QuestionKind
+    options: tuple[Option, ...]
+    companion_key: str | None
+    sensitive: bool
+
+    @property
+    def accepts_text(self) -> bool:
+        """Derived rather than stored so it can never disagree with where text is written."""
+        return self.companion_key is not None or self.kind == "text"
+
+    def to_wire(self) -> dict[str, object]:
+        """The `elicitation.requested` entry (contracts/agent-stream.md).
+
+        `sensitive` is an addition to the contract's shape: the browser needs it to
+        show the warning and a password-style input, and only agentctl has the rule.
+        """
+        return {
+            "id": self.id,
+            "title": self.title,
+            "prompt": self.prompt,
+            "kind": self.kind,
+            "accepts_text": self.accepts_text,
+            "sensitive": self.sensitive,
+            "options": [option.to_wire() for option in self.options],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class MappedForm:
+    """An `elicitation/create` that maps to at least one question, in D1 order."""
+
+    session_id: str
+    tool_call_id: str | None
+    message: str
+    questions: tuple[Question, ...]
+
+    def question(self, question_id: str) -> Question | None:
+        return next((q for q in self.questions if q.id == question_id), None)
+
+    def wire_questions(self) -> list[dict[str, object]]:
+        return [question.to_wire() for question in self.questions]
+
+
+class DeclineReason(StrEnum):
+    """Why a request was declined without reaching the operator.
+
+    For logs only. A reason never carries question text, which may hold a secret.
+    """
+
+    NOT_AN_OBJECT = "not_an_object"
+    TOO_LARGE = "too_large"
+    UNSUPPORTED_MODE = "unsupported_mode"
+    MISSING_SESSION_ID = "missing_session_id"
+    REQUEST_SCOPED = "request_scoped"
+    BOTH_SCOPES = "both_scopes"
+    MALFORMED_REQUEST = "malformed_request"
+    MALFORMED_SCHEMA = "malformed_schema"
+    TOO_MANY_PROPERTIES = "too_many_properties"
+    TOO_MANY_OPTIONS = "too_many_options"
+    NO_QUESTIONS = "no_questions"
+
+
+@dataclass(frozen=True, slots=True)
+class Decline:
+    """The mapping's verdict that the request is answered `decline` at once."""
+
+    reason: DeclineReason
+
+
+@dataclass(frozen=True, slots=True)
+class Answer:
+    """The operator's answer to one question, as `agent.elicitations.respond` carries it.
+
+    `selected_options` holds consts. `custom_text` is kept as typed; trimming happens
+    when the response is built, because that is where whitespace-only means "no text".
+    """
+
+    question_id: str
+    selected_options: tuple[str, ...] = ()
+    custom_text: str = ""
