@@ -2,8 +2,15 @@ import os
 
 import pytest
 from django.contrib.auth import get_user_model
+from hypothesis import settings as hypothesis_settings
 
 from kandev_web.board.models import Board, Task, Workspace
+
+# No deadlines: a loaded 2-core CI machine must not turn slowness into failures.
+# On CI the examples are derived from the test, so a run can be repeated exactly.
+hypothesis_settings.register_profile("default", deadline=None)
+hypothesis_settings.register_profile("ci", deadline=None, derandomize=True)
+hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 @pytest.fixture

@@ -172,7 +172,9 @@ def _option_count(prop: object) -> int:
 
 def _classify(key: str, prop: object, properties: Mapping[str, object]) -> _Draft | _CompanionClaim | None:
     """Apply rules 1-5 to one property; None means ignored (rule 5)."""
-    if not isinstance(prop, dict):
+    # An empty key can be neither named to the operator (it ends the prompt
+    # chain) nor told apart in `content`, so it is no question.
+    if not key or not isinstance(prop, dict):
         return None
     kind = prop.get("type")
     if kind == "string":

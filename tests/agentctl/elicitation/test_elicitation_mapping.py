@@ -222,6 +222,12 @@ def test_AC_18_schema_with_no_recognised_property_is_declined(properties: dict[s
     assert declined(params) is DeclineReason.NO_QUESTIONS
 
 
+def test_an_empty_property_key_is_no_question() -> None:
+    form = mapped(request({"": {"type": "string"}, "name": {"type": "string"}}))
+    assert [q.id for q in form.questions] == ["name"]
+    assert declined(request({"": {"type": "string", "description": "Anything?"}})) is DeclineReason.NO_QUESTIONS
+
+
 def test_AC_18_mcp_form_without_properties_is_declined(load_fixture: Load) -> None:
     assert declined(load_fixture("0.101.0", "mcp_create_requests.json")["form_no_schema"]) is DeclineReason.NO_QUESTIONS
 
