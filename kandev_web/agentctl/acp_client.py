@@ -1,0 +1,218 @@
+"""The ACP client side of one agent process, spoken over the agent's stdio.
+
+Owns the process: spawns it, routes what the agent asks of the client, relays
+its stderr to agentctl's log, and reports how it ended. It holds no turn or
+session state; the controller does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from kandev_web.agentctl.elicitations import ElicitationHandler
+from kandev_web.agentctl.jsonrpc import LINE_LIMIT, JsonRpcPeer, is_valid_id
+from kandev_web.agentctl.permissions import PermissionBroker
+
+logger = logging.getLogger(__name__)
+
+#: Pinned: bridge 0.101.0 answers a version of 2 or more with a draft surface.
+PROTOCOL_VERSION = 1
+
+#: How long the agent gets to exit on its own before it is signalled.
+EXIT_GRACE_SECONDS = 2.0
+
+#: agentctl's log keeps only the start of each stderr line an agent writes.
+STDERR_LINE_CHARS = 2000
+
+UpdateSink = Callable[[str, Any], None]
+
+
+def _client_info() -> dict[str, str]:
+    try:
+        package_version = version("kandev-web")
+    except PackageNotFoundError:
+        package_version = "unknown"
+    return {"name": "kandev-agentctl", "title": "Kandev", "version": package_version}
+
+
+class AgentStartError(Exception):
+    """The agent command could not be executed at all."""
+
+
+@dataclass(frozen=True)
+class ExitStatus:
+    exit_code: int | None
+    signal: str | None
+
+    @classmethod
+    def from_returncode(cls, returncode: int) -> ExitStatus:
+        if returncode >= 0:
+            return cls(exit_code=returncode, signal=None)
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = str(-returncode)
+        return cls(exit_code=None, signal=name)
+
+    def __str__(self) -> str:
+        return f"signal {self.signal}" if self.signal else f"exit code {self.exit_code}"
+
+
+class AcpClient:
+    """One running agent and the JSON-RPC conversation with it."""
+
+    def __init__(
+        self,
+        process: asyncio.subprocess.Process,
+        *,
+        on_update: UpdateSink,
+        permissions: PermissionBroker,
+        elicitations: ElicitationHandler,
+    ) -> None:
+        assert process.stdin and process.stdout and process.stderr
+        self._process = process
+        self._on_update = on_update
+        self._permissions = permissions
+        self._elicitations = elicitations
+        self._peer = JsonRpcPeer(
+            process.stdout,
+            process.stdin,
+            requests={
+                "session/request_permission": permissions.request,
+                "elicitation/create": elicitations.create,
+            },
+            notifications={
+                "session/update": self._forward_update,
+                "$/cancel_request": self._withdraw,
+            },
+            label="agent",
+        )
+        self._reading = asyncio.create_task(self._peer.run(), name="agent stdout")
+        self._relaying = asyncio.create_task(_relay_stderr(process.stderr), name="agent stderr")
+
+    @classmethod
+    async def spawn(
+        cls,
+        argv: Sequence[str],
+        env: Mapping[str, str],
+        *,
+        on_update: UpdateSink,
+        permissions: PermissionBroker,
+        elicitations: ElicitationHandler,
+    ) -> AcpClient:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                env=dict(env),
+                limit=LINE_LIMIT,
+                # Its own process group, so that stopping the agent also stops
+                # whatever it started (the Claude bridge runs the Claude CLI).
+                start_new_session=True,
+            )
+        except OSError as error:
+            raise AgentStartError(f"could not start {argv[0]!r}: {error.strerror or error}") from error
+        logger.info("agent started, pid %d", process.pid)
+        return cls(process, on_update=on_update, permissions=permissions, elicitations=elicitations)
+
+    @property
+    def pid(self) -> int:
+        return self._process.pid
+
+    async def initialize(self, capabilities: dict[str, Any]) -> Any:
+        return await self._peer.request(
+            "initialize",
+            {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": capabilities, "clientInfo": _client_info()},
+        )
+
+    async def new_session(self, cwd: str, mcp_servers: list[Any]) -> Any:
+        return await self._peer.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
+
+    def send_prompt(self, session_id: str, prompt: list[Any]) -> asyncio.Future[Any]:
+        """Write ``session/prompt`` now; the future holds the agent's answer."""
+        _, answer = self._peer.send_request("session/prompt", {"sessionId": session_id, "prompt": prompt})
+        return answer
+
+    def cancel(self, session_id: str) -> None:
+        self._peer.notify("session/cancel", {"sessionId": session_id})
+
+    async def drain(self) -> None:
+        await self._peer.drain()
+
+    async def wait(self) -> ExitStatus:
+        """Wait until the agent has exited and everything it wrote has been read."""
+        # Its stdout ends first; reading it to the end keeps its last words.
+        await asyncio.wait([self._reading])
+        try:
+            returncode = await asyncio.wait_for(self._process.wait(), EXIT_GRACE_SECONDS)
+        except TimeoutError:
+            # It closed stdout yet lingers, or a child it left behind holds a pipe.
+            self._signal_group(signal.SIGKILL)
+            returncode = await self._process.wait()
+        await asyncio.wait([self._relaying])
+        status = ExitStatus.from_returncode(returncode)
+        logger.info("agent exited: %s", status)
+        return status
+
+    async def stop(self) -> None:
+        """Ask the agent to exit by closing its stdin; insist with signals if it will not."""
+        if self._process.returncode is not None:
+            return
+        await self._peer.settle_handlers(timeout=EXIT_GRACE_SECONDS)
+        assert self._process.stdin
+        self._process.stdin.close()
+        for escalation in (signal.SIGTERM, signal.SIGKILL):
+            try:
+                await asyncio.wait_for(self._process.wait(), EXIT_GRACE_SECONDS)
+                return
+            except TimeoutError:
+                logger.warning("agent still running; sending %s", escalation.name)
+                self._signal_group(escalation)
+        await self._process.wait()
+
+    def _signal_group(self, signum: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self._process.pid, signum)
+
+    def _forward_update(self, params: Any) -> None:
+        if not (isinstance(params, dict) and isinstance(params.get("sessionId"), str) and "update" in params):
+            logger.warning("the agent sent a session/update without sessionId or update; skipped")
+            return
+        self._on_update(params["sessionId"], params["update"])
+
+    def _withdraw(self, params: Any) -> None:
+        request_id = params.get("requestId") if isinstance(params, dict) else None
+        if not is_valid_id(request_id):
+            logger.warning("the agent sent $/cancel_request without a usable requestId; skipped")
+            return
+        if not (self._permissions.cancel_request(request_id) or self._elicitations.cancel_request(request_id)):
+            # It may have been answered already: the bridge withdraws a form
+            # ~15 ms after session/cancel, by which time agentctl has answered.
+            logger.debug("$/cancel_request names no open request")
+
+
+async def _relay_stderr(stream: asyncio.StreamReader) -> None:
+    """Copy the agent's stderr into agentctl's log, line by line.
+
+    Draining it matters as much as showing it: an agent blocked on a full
+    stderr pipe stops answering.
+    """
+    while True:
+        try:
+            line = await stream.readline()
+        except ValueError:
+            logger.info("agent stderr: (a line longer than %d bytes, skipped)", LINE_LIMIT)
+            continue
+        if not line:
+            return
+        logger.info("agent stderr: %s", line.decode(errors="replace").rstrip()[:STDERR_LINE_CHARS])

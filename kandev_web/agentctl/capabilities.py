@@ -1,0 +1,46 @@
+"""The client capabilities agentctl advertises in ACP ``initialize``.
+
+What the agent is told decides what it may do: the Claude bridge offers
+``AskUserQuestion``, forwards MCP elicitations and offers the refusal-fallback
+retry only when ``elicitation.form`` is advertised. With the flag off the
+object must stay byte-identical to what Kandev always sent (AC-02, AC-02a);
+``fixtures/`` holds those bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+ELICITATION_FLAG = "features.acpElicitation"
+CURSOR_AGENT_ID = "cursor-acp"
+
+
+def client_capabilities(agent_id: str | None, *, elicitation: bool) -> dict[str, Any]:
+    """The ``clientCapabilities`` for this agent, with form elicitation or without.
+
+    ``url`` elicitation is never advertised: it is out of scope, and a form-only
+    client receives neither url-mode requests nor ``elicitation/complete``.
+    """
+    meta: dict[str, Any] = {"terminal_output": True}
+    if agent_id == CURSOR_AGENT_ID:
+        meta = {"parameterizedModelPicker": True, **meta}
+    capabilities: dict[str, Any] = {"_meta": meta}
+    if elicitation:
+        capabilities["elicitation"] = {"form": {}}
+    return capabilities
+
+
+def elicitation_enabled(runtime_flags: Mapping[str, Any]) -> bool:
+    """Whether the web app turned form elicitation on for this execution (decisions F5).
+
+    agentctl never reads the flag from its own environment: the web app
+    resolves it once, when it starts the execution, and passes it here.
+    """
+    return runtime_flags.get(ELICITATION_FLAG) is True
+
+
+def canonical(capabilities: Mapping[str, Any]) -> str:
+    """The fixtures' serialization: sorted keys, no spaces."""
+    return json.dumps(capabilities, sort_keys=True, separators=(",", ":"))

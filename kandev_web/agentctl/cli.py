@@ -1,0 +1,105 @@
+"""``kandev-agentctl [--host 127.0.0.1] [--port 0] -- <agent argv...>``
+
+Serves the agent stream for one agent execution (``contracts/agent-stream.md``).
+The bearer token comes from ``KANDEV_AGENTCTL_TOKEN`` only, never from argv,
+where any local user could read it. Once listening, agentctl prints exactly one
+line on stdout, the ready line, so that whoever started it can learn the port;
+everything else, logs included, goes to stderr. SIGTERM shuts down as
+``agent.shutdown`` does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+
+from kandev_web.agentctl.controller import Controller
+from kandev_web.agentctl.durations import DurationError, Timeouts, load_timeouts
+from kandev_web.agentctl.server import StreamServer
+
+TOKEN_VAR = "KANDEV_AGENTCTL_TOKEN"
+USAGE_ERROR = 2
+
+logger = logging.getLogger("kandev_web.agentctl")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if "--" in args:
+        split = args.index("--")
+        own, agent_argv = args[:split], args[split + 1 :]
+    else:
+        own, agent_argv = args, []
+
+    parser = argparse.ArgumentParser(
+        prog="kandev-agentctl",
+        usage="KANDEV_AGENTCTL_TOKEN=<secret> %(prog)s [--host HOST] [--port PORT] -- <agent argv...>",
+        description="Run one ACP agent and serve its agent stream over WebSocket.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
+    parser.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one (default)")
+    options = parser.parse_args(own)
+    if not agent_argv:
+        parser.error("give the agent command after --")
+
+    token = os.environ.get(TOKEN_VAR)
+    if not token:
+        print(f"kandev-agentctl: {TOKEN_VAR} is not set; the stream's bearer token comes from it", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        timeouts = load_timeouts(os.environ)
+    except DurationError as error:
+        print(f"kandev-agentctl: {error}", file=sys.stderr)
+        return USAGE_ERROR
+
+    level = os.environ.get("KANDEV_AGENTCTL_LOG_LEVEL", "INFO").upper()
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=level if level in logging.getLevelNamesMapping() else "INFO",
+        format="kandev-agentctl %(levelname)s %(name)s: %(message)s",
+    )
+    # The agent gets agentctl's environment, but never the stream's token.
+    agent_env = {name: value for name, value in os.environ.items() if name != TOKEN_VAR}
+    return asyncio.run(_serve(options.host, options.port, token, agent_argv, agent_env, timeouts))
+
+
+async def _serve(
+    host: str, port: int, token: str, agent_argv: list[str], agent_env: dict[str, str], timeouts: Timeouts
+) -> int:
+    shutdown = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, shutdown.set)
+
+    server = StreamServer(token)
+    controller = Controller(
+        agent_argv=agent_argv,
+        agent_env=agent_env,
+        timeouts=timeouts,
+        emit=server.broadcast,
+        request_shutdown=shutdown.set,
+    )
+    try:
+        url = await server.start(host, port, controller.handle)
+    except OSError as error:
+        logger.error("cannot listen on %s:%d: %s", host, port, error.strerror or error)
+        return 1
+    sys.stdout.write(json.dumps({"event": "ready", "url": url, "pid": os.getpid()}) + "\n")
+    sys.stdout.flush()
+    logger.info("serving the agent stream at %s", url)
+
+    await shutdown.wait()
+    logger.info("shutting down")
+    await controller.close()
+    await server.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,302 @@
+"""What each agent-stream action does, and the state they share.
+
+One controller per agentctl process: at most one agent, spawned lazily by
+``agent.initialize``; the ACP sessions created through it; at most one open
+turn per session. Requests come in from any connected client; notifications go
+out through ``emit`` to all of them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import uuid
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from kandev_web.agentctl.acp_client import AcpClient, AgentStartError, ExitStatus
+from kandev_web.agentctl.capabilities import ELICITATION_FLAG, client_capabilities, elicitation_enabled
+from kandev_web.agentctl.durations import Timeouts
+from kandev_web.agentctl.elicitations import ElicitationHandler
+from kandev_web.agentctl.envelope import ActionError, Emit, ErrorCode, Frame, Payload
+from kandev_web.agentctl.jsonrpc import JsonRpcError, PeerClosed
+from kandev_web.agentctl.permissions import PermissionBroker
+
+logger = logging.getLogger(__name__)
+
+Handler = Callable[[Payload], Awaitable[Payload]]
+
+#: Actions that make sense before ``agent.initialize``.
+_WITHOUT_AGENT = frozenset({"agent.initialize", "agent.shutdown"})
+
+
+class Controller:
+    """Answers agent-stream requests for one agent execution."""
+
+    def __init__(
+        self,
+        *,
+        agent_argv: Sequence[str],
+        agent_env: Mapping[str, str],
+        timeouts: Timeouts,
+        emit: Emit,
+        request_shutdown: Callable[[], None],
+    ) -> None:
+        self._agent_argv = list(agent_argv)
+        self._agent_env = dict(agent_env)
+        self._timeouts = timeouts
+        self._emit = emit
+        self._request_shutdown = request_shutdown
+
+        self._initialize_called = False
+        self._ready = False  # agent.initialize has succeeded
+        self._agent: AcpClient | None = None
+        self._exited = False
+        self._watching: asyncio.Task[None] | None = None
+        self._permissions = PermissionBroker(emit)
+        self._elicitations: ElicitationHandler | None = None
+        self._sessions: set[str] = set()
+        self._turns: dict[str, str] = {}  # session id -> open turn id
+        self._turn_tasks: set[asyncio.Task[None]] = set()
+
+        self._handlers: dict[str, Handler] = {
+            "agent.initialize": self._initialize,
+            "agent.session.new": self._new_session,
+            "agent.prompt": self._prompt,
+            "agent.cancel": self._cancel,
+            "agent.permissions.respond": self._respond_permission,
+            "agent.permissions.list": self._list_permissions,
+            "agent.elicitations.respond": self._respond_elicitation,
+            "agent.elicitations.list": self._list_elicitations,
+            "agent.shutdown": self._shutdown,
+        }
+
+    async def handle(self, frame: Frame) -> Payload:
+        """Run one request; raise ``ActionError`` for the requester to hear about."""
+        handler = self._handlers.get(frame.action)
+        if handler is None:
+            raise ActionError(ErrorCode.UNKNOWN_ACTION, f"unknown action {frame.action!r}")
+        if frame.action not in _WITHOUT_AGENT and not self._ready:
+            raise ActionError(ErrorCode.CONFLICT, "the agent is not initialized; agent.initialize must succeed first")
+        return await handler(frame.payload)
+
+    async def close(self) -> None:
+        """Shut down: answer what the agent still waits for, then stop it."""
+        self._permissions.cancel_all()
+        if self._elicitations is not None:
+            self._elicitations.cancel_all("agentctl_shutdown")
+        if self._agent is not None:
+            await self._agent.stop()
+        if self._watching is not None:
+            await self._watching  # reports agent.exited and any open turn
+        for task in self._turn_tasks:
+            task.cancel()
+
+    # Actions --------------------------------------------------------------
+
+    async def _initialize(self, payload: Payload) -> Payload:
+        agent_id = payload.get("agent_id")
+        flags = payload.get("runtime_flags", {})
+        problems = []
+        if not isinstance(agent_id, str) or not agent_id:
+            problems.append("agent_id must be a non-empty string")
+        if not isinstance(flags, dict):
+            problems.append("runtime_flags must be an object")
+        elif not isinstance(flags.get(ELICITATION_FLAG, False), bool):
+            problems.append(f"runtime_flags[{ELICITATION_FLAG!r}] must be true or false")
+        if problems:
+            raise ActionError.invalid(problems)
+        if self._initialize_called:
+            raise ActionError(ErrorCode.CONFLICT, "agent.initialize was already called")
+        self._initialize_called = True
+
+        enabled = elicitation_enabled(flags)
+        capabilities = client_capabilities(agent_id, elicitation=enabled)
+        self._elicitations = ElicitationHandler(
+            self._emit, enabled=enabled, answer_timeout=self._timeouts.answer, sessions=self._sessions
+        )
+        try:
+            self._agent = await AcpClient.spawn(
+                self._agent_argv,
+                self._agent_env,
+                on_update=self._forward_update,
+                permissions=self._permissions,
+                elicitations=self._elicitations,
+            )
+        except AgentStartError as error:
+            raise ActionError(ErrorCode.INTERNAL_ERROR, str(error)) from None
+        self._watching = asyncio.create_task(self._watch(self._agent), name="agent exit")
+        result = await self._call(self._agent.initialize(capabilities), "initialize")
+        self._ready = True
+        return {
+            "protocol_version": result.get("protocolVersion"),
+            "agent_info": result.get("agentInfo") or {},
+            "agent_capabilities": result.get("agentCapabilities") or {},
+            "client_capabilities": capabilities,
+        }
+
+    async def _new_session(self, payload: Payload) -> Payload:
+        cwd = payload.get("cwd")
+        mcp_servers = payload.get("mcp_servers", [])
+        problems = []
+        if not isinstance(cwd, str) or not os.path.isabs(cwd):
+            problems.append("cwd must be an absolute path")
+        if not isinstance(mcp_servers, list) or not all(isinstance(server, dict) for server in mcp_servers):
+            problems.append("mcp_servers must be a list of ACP McpServer objects")
+        if problems or not isinstance(cwd, str):  # the isinstance is for the type checker
+            raise ActionError.invalid(problems)
+        agent = self._live_agent()
+        result = await self._call(agent.new_session(cwd, mcp_servers), "session/new")
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str):
+            raise ActionError(ErrorCode.INTERNAL_ERROR, "the agent's session/new answer has no sessionId")
+        self._sessions.add(session_id)
+        return {"session_id": session_id}
+
+    async def _prompt(self, payload: Payload) -> Payload:
+        session_id = self._known_session(payload)
+        prompt = payload.get("prompt")
+        if not isinstance(prompt, list) or not prompt or not all(isinstance(block, dict) for block in prompt):
+            raise ActionError.invalid(["prompt must be a non-empty list of ACP content blocks"])
+        if session_id in self._turns:
+            raise ActionError(ErrorCode.CONFLICT, "a turn is already open in this session")
+        agent = self._live_agent()
+        try:
+            answer = agent.send_prompt(session_id, prompt)
+        except PeerClosed:
+            raise ActionError(ErrorCode.CONFLICT, "the agent has exited") from None
+        turn_id = str(uuid.uuid4())
+        self._turns[session_id] = turn_id
+        # No await between writing the prompt and answering with the turn id,
+        # so the response always precedes the turn's turn.completed.
+        task = asyncio.create_task(self._finish_turn(agent, session_id, turn_id, answer), name="turn")
+        self._turn_tasks.add(task)
+        task.add_done_callback(self._turn_tasks.discard)
+        return {"turn_id": turn_id}
+
+    async def _cancel(self, payload: Payload) -> Payload:
+        session_id = self._known_session(payload)
+        agent = self._live_agent()
+        # Cancel first: an agent reading "cancelled" on its permission request
+        # then already knows why.
+        try:
+            agent.cancel(session_id)
+        except PeerClosed:
+            raise ActionError(ErrorCode.CONFLICT, "the agent has exited") from None
+        self._permissions.cancel_session(session_id)
+        self._require_elicitations().cancel_session(session_id)
+        await agent.drain()
+        return {"success": True}
+
+    async def _respond_permission(self, payload: Payload) -> Payload:
+        pending_id = payload.get("pending_id")
+        option_id = payload.get("option_id")
+        cancelled = payload.get("cancelled", False)
+        problems = []
+        if not isinstance(pending_id, str):
+            problems.append("pending_id must be a string")
+        # Exactly one of the two answers: a chosen option, or cancelled.
+        if not ((cancelled is True and option_id is None) or (cancelled is False and isinstance(option_id, str))):
+            problems.append('give either "option_id" (a string) or "cancelled": true')
+        if problems or not isinstance(pending_id, str):  # the isinstance is for the type checker
+            raise ActionError.invalid(problems)
+        self._permissions.respond(pending_id, option_id)
+        return {"success": True}
+
+    async def _list_permissions(self, payload: Payload) -> Payload:
+        return {"pending": self._permissions.list()}
+
+    async def _respond_elicitation(self, payload: Payload) -> Payload:
+        return await self._require_elicitations().respond(payload)
+
+    async def _list_elicitations(self, payload: Payload) -> Payload:
+        return {"pending": self._require_elicitations().list()}
+
+    async def _shutdown(self, payload: Payload) -> Payload:
+        self._request_shutdown()
+        return {"success": True}
+
+    # The agent's side -----------------------------------------------------
+
+    def _forward_update(self, session_id: str, update: Any) -> None:
+        self._emit("session.update", {"session_id": session_id, "update": update})
+
+    async def _finish_turn(self, agent: AcpClient, session_id: str, turn_id: str, answer: asyncio.Future[Any]) -> None:
+        await agent.drain()
+        try:
+            result = await answer
+        except PeerClosed:
+            return  # _watch reports the turn, after agent.exited
+        except JsonRpcError as error:
+            self._complete_turn(session_id, turn_id, "error", error=error.to_object())
+            return
+        stop_reason = result.get("stopReason") if isinstance(result, dict) else None
+        if isinstance(stop_reason, str):
+            self._complete_turn(session_id, turn_id, stop_reason)
+        else:
+            self._complete_turn(
+                session_id, turn_id, "error", error={"message": "the agent's session/prompt answer has no stopReason"}
+            )
+
+    def _complete_turn(self, session_id: str, turn_id: str, stop_reason: str, *, error: Payload | None = None) -> None:
+        if self._turns.get(session_id) != turn_id:
+            return
+        del self._turns[session_id]
+        payload: Payload = {"session_id": session_id, "turn_id": turn_id, "stop_reason": stop_reason}
+        if error is not None:
+            payload["error"] = error
+        self._emit("turn.completed", payload)
+
+    async def _watch(self, agent: AcpClient) -> None:
+        status = await agent.wait()
+        self._exited = True
+        self._permissions.cancel_all()
+        if self._elicitations is not None:
+            self._elicitations.cancel_all("agent_exited")
+        self._emit("agent.exited", {"exit_code": status.exit_code, "signal": status.signal})
+        for session_id, turn_id in list(self._turns.items()):
+            self._complete_turn(session_id, turn_id, "error", error=_exit_error(status))
+
+    # Helpers --------------------------------------------------------------
+
+    def _live_agent(self) -> AcpClient:
+        if self._agent is None or self._exited:
+            raise ActionError(ErrorCode.CONFLICT, "the agent has exited")
+        return self._agent
+
+    def _require_elicitations(self) -> ElicitationHandler:
+        # handle() lets these actions through only once agent.initialize succeeded.
+        assert self._elicitations is not None
+        return self._elicitations
+
+    def _known_session(self, payload: Payload) -> str:
+        session_id = payload.get("session_id")
+        if not isinstance(session_id, str):
+            raise ActionError.invalid(["session_id must be a string"])
+        if session_id not in self._sessions:
+            raise ActionError(ErrorCode.NOT_FOUND, "no session of this agent has that session_id")
+        return session_id
+
+    async def _call(self, call: Awaitable[Any], method: str) -> dict[str, Any]:
+        """Await one ACP request, turning the agent's failures into action errors."""
+        try:
+            result = await call
+        except JsonRpcError as error:
+            raise ActionError(
+                ErrorCode.INTERNAL_ERROR, f"the agent refused {method}: {error.message}", {"error": error.to_object()}
+            ) from None
+        except PeerClosed:
+            raise ActionError(ErrorCode.INTERNAL_ERROR, f"the agent exited before answering {method}") from None
+        if not isinstance(result, dict):
+            raise ActionError(ErrorCode.INTERNAL_ERROR, f"the agent's {method} answer is not an object")
+        return result
+
+
+def _exit_error(status: ExitStatus) -> Payload:
+    return {
+        "code": "agent_exited",
+        "message": f"the agent exited ({status}) before the turn ended",
+        "exit_code": status.exit_code,
+        "signal": status.signal,
+    }

@@ -1,0 +1,161 @@
+"""The agent stream's envelope: one JSON object per WebSocket text frame.
+
+``{"id", "type", "action", "payload", "timestamp"}``, as written in
+``contracts/agent-stream.md``. agentctl and every client of the stream build
+and read frames through this module, so the two sides cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from enum import StrEnum
+from typing import Any
+
+#: No frame on the stream may be larger than this (contract, "Connection").
+MAX_FRAME_BYTES = 1 << 20
+
+Payload = dict[str, Any]
+
+#: Sends a notification to every connected client.
+Emit = Callable[[str, Payload], None]
+
+
+class FrameType(StrEnum):
+    REQUEST = "request"
+    RESPONSE = "response"
+    ERROR = "error"
+    NOTIFICATION = "notification"
+
+
+class ErrorCode(StrEnum):
+    BAD_REQUEST = "BAD_REQUEST"
+    NOT_FOUND = "NOT_FOUND"
+    VALIDATION_ERROR = "VALIDATION_ERROR"
+    CONFLICT = "CONFLICT"
+    UNAUTHORIZED = "UNAUTHORIZED"
+    UNKNOWN_ACTION = "UNKNOWN_ACTION"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+class ActionError(Exception):
+    """An action failed in a way the requester should hear about as an ``error`` frame."""
+
+    def __init__(self, code: ErrorCode, message: str, details: Payload | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.details = details or {}
+
+    @classmethod
+    def invalid(cls, problems: list[str]) -> ActionError:
+        """A payload that does not fit its action; ``details.problems`` lists why."""
+        return cls(ErrorCode.VALIDATION_ERROR, "; ".join(problems), {"problems": problems})
+
+
+class BadFrame(Exception):
+    """A frame that is not a valid request envelope.
+
+    Carries whatever ``id`` and ``action`` could still be read, so that the
+    ``BAD_REQUEST`` answer can name the request it refuses.
+    """
+
+    def __init__(self, message: str, *, id: str | int | None = None, action: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.id = id
+        self.action = action
+
+
+@dataclass(frozen=True)
+class Frame:
+    """One envelope, as read off the stream."""
+
+    id: str | None
+    type: FrameType
+    action: str
+    payload: Payload
+
+
+def timestamp() -> str:
+    """Now, as RFC 3339 in UTC with millisecond precision."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def encode(type: FrameType, action: str | None, payload: Payload, *, id: str | int | None) -> str:
+    envelope = {"id": id, "type": type.value, "action": action, "payload": payload, "timestamp": timestamp()}
+    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+
+
+def request(action: str, payload: Payload, *, id: str) -> str:
+    return encode(FrameType.REQUEST, action, payload, id=id)
+
+
+def response(frame: Frame, payload: Payload) -> str:
+    return encode(FrameType.RESPONSE, frame.action, payload, id=frame.id)
+
+
+def error(
+    code: ErrorCode,
+    message: str,
+    *,
+    id: str | int | None,
+    action: str | None,
+    details: Payload | None = None,
+) -> str:
+    payload = {"code": code.value, "message": message, "details": details or {}}
+    return encode(FrameType.ERROR, action, payload, id=id)
+
+
+def notification(action: str, payload: Payload) -> str:
+    return encode(FrameType.NOTIFICATION, action, payload, id=str(uuid.uuid4()))
+
+
+def decode(data: str | bytes, *, max_bytes: int | None = None) -> Frame:
+    """Read any envelope; raise ``BadFrame`` for anything that is not one."""
+    if isinstance(data, bytes):
+        raise BadFrame("frames must be JSON text, not binary")
+    try:
+        envelope = json.loads(data)
+    except ValueError:
+        raise BadFrame("the frame is not JSON") from None
+    if not isinstance(envelope, dict):
+        raise BadFrame("the frame is not a JSON object")
+
+    # Echo back what we can read, even from a frame we refuse.
+    raw_id = envelope.get("id")
+    readable_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    raw_action = envelope.get("action")
+    action = raw_action if isinstance(raw_action, str) else None
+
+    def refuse(message: str) -> BadFrame:
+        return BadFrame(message, id=readable_id, action=action)
+
+    if max_bytes is not None and (size := len(data.encode())) > max_bytes:
+        raise refuse(f"the frame is {size} bytes; the limit is {max_bytes} bytes")
+    raw_type = envelope.get("type")
+    if not (isinstance(raw_type, str) and raw_type in FrameType):
+        raise refuse('"type" must be one of request, response, error, notification')
+    type = FrameType(raw_type)
+    if not action:
+        raise refuse('"action" must be a non-empty string')
+    if type is not FrameType.NOTIFICATION and not (isinstance(raw_id, str) and raw_id):
+        raise refuse('"id" must be a non-empty string')
+    # A missing or null payload reads as {}: clients need not spell out "nothing".
+    payload = envelope.get("payload")
+    if payload is None:
+        payload = {}
+    if not isinstance(payload, dict):
+        raise refuse('"payload" must be a JSON object')
+    return Frame(id=readable_id if isinstance(readable_id, str) else None, type=type, action=action, payload=payload)
+
+
+def decode_request(data: str | bytes) -> Frame:
+    """Read a frame sent to agentctl, which only accepts requests of at most 1 MiB."""
+    frame = decode(data, max_bytes=MAX_FRAME_BYTES)
+    if frame.type is not FrameType.REQUEST:
+        raise BadFrame(f'agentctl only accepts "request" frames, not "{frame.type}"', id=frame.id, action=frame.action)
+    return frame

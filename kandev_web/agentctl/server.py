@@ -1,0 +1,163 @@
+"""The agent stream's WebSocket endpoint: ``GET /agent/stream`` with a bearer token.
+
+Authentication happens before the upgrade, so a wrong or missing token gets a
+plain HTTP 401 and never a WebSocket. Every notification goes to every
+connected client; a request is answered on the connection it came from.
+
+Each client has one outbox, drained by one task, and everything sent to it
+(responses and notifications alike) goes through it. Putting into the outbox
+never waits, so the order in which agentctl decides to send things is the
+order in which each client receives them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+from collections.abc import Awaitable, Callable
+from http import HTTPStatus
+from urllib.parse import urlsplit
+
+from websockets.asyncio.server import Server, ServerConnection, serve
+from websockets.exceptions import ConnectionClosed
+from websockets.http11 import Request, Response
+
+from kandev_web.agentctl import envelope
+from kandev_web.agentctl.envelope import ActionError, BadFrame, ErrorCode, Frame, Payload
+
+logger = logging.getLogger(__name__)
+
+PATH = "/agent/stream"
+
+#: Frames up to this size are read and refused with BAD_REQUEST (the limit is
+#: MAX_FRAME_BYTES); bigger ones make websockets close the connection (1009),
+#: so that no client can make agentctl buffer without bound.
+HARD_FRAME_LIMIT = 4 * envelope.MAX_FRAME_BYTES
+
+#: How long closing waits for a client's outbox to drain.
+CLOSE_TIMEOUT_SECONDS = 2.0
+
+RequestHandler = Callable[[Frame], Awaitable[Payload]]
+
+
+class _Client:
+    """One connected client and the ordered queue of frames going to it."""
+
+    def __init__(self, connection: ServerConnection) -> None:
+        self.connection = connection
+        self._outbox: asyncio.Queue[str | None] = asyncio.Queue()
+        self._sending = asyncio.create_task(self._send_all(), name="agent stream outbox")
+
+    def send(self, frame: str) -> None:
+        self._outbox.put_nowait(frame)
+
+    async def close(self) -> None:
+        """Send what is queued, then close the connection as going away."""
+        self._outbox.put_nowait(None)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._sending), CLOSE_TIMEOUT_SECONDS)
+        except TimeoutError:
+            self._sending.cancel()
+        await self.connection.close(1001, "agentctl is shutting down")
+
+    def abandon(self) -> None:
+        self._sending.cancel()
+
+    async def _send_all(self) -> None:
+        while (frame := await self._outbox.get()) is not None:
+            try:
+                await self.connection.send(frame)
+            except ConnectionClosed:
+                return
+
+
+class StreamServer:
+    """Serves the agent stream; ``handle`` answers each request."""
+
+    def __init__(self, token: str) -> None:
+        self._expected_authorization = f"Bearer {token}".encode()
+        self._clients: set[_Client] = set()
+        self._answering: set[asyncio.Task[None]] = set()
+        self._server: Server | None = None
+        self._handle: RequestHandler | None = None
+
+    async def start(self, host: str, port: int, handle: RequestHandler) -> str:
+        """Listen, and return the stream's URL with the port actually bound."""
+        self._handle = handle
+        self._server = await serve(
+            self._serve,
+            host,
+            port,
+            process_request=self._authorize,
+            max_size=HARD_FRAME_LIMIT,
+        )
+        bound_port = self._server.sockets[0].getsockname()[1]
+        url_host = f"[{host}]" if ":" in host else host
+        return f"ws://{url_host}:{bound_port}{PATH}"
+
+    def broadcast(self, action: str, payload: Payload) -> None:
+        frame = envelope.notification(action, payload)
+        size = len(frame.encode())
+        if size > envelope.MAX_FRAME_BYTES:
+            # Sent anyway: dropping it would lose what the agent said.
+            logger.warning("a %s notification of %d bytes exceeds the 1 MiB frame limit", action, size)
+        for client in self._clients:
+            client.send(frame)
+
+    async def close(self) -> None:
+        for task in self._answering:
+            task.cancel()
+        await asyncio.gather(*(client.close() for client in list(self._clients)), return_exceptions=True)
+        if self._server is not None:
+            self._server.close()
+            await self._server.wait_closed()
+
+    def _authorize(self, connection: ServerConnection, request: Request) -> Response | None:
+        if urlsplit(request.path).path != PATH:
+            return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
+        authorization = request.headers.get("Authorization", "").encode()
+        if not hmac.compare_digest(authorization, self._expected_authorization):
+            response = connection.respond(HTTPStatus.UNAUTHORIZED, "A valid bearer token is required\n")
+            response.headers["WWW-Authenticate"] = "Bearer"
+            return response
+        return None
+
+    async def _serve(self, connection: ServerConnection) -> None:
+        client = _Client(connection)
+        self._clients.add(client)
+        logger.info("client connected (%d connected)", len(self._clients))
+        try:
+            async for data in connection:
+                task = asyncio.create_task(self._answer(client, data), name="agent stream request")
+                self._answering.add(task)
+                task.add_done_callback(self._answering.discard)
+        except ConnectionClosed:
+            pass
+        finally:
+            self._clients.discard(client)
+            client.abandon()
+            logger.info("client disconnected (%d connected)", len(self._clients))
+
+    async def _answer(self, client: _Client, data: str | bytes) -> None:
+        try:
+            frame = envelope.decode_request(data)
+        except BadFrame as bad:
+            client.send(envelope.error(ErrorCode.BAD_REQUEST, bad.message, id=bad.id, action=bad.action))
+            return
+        assert self._handle is not None
+        try:
+            payload = await self._handle(frame)
+        except ActionError as error:
+            client.send(
+                envelope.error(error.code, error.message, id=frame.id, action=frame.action, details=error.details)
+            )
+        except Exception:
+            logger.exception("the %s action failed", frame.action)
+            client.send(
+                envelope.error(
+                    ErrorCode.INTERNAL_ERROR, "agentctl failed to handle the request", id=frame.id, action=frame.action
+                )
+            )
+        else:
+            client.send(envelope.response(frame, payload))

@@ -1,0 +1,297 @@
+"""An asyncio client of the agent stream, for the web app and for tests.
+
+``request()`` returns a response's payload or raises the error's code as its
+own exception, so callers write ``except NotFound`` rather than comparing
+strings. Notifications go to one callback, in the order they arrived. When the
+connection drops, requests in flight fail with ``AgentStreamNotConnected`` and
+the client reconnects with exponential backoff; ``on_reconnect`` then runs, the
+place to resynchronise (``agent.elicitations.list``) what was missed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import inspect
+import logging
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from http import HTTPStatus
+from types import TracebackType
+from typing import Self
+
+from websockets.asyncio.client import ClientConnection, connect
+from websockets.exceptions import ConnectionClosed, InvalidStatus
+
+from kandev_web.agentctl import envelope
+from kandev_web.agentctl.envelope import BadFrame, ErrorCode, FrameType, Payload
+
+logger = logging.getLogger(__name__)
+
+#: agentctl forwards the agent's updates verbatim, and one tool-call update
+#: carrying a large diff can outgrow the 1 MiB the contract sets; refusing it
+#: would drop the connection and lose it, so the client reads larger frames.
+MAX_INCOMING_BYTES = 16 * envelope.MAX_FRAME_BYTES
+
+NotificationCallback = Callable[[str, Payload], Awaitable[None] | None]
+#: Called with the client after each reconnection, to resynchronise through it.
+ReconnectHook = Callable[["AgentStreamClient"], Awaitable[None]]
+
+
+class StreamError(Exception):
+    """An ``error`` answer from agentctl; ``code`` is the contract's error code."""
+
+    code: str = ErrorCode.INTERNAL_ERROR
+
+    def __init__(self, message: str, *, code: str | None = None, details: Payload | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        if code is not None:
+            self.code = code
+        self.details = details or {}
+
+
+class NotFound(StreamError):
+    code = ErrorCode.NOT_FOUND
+
+
+class ValidationFailed(StreamError):
+    """The payload did not fit; ``details["problems"]`` says why."""
+
+    code = ErrorCode.VALIDATION_ERROR
+
+
+class Conflict(StreamError):
+    code = ErrorCode.CONFLICT
+
+
+class AgentStreamNotConnected(StreamError):
+    """There is no connection to agentctl right now (or any more)."""
+
+    code = "NOT_CONNECTED"
+
+
+_ERRORS_BY_CODE: dict[str, type[StreamError]] = {
+    ErrorCode.NOT_FOUND: NotFound,
+    ErrorCode.VALIDATION_ERROR: ValidationFailed,
+    ErrorCode.CONFLICT: Conflict,
+}
+
+
+def error_from_payload(payload: Payload) -> StreamError:
+    code = str(payload.get("code", ErrorCode.INTERNAL_ERROR))
+    details = payload.get("details")
+    return _ERRORS_BY_CODE.get(code, StreamError)(
+        str(payload.get("message", "")), code=code, details=details if isinstance(details, dict) else {}
+    )
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """Delays between reconnection attempts: doubling from ``initial`` up to ``maximum``."""
+
+    initial: float = 0.1
+    maximum: float = 5.0
+    #: Give up after this many failed attempts in a row; None keeps trying.
+    attempts: int | None = None
+
+    def delay(self, attempt: int) -> float:
+        return min(self.maximum, self.initial * 2.0**attempt)
+
+
+class AgentStreamClient:
+    """One connection to one agentctl, kept up until ``close()``."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        *,
+        on_notification: NotificationCallback | None = None,
+        on_reconnect: ReconnectHook | None = None,
+        backoff: Backoff = Backoff(),
+        open_timeout: float = 10.0,
+    ) -> None:
+        self._url = url
+        self._token = token
+        self._on_notification = on_notification
+        self._on_reconnect = on_reconnect
+        self._backoff = backoff
+        self._open_timeout = open_timeout
+        self._connection: ClientConnection | None = None
+        self._pending: dict[str, asyncio.Future[Payload]] = {}
+        self._running: asyncio.Task[None] | None = None
+        self._stopped = asyncio.Event()
+        self._hooks: set[asyncio.Task[None]] = set()
+
+    @property
+    def connected(self) -> bool:
+        return self._connection is not None
+
+    async def connect(self) -> None:
+        """Open the first connection; raise rather than retry if that fails.
+
+        ``StreamError`` with code ``UNAUTHORIZED`` for a wrong token,
+        ``AgentStreamNotConnected`` when agentctl cannot be reached.
+        """
+        if self._running is not None:
+            raise RuntimeError("connect() was already called")
+        self._connection = await self._open()
+        self._running = asyncio.create_task(self._run(self._connection), name="agent stream client")
+
+    async def close(self) -> None:
+        """Stop reconnecting and close the connection; requests in flight fail."""
+        running, self._running = self._running, None
+        if running is not None:
+            running.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await running
+        for hook in self._hooks:
+            hook.cancel()
+        if self._connection is not None:
+            await self._connection.close()
+            self._connection = None
+        self._fail_pending()
+        self._stopped.set()
+
+    async def wait_closed(self) -> None:
+        """Return once the client has stopped for good.
+
+        That is after ``close()``, or when reconnecting was given up: the
+        backoff ran out of attempts or agentctl refused the token.
+        """
+        await self._stopped.wait()
+
+    async def __aenter__(self) -> Self:
+        await self.connect()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, traceback: TracebackType | None
+    ) -> None:
+        await self.close()
+
+    async def request(self, action: str, payload: Payload | None = None, *, timeout: float = 30.0) -> Payload:
+        """Send a request and return its response payload.
+
+        Raises ``NotFound``, ``ValidationFailed``, ``Conflict`` or another
+        ``StreamError`` for an error answer; ``AgentStreamNotConnected`` when
+        the connection is down or drops before the answer; ``TimeoutError``.
+        """
+        connection = self._connection
+        if connection is None:
+            raise AgentStreamNotConnected("not connected to agentctl")
+        request_id = str(uuid.uuid4())
+        answer: asyncio.Future[Payload] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = answer
+        try:
+            try:
+                await connection.send(envelope.request(action, payload or {}, id=request_id))
+            except ConnectionClosed:
+                raise AgentStreamNotConnected("the connection to agentctl closed") from None
+            async with asyncio.timeout(timeout):
+                return await answer
+        finally:
+            self._pending.pop(request_id, None)
+
+    # Connection lifecycle -------------------------------------------------
+
+    async def _open(self) -> ClientConnection:
+        try:
+            return await connect(
+                self._url,
+                additional_headers={"Authorization": f"Bearer {self._token}"},
+                max_size=MAX_INCOMING_BYTES,
+                open_timeout=self._open_timeout,
+            )
+        except InvalidStatus as error:
+            if error.response.status_code == HTTPStatus.UNAUTHORIZED:
+                raise StreamError("agentctl refused the token", code=ErrorCode.UNAUTHORIZED) from None
+            raise AgentStreamNotConnected(f"agentctl answered HTTP {error.response.status_code}") from None
+        except (OSError, TimeoutError) as error:
+            raise AgentStreamNotConnected(f"cannot reach agentctl at {self._url}: {error}") from None
+
+    async def _run(self, connection: ClientConnection) -> None:
+        while True:
+            await self._read(connection)
+            self._connection = None
+            self._fail_pending()
+            reconnected = await self._reconnect()
+            if reconnected is None:
+                self._stopped.set()
+                return
+            connection = self._connection = reconnected
+            if self._on_reconnect is not None:
+                # Its own task: the hook sends requests, whose answers this task reads.
+                hook = asyncio.create_task(self._run_hook(self._on_reconnect), name="agent stream on_reconnect")
+                self._hooks.add(hook)
+                hook.add_done_callback(self._hooks.discard)
+
+    async def _reconnect(self) -> ClientConnection | None:
+        attempt = 0
+        while self._backoff.attempts is None or attempt < self._backoff.attempts:
+            await asyncio.sleep(self._backoff.delay(attempt))
+            attempt += 1
+            try:
+                connection = await self._open()
+            except AgentStreamNotConnected as error:
+                logger.info("reconnecting to agentctl failed (attempt %d): %s", attempt, error)
+                continue
+            except StreamError:
+                logger.error("agentctl refused the token; not reconnecting")
+                return None
+            logger.info("reconnected to agentctl")
+            return connection
+        logger.warning("gave up reconnecting to agentctl after %d attempts", attempt)
+        return None
+
+    async def _run_hook(self, hook: ReconnectHook) -> None:
+        try:
+            await hook(self)
+        except Exception:
+            logger.exception("on_reconnect failed")
+
+    # Frames ---------------------------------------------------------------
+
+    async def _read(self, connection: ClientConnection) -> None:
+        try:
+            async for data in connection:
+                await self._receive(data)
+        except ConnectionClosed:
+            pass
+
+    async def _receive(self, data: str | bytes) -> None:
+        try:
+            frame = envelope.decode(data)
+        except BadFrame as bad:
+            logger.warning("agentctl sent a frame that is not an envelope: %s", bad.message)
+            return
+        if frame.type is FrameType.NOTIFICATION:
+            await self._notify(frame.action, frame.payload)
+            return
+        answer = self._pending.get(frame.id) if frame.id is not None else None
+        if answer is None or answer.done():
+            if frame.type is FrameType.ERROR:
+                logger.warning("agentctl refused a frame: %s", frame.payload.get("message"))
+            return
+        if frame.type is FrameType.RESPONSE:
+            answer.set_result(frame.payload)
+        else:
+            answer.set_exception(error_from_payload(frame.payload))
+
+    async def _notify(self, action: str, payload: Payload) -> None:
+        if self._on_notification is None:
+            return
+        try:
+            result = self._on_notification(action, payload)
+            if inspect.isawaitable(result):
+                await result
+        except Exception:
+            logger.exception("the notification callback failed on %s", action)
+
+    def _fail_pending(self) -> None:
+        for answer in self._pending.values():
+            if not answer.done():
+                answer.set_exception(AgentStreamNotConnected("the connection to agentctl closed"))
+        self._pending.clear()

@@ -1,0 +1,1 @@
+"""The mock ACP agent: scenarios as data (``scenarios/*.json``) played by ``engine``."""

@@ -1,0 +1,300 @@
+"""The interpreter that plays a scenario: a JSON list of steps.
+
+A scenario is data (``scenarios/<name>.json``)::
+
+    {"description": "...", "steps": [{"say": "Hello"}, {"sleep_ms": 50}, ...]}
+
+Each step is an object with exactly one key, the step's name, and its
+argument. Strings in arguments are templates: ``{name}`` or ``{name.path.0}``
+is replaced by a variable (``session_id``, ``prompt``, ``turn``, ``i`` and
+``n`` inside ``repeat``, and whatever a request step stored ``as``), rendered
+as text, or ``none`` when missing.
+
+Steps:
+
+- ``say`` / ``think``: text, streamed as several message / thought chunks
+- ``tool_call``, ``tool_call_update``: the ACP fields of that session update
+- ``plan``: a list of ACP plan entries
+- ``update``: any session update, verbatim
+- ``request``: ``{"method", "params", "params_file", "as"}`` sends any request
+  to the client and stores its result (or ``{"error": ...}``) under ``as``
+  (default ``result``); ``params_file`` (relative to ``scenarios/``) is loaded
+  first and ``params`` merged over it. An elicitation scenario is
+  ``{"request": {"method": "elicitation/create", "params_file": ...,
+  "params": {"sessionId": "{session_id}"}, "as": "answer"}}`` followed by
+  ``{"say": "You answered {answer.action}: {answer.content}"}``.
+- ``request_permission``: ``session/request_permission`` params without the
+  session id; the outcome is stored as ``permission``
+- ``sleep_ms``: a pause that a cancel cuts short
+- ``repeat``: ``{"times": N, "steps": [...]}``
+- ``stderr``: a line of noise on stderr
+- ``crash``: ``{"exit_code": N}``, exit at once, mid-turn
+- ``stop``: end the turn now with this ``stopReason``
+
+Every scenario honours ``session/cancel``: it is checked before each step,
+inside pauses and while a request waits, and the turn then ends with
+``stopReason: "cancelled"``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kandev_web.agentctl.jsonrpc import JsonRpcError, JsonRpcPeer
+
+SCENARIOS_DIR = Path(__file__).parent / "scenarios"
+_SCENARIO_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
+#: A chunk of ``say`` or ``think`` holds this many words.
+_WORDS_PER_CHUNK = 3
+
+Step = dict[str, Any]
+
+
+class ScenarioError(ValueError):
+    """A scenario that does not exist or cannot be played."""
+
+
+class TurnCancelled(Exception):
+    """The client cancelled the turn."""
+
+
+class StopTurn(Exception):
+    def __init__(self, stop_reason: str) -> None:
+        super().__init__(stop_reason)
+        self.stop_reason = stop_reason
+
+
+@dataclass
+class Turn:
+    """One prompt being answered: where output goes and what templates can see."""
+
+    peer: JsonRpcPeer
+    session_id: str
+    cancelled: asyncio.Event
+    variables: dict[str, Any] = field(default_factory=dict)
+
+    async def update(self, update: dict[str, Any]) -> None:
+        if self.cancelled.is_set():
+            raise TurnCancelled
+        self.peer.notify("session/update", {"sessionId": self.session_id, "update": update})
+        await self.peer.drain()
+
+    async def request(self, method: str, params: Any) -> Any:
+        """Send a request to the client; a cancel stops waiting for its answer."""
+        request_id, answer = self.peer.send_request(method, params)
+        await self.peer.drain()
+        cancel = asyncio.ensure_future(self.cancelled.wait())
+        try:
+            await asyncio.wait({answer, cancel}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel.cancel()
+        if answer.done():
+            return answer.result()
+        # As the Claude bridge does: withdraw what the turn no longer needs,
+        # and ignore the answer should one still come.
+        answer.cancel()
+        self.peer.notify("$/cancel_request", {"requestId": request_id})
+        raise TurnCancelled
+
+    async def pause(self, seconds: float) -> None:
+        try:
+            await asyncio.wait_for(self.cancelled.wait(), seconds)
+        except TimeoutError:
+            return
+        raise TurnCancelled
+
+    def render(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return _PLACEHOLDER.sub(lambda match: _as_text(_lookup(self.variables, match[1])), value)
+        if isinstance(value, list):
+            return [self.render(item) for item in value]
+        if isinstance(value, dict):
+            return {key: self.render(item) for key, item in value.items()}
+        return value
+
+
+StepFunction = Callable[[Turn, Any], Awaitable[None]]
+STEPS: dict[str, StepFunction] = {}
+
+
+def step(name: str) -> Callable[[StepFunction], StepFunction]:
+    def register(function: StepFunction) -> StepFunction:
+        STEPS[name] = function
+        return function
+
+    return register
+
+
+# Playing ------------------------------------------------------------------
+
+
+async def play(turn: Turn, steps: list[Step]) -> str:
+    """Play the steps and return the turn's ACP ``stopReason``."""
+    try:
+        await run_steps(turn, steps)
+    except TurnCancelled:
+        return "cancelled"
+    except StopTurn as stop:
+        return stop.stop_reason
+    return "cancelled" if turn.cancelled.is_set() else "end_turn"
+
+
+async def run_steps(turn: Turn, steps: list[Step]) -> None:
+    for each in steps:
+        if turn.cancelled.is_set():
+            raise TurnCancelled
+        ((name, argument),) = each.items()
+        await STEPS[name](turn, argument)
+
+
+# Loading ------------------------------------------------------------------
+
+
+def scenario_names() -> list[str]:
+    return sorted(path.stem for path in SCENARIOS_DIR.glob("*.json"))
+
+
+def load_scenario(name: str) -> list[Step]:
+    """The steps of ``scenarios/<name>.json``, checked before anything is played."""
+    path = SCENARIOS_DIR / f"{name}.json"
+    if not _SCENARIO_NAME.fullmatch(name) or not path.is_file():
+        raise ScenarioError(f"there is no scenario called {name!r}")
+    scenario = json.loads(path.read_text())
+    return check_steps(scenario.get("steps") if isinstance(scenario, dict) else None, where=name)
+
+
+def check_steps(steps: Any, *, where: str) -> list[Step]:
+    """Return ``steps`` if every step is known and well-formed; raise ``ScenarioError`` if not."""
+    if not isinstance(steps, list):
+        raise ScenarioError(f"{where}: steps must be a list")
+    for index, each in enumerate(steps):
+        if not (isinstance(each, dict) and len(each) == 1 and next(iter(each)) in STEPS):
+            raise ScenarioError(f"{where}: step {index} must be one of {sorted(STEPS)} with its argument")
+        if "repeat" in each:
+            check_steps(each["repeat"].get("steps"), where=f"{where}: step {index}")
+    return steps
+
+
+# Steps --------------------------------------------------------------------
+
+
+@step("say")
+async def _say(turn: Turn, text: str) -> None:
+    for chunk in _chunks(turn.render(text)):
+        await turn.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": chunk}})
+
+
+@step("think")
+async def _think(turn: Turn, text: str) -> None:
+    for chunk in _chunks(turn.render(text)):
+        await turn.update({"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": chunk}})
+
+
+@step("tool_call")
+async def _tool_call(turn: Turn, fields: dict[str, Any]) -> None:
+    await turn.update({"sessionUpdate": "tool_call", **turn.render(fields)})
+
+
+@step("tool_call_update")
+async def _tool_call_update(turn: Turn, fields: dict[str, Any]) -> None:
+    await turn.update({"sessionUpdate": "tool_call_update", **turn.render(fields)})
+
+
+@step("plan")
+async def _plan(turn: Turn, entries: list[dict[str, Any]]) -> None:
+    await turn.update({"sessionUpdate": "plan", "entries": turn.render(entries)})
+
+
+@step("update")
+async def _update(turn: Turn, update: dict[str, Any]) -> None:
+    await turn.update(turn.render(update))
+
+
+@step("request")
+async def _request(turn: Turn, spec: dict[str, Any]) -> None:
+    params: Any = {}
+    if "params_file" in spec:
+        params = json.loads((SCENARIOS_DIR / spec["params_file"]).read_text())
+    if "params" in spec:
+        params = {**params, **spec["params"]}
+    try:
+        result = await turn.request(spec["method"], turn.render(params))
+    except JsonRpcError as error:
+        result = {"error": error.to_object()}
+    turn.variables[spec.get("as", "result")] = result
+
+
+@step("request_permission")
+async def _request_permission(turn: Turn, params: dict[str, Any]) -> None:
+    try:
+        result = await turn.request("session/request_permission", {"sessionId": turn.session_id, **turn.render(params)})
+    except JsonRpcError as error:
+        result = {"outcome": {"outcome": "error", "error": error.to_object()}}
+    turn.variables["permission"] = result.get("outcome") if isinstance(result, dict) else None
+
+
+@step("sleep_ms")
+async def _sleep(turn: Turn, milliseconds: int) -> None:
+    await turn.pause(milliseconds / 1000)
+
+
+@step("repeat")
+async def _repeat(turn: Turn, spec: dict[str, Any]) -> None:
+    for index in range(spec["times"]):
+        turn.variables.update(i=index, n=index + 1)
+        await run_steps(turn, spec["steps"])
+
+
+@step("stderr")
+async def _stderr(turn: Turn, text: str) -> None:
+    print(turn.render(text), file=sys.stderr, flush=True)
+
+
+@step("crash")
+async def _crash(turn: Turn, spec: dict[str, Any]) -> None:
+    await turn.peer.drain()
+    # os._exit, not sys.exit: a crash runs no cleanup and answers nothing.
+    os._exit(spec.get("exit_code", 1))
+
+
+@step("stop")
+async def _stop(turn: Turn, stop_reason: str) -> None:
+    raise StopTurn(stop_reason)
+
+
+# Helpers ------------------------------------------------------------------
+
+
+def _chunks(text: str) -> list[str]:
+    """Split text into a few words per chunk; joined, the chunks are the text."""
+    words = re.findall(r"\s*\S+\s*", text)
+    return ["".join(words[start : start + _WORDS_PER_CHUNK]) for start in range(0, len(words), _WORDS_PER_CHUNK)]
+
+
+def _lookup(variables: dict[str, Any], path: str) -> Any:
+    value: Any = variables
+    for part in path.split("."):
+        if isinstance(value, dict):
+            value = value.get(part)
+        elif isinstance(value, list) and part.isdigit() and int(part) < len(value):
+            value = value[int(part)]
+        else:
+            return None
+    return value
+
+
+def _as_text(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False)

@@ -1,0 +1,204 @@
+"""The stream client: error codes as exceptions, and the connection kept up by reconnecting.
+
+Reconnection is tested against a small in-process WebSocket server that
+speaks just enough of the contract to drop connections on cue.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import pytest
+from websockets.asyncio.server import ServerConnection, serve
+
+from kandev_web.agentctl import envelope
+from kandev_web.agentctl.stream_client import (
+    AgentStreamClient,
+    AgentStreamNotConnected,
+    Backoff,
+    Conflict,
+    NotFound,
+    StreamError,
+    ValidationFailed,
+    error_from_payload,
+)
+from kandev_web.agentctl.testing import Inbox, open_session
+
+FAST = Backoff(initial=0.01, maximum=0.05)
+
+Handler = Callable[[ServerConnection, int], Awaitable[None]]
+
+
+@asynccontextmanager
+async def fake_agentctl(handler: Handler) -> AsyncIterator[tuple[str, Any]]:
+    """Serve ``handler(connection, n)`` for the n-th connection (from 1)."""
+    count = 0
+
+    async def numbered(connection: ServerConnection) -> None:
+        nonlocal count
+        count += 1
+        await handler(connection, count)
+
+    async with serve(numbered, "127.0.0.1", 0) as server:
+        port = server.sockets[0].getsockname()[1]
+        yield f"ws://127.0.0.1:{port}/agent/stream", server
+
+
+async def answer_everything(connection: ServerConnection) -> None:
+    async for data in connection:
+        frame = envelope.decode(data)
+        await connection.send(envelope.response(frame, {"pending": [], "action": frame.action}))
+
+
+def test_backoff_doubles_up_to_its_maximum() -> None:
+    backoff = Backoff(initial=0.5, maximum=3.0)
+    assert [backoff.delay(attempt) for attempt in range(5)] == [0.5, 1.0, 2.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize(
+    ("code", "kind"),
+    [
+        ("NOT_FOUND", NotFound),
+        ("VALIDATION_ERROR", ValidationFailed),
+        ("CONFLICT", Conflict),
+        ("UNKNOWN_ACTION", StreamError),
+        ("BAD_REQUEST", StreamError),
+        ("SOMETHING_NEW", StreamError),
+    ],
+)
+def test_error_codes_map_to_exceptions(code: str, kind: type[StreamError]) -> None:
+    error = error_from_payload({"code": code, "message": "why", "details": {"problems": ["a"]}})
+    assert type(error) is kind
+    assert isinstance(error, StreamError)
+    assert (error.code, error.message, error.details) == (code, "why", {"problems": ["a"]})
+
+
+def test_not_connected_is_a_stream_error_with_its_own_code() -> None:
+    assert issubclass(AgentStreamNotConnected, StreamError)
+    assert AgentStreamNotConnected("down").code == "NOT_CONNECTED"
+
+
+@pytest.mark.asyncio
+async def test_agentctl_errors_arrive_as_distinct_exceptions(start_agentctl, connect) -> None:
+    client, _ = await connect(await start_agentctl())
+    with pytest.raises(Conflict) as conflict:
+        await client.request("agent.session.new", {"cwd": "/tmp"})
+    assert conflict.value.code == "CONFLICT"
+    with pytest.raises(StreamError) as unknown:
+        await client.request("agent.nope")
+    assert unknown.value.code == "UNKNOWN_ACTION"
+    session_id = await open_session(client)
+    with pytest.raises(NotFound):
+        await client.request("agent.cancel", {"session_id": session_id + "-other"})
+    with pytest.raises(ValidationFailed) as invalid:
+        await client.request("agent.session.new", {"cwd": "here"})
+    assert invalid.value.details == {"problems": ["cwd must be an absolute path"]}
+
+
+@pytest.mark.asyncio
+async def test_requests_need_a_connection() -> None:
+    client = AgentStreamClient("ws://127.0.0.1:9/agent/stream", "t")
+    with pytest.raises(AgentStreamNotConnected):
+        await client.request("agent.elicitations.list")
+    with pytest.raises(AgentStreamNotConnected):
+        await client.connect()
+
+
+@pytest.mark.asyncio
+async def test_a_request_times_out_when_nothing_answers() -> None:
+    async def silent(connection: ServerConnection, n: int) -> None:
+        await connection.wait_closed()
+
+    async with fake_agentctl(silent) as (url, _), AgentStreamClient(url, "t") as client:
+        with pytest.raises(TimeoutError):
+            await client.request("agent.elicitations.list", timeout=0.05)
+
+
+@pytest.mark.asyncio
+async def test_a_dropped_connection_fails_requests_in_flight_then_reconnects() -> None:
+    reconnected = asyncio.Event()
+    resynced: list[dict[str, Any]] = []
+    inbox = Inbox()
+
+    async def drop_first(connection: ServerConnection, n: int) -> None:
+        if n == 1:
+            await connection.send(envelope.notification("agent.exited", {"exit_code": 0, "signal": None}))
+            await connection.recv()  # the request, which is never answered
+            await connection.close()
+        else:
+            await answer_everything(connection)
+
+    async def resync(client: AgentStreamClient) -> None:
+        resynced.append(await client.request("agent.elicitations.list"))
+        reconnected.set()
+
+    async with fake_agentctl(drop_first) as (url, _):
+        client = AgentStreamClient(url, "t", on_notification=inbox, on_reconnect=resync, backoff=FAST)
+        async with client:
+            with pytest.raises(AgentStreamNotConnected):
+                await client.request("agent.elicitations.list")
+            await asyncio.wait_for(reconnected.wait(), 5)
+            assert resynced == [{"pending": [], "action": "agent.elicitations.list"}]
+            assert client.connected
+            answer = await client.request("agent.cancel", {"session_id": "s"})
+            assert answer == {"pending": [], "action": "agent.cancel"}
+    assert inbox.actions() == ["agent.exited"]
+
+
+@pytest.mark.asyncio
+async def test_reconnecting_gives_up_after_its_attempts() -> None:
+    async with fake_agentctl(lambda connection, n: connection.wait_closed()) as (url, server):
+        client = AgentStreamClient(url, "t", backoff=Backoff(initial=0.01, maximum=0.01, attempts=3))
+        await client.connect()
+        server.close()  # closes the connection and stops listening
+    await asyncio.wait_for(client.wait_closed(), 5)
+    assert not client.connected
+    with pytest.raises(AgentStreamNotConnected):
+        await client.request("agent.elicitations.list")
+
+
+@pytest.mark.asyncio
+async def test_close_cancels_a_pending_backoff_at_once() -> None:
+    async def drop_on_request(connection: ServerConnection, n: int) -> None:
+        await connection.recv()
+        await connection.close()
+
+    async with fake_agentctl(drop_on_request) as (url, _):
+        client = AgentStreamClient(url, "t", backoff=Backoff(initial=60, maximum=60))
+        await client.connect()
+        with pytest.raises(AgentStreamNotConnected):
+            await client.request("agent.elicitations.list")
+        # Now waiting a minute before the next attempt; close must not wait for it.
+        await asyncio.wait_for(client.close(), 1)
+        await asyncio.wait_for(client.wait_closed(), 1)
+
+
+@pytest.mark.asyncio
+async def test_a_failing_notification_callback_does_not_stop_the_client() -> None:
+    def explode(action: str, payload: dict[str, Any]) -> None:
+        raise RuntimeError("callback bug")
+
+    async def notify_then_answer(connection: ServerConnection, n: int) -> None:
+        await connection.send(envelope.notification("session.update", {"session_id": "s", "update": {}}))
+        await answer_everything(connection)
+
+    async with (
+        fake_agentctl(notify_then_answer) as (url, _),
+        AgentStreamClient(url, "t", on_notification=explode) as client,
+    ):
+        assert (await client.request("agent.elicitations.list"))["pending"] == []
+
+
+@pytest.mark.asyncio
+async def test_frames_that_are_no_envelope_are_ignored() -> None:
+    async def junk_then_answer(connection: ServerConnection, n: int) -> None:
+        await connection.send("junk")
+        await connection.send(json.dumps({"type": "response", "id": "unknown", "action": "x", "payload": {}}))
+        await answer_everything(connection)
+
+    async with fake_agentctl(junk_then_answer) as (url, _), AgentStreamClient(url, "t") as client:
+        assert (await client.request("agent.elicitations.list"))["pending"] == []
