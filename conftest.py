@@ -5,6 +5,8 @@ test has run, which breaks every later pytest-asyncio test; browser tests
 therefore run last.
 """
 
+import os
+
 import pytest
 
 BROWSER_FIXTURES = {"page", "browser", "context", "new_context"}
@@ -13,3 +15,12 @@ BROWSER_FIXTURES = {"page", "browser", "context", "new_context"}
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items):
     items.sort(key=lambda item: bool(BROWSER_FIXTURES & set(getattr(item, "fixturenames", ()))))
+
+
+@pytest.fixture(scope="session")
+def redis_url():
+    """The Redis that scripts/test starts for this run."""
+    url = os.environ.get("KANDEV_TEST_REDIS_URL")
+    if not url:
+        pytest.fail("KANDEV_TEST_REDIS_URL is not set: run the suite with scripts/test, which starts Redis.")
+    return url

@@ -10,10 +10,12 @@ way Kandev's e2e specs restart their backend per spec. Inherited
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -111,30 +113,51 @@ def _wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> Non
     raise RuntimeError("server did not start listening")
 
 
+def _stop_group(process: subprocess.Popen) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@contextmanager
+def running_server(env: dict[str, str], log_path: Path):
+    """A Daphne process serving kandev-web with ``env``, until the block ends."""
+    port = free_port()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            # Its own process group, so the agentctl and agent processes it
+            # started end with it instead of outliving the test.
+            start_new_session=True,
+        )
+        try:
+            _wait_for_port(port, process, time.monotonic() + 30)
+            yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
+        finally:
+            _stop_group(process)
+
+
 @pytest.fixture(scope="module")
-def server(request, template_database, tmp_path_factory):
+def fresh_database(template_database, tmp_path_factory) -> Path:
     database = tmp_path_factory.mktemp("e2e-db") / "db.sqlite3"
     shutil.copy(template_database, database)
-    env = server_environ(database, getattr(request.module, "SERVER_ENV", {}))
-    port = free_port()
-    log = (database.parent / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
-        _wait_for_port(port, process, time.monotonic() + 30)
-        yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        log.close()
+    return database
+
+
+@pytest.fixture(scope="module")
+def server(request, fresh_database):
+    env = server_environ(fresh_database, getattr(request.module, "SERVER_ENV", {}))
+    with running_server(env, fresh_database.parent / "server.log") as server:
+        yield server
 
 
 def login(page, server: Server, username: str, path: str = "/") -> None:

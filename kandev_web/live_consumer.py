@@ -7,8 +7,14 @@ joins anything, so nothing is ever sent to it.
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.template.loader import render_to_string
 
 CLOSE_FORBIDDEN = 4403
+
+
+def user_group(user_id: int) -> str:
+    """Every open page of one operator, for notifications meant for them."""
+    return f"user-{user_id}"
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
@@ -26,6 +32,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if not groups:
             await self.close(code=CLOSE_FORBIDDEN)
             return
+        groups = [*groups, user_group(user.pk)]
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
         self.joined = groups
@@ -34,6 +41,10 @@ class LiveConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code):
         for group in self.joined:
             await self.channel_layer.group_discard(group, self.channel_name)
+
+    async def notify(self, event):
+        """A notification for this operator: a toast, and a desktop notice if they allowed it."""
+        await self.send(text_data=render_to_string("base.html#toast", {**event, "level": "notify"}))
 
     async def send_fragment(self, render, *args):
         html = await database_sync_to_async(render)(*args)

@@ -48,11 +48,3 @@ def make_task(board):
         return Task.objects.create(board=board, step=step, title=title, **fields)
 
     return make
-
-
-@pytest.fixture
-def redis_url():
-    url = os.environ.get("KANDEV_TEST_REDIS_URL")
-    if not url:
-        pytest.fail("KANDEV_TEST_REDIS_URL is not set: run the suite with scripts/test, which starts Redis.")
-    return url

@@ -4,9 +4,11 @@ from kandev_web.board import live
 from kandev_web.board.models import Task
 from kandev_web.live_consumer import LiveConsumer
 
+from .models import Message
+
 
 class TaskConsumer(LiveConsumer):
-    """Pushes changes to every open view of one task: its details and its board's task list."""
+    """Pushes changes to every open view of one task: details, session, timeline, task list."""
 
     def authorise(self, user):
         self.user = user
@@ -17,13 +19,13 @@ class TaskConsumer(LiveConsumer):
     def _task(self):
         return Task.objects.for_user(self.user).select_related("board", "step").filter(pk=self.task_id).first()
 
-    def render_details(self):
+    def render_task(self):
         from .views import task_context
 
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return render_to_string("sessions/task.html#details-oob", task_context(task))
+        return render_to_string("sessions/task.html#live-oob", task_context(task))
 
     def render_task_list(self):
         from .views import task_list_context
@@ -31,8 +33,17 @@ class TaskConsumer(LiveConsumer):
         task = self._task()
         return render_to_string("sessions/task.html#task-list-oob", task_list_context(task)) if task else ""
 
+    def render_message(self, message_id, created):
+        message = Message.objects.filter(pk=message_id, session__task_id=self.task_id).first()
+        if message is None:
+            return ""
+        return render_to_string("sessions/task.html#message-oob", {"message": message, "created": created})
+
     async def task_changed(self, event):
-        await self.send_fragment(self.render_details)
+        await self.send_fragment(self.render_task)
 
     async def board_changed(self, event):
         await self.send_fragment(self.render_task_list)
+
+    async def message_changed(self, event):
+        await self.send_fragment(self.render_message, event["message_id"], event["created"])

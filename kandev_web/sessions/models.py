@@ -52,6 +52,7 @@ class TaskSession(models.Model):
     )
     state = models.CharField(_("state"), max_length=32, choices=SessionState, default=SessionState.CREATED)
     activity = models.CharField(_("activity"), max_length=16, choices=Activity, blank=True, default="")
+    acp_session_id = models.CharField(_("ACP session id"), max_length=200, blank=True)
     error = models.TextField(_("error"), blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -63,8 +64,38 @@ class TaskSession(models.Model):
         return f"{self.task} · {self.get_state_display()}"
 
 
+class AgentExecution(models.Model):
+    """One agentctl process serving one task session.
+
+    Stored so that any web process can reach it: requests (prompt, cancel,
+    answers) go to ``url`` with ``token`` from whichever process the operator
+    is connected to. ``token`` is a credential: never log it.
+    """
+
+    session = models.ForeignKey(TaskSession, on_delete=models.CASCADE, related_name="executions")
+    url = models.CharField(max_length=500, blank=True)
+    token = models.CharField(max_length=200, blank=True)
+    pid = models.IntegerField(null=True, blank=True)
+    runtime_flags = models.JSONField(default=dict, blank=True)
+    started_at = models.DateTimeField(auto_now_add=True)
+    ended_at = models.DateTimeField(null=True, blank=True)
+    exit_code = models.IntegerField(null=True, blank=True)
+    #: An operator asked it to stop, so its end is no failure. Stored, because
+    #: the process applying ``agent.exited`` may not be the one that was asked.
+    stop_requested = models.BooleanField(default=False)
+
+    class Meta:
+        ordering = ["-started_at", "-pk"]
+
+    @property
+    def is_live(self) -> bool:
+        return bool(self.url) and self.ended_at is None
+
+
 class Turn(models.Model):
     session = models.ForeignKey(TaskSession, on_delete=models.CASCADE, related_name="turns")
+    #: agentctl's turn id, from ``agent.prompt``.
+    agent_turn_id = models.CharField(max_length=100, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     completed_at = models.DateTimeField(null=True, blank=True)
     stop_reason = models.CharField(max_length=64, blank=True)

@@ -5,4 +5,13 @@ from . import views
 app_name = "sessions"
 urlpatterns = [
     path("tasks/<int:task_id>/", views.task_detail, name="task"),
+    path("tasks/<int:task_id>/sessions/", views.session_start, name="start"),
+    path("sessions/<int:session_id>/prompt/", views.session_prompt, name="prompt"),
+    path("sessions/<int:session_id>/cancel/", views.session_cancel, name="cancel"),
+    path("sessions/<int:session_id>/stop/", views.session_stop, name="stop"),
+    path(
+        "sessions/<int:session_id>/permissions/<str:pending_id>/",
+        views.permission_respond,
+        name="permission-respond",
+    ),
 ]

@@ -10,6 +10,27 @@
     event.detail.elt.dataset.live = "disconnected";
   });
 
+  // Toasts say their piece and go; a streamed message is never shown twice.
+  document.addEventListener("htmx:oobAfterSwap", (event) => {
+    const target = event.detail.target;
+    if (target && target.id === "toasts") {
+      const toast = target.lastElementChild;
+      if (!toast) return;
+      setTimeout(() => toast.remove(), 8000);
+      const title = toast.dataset.notifyTitle;
+      if (title && "Notification" in window && Notification.permission === "granted") {
+        new Notification(title, { body: toast.dataset.notifyBody, tag: toast.dataset.event });
+      }
+    }
+    if (target && target.id === "timeline") {
+      const seen = new Set();
+      for (const item of Array.from(target.children).reverse()) {
+        if (item.id && seen.has(item.id)) item.remove();
+        else seen.add(item.id);
+      }
+    }
+  });
+
   // Drag a card onto a column to move it; the move buttons do the same without a mouse.
   document.addEventListener("dragstart", (event) => {
     const card = event.target.closest && event.target.closest("[data-task-id][draggable]");

@@ -1,0 +1,303 @@
+"""Applying what agentctl reports to the task's session, turns and messages.
+
+Each function is one transaction and announces its change after commit. They
+run on the web process that owns the execution's stream (``runtime``), in the
+order agentctl sent the notifications.
+"""
+
+import logging
+
+from django.db import transaction
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from kandev_web.board import live
+from kandev_web.board.models import TaskState
+
+from .models import Activity, AgentExecution, AuthorType, Message, MessageType, SessionState, TaskSession, Turn
+
+logger = logging.getLogger(__name__)
+
+#: ACP ``session/update`` kinds that stream text, and the message type each becomes.
+_TEXT_CHUNKS = {
+    "agent_message_chunk": MessageType.MESSAGE,
+    "agent_thought_chunk": MessageType.THINKING,
+}
+_TOOL_TYPES = {"edit": MessageType.TOOL_EDIT, "read": MessageType.TOOL_READ, "execute": MessageType.TOOL_EXECUTE}
+
+
+def message_changed(message: Message, *, created: bool) -> None:
+    live.send_after_commit(
+        live.task_group(message.session.task_id),
+        {"type": "message.changed", "message_id": message.pk, "created": created},
+    )
+
+
+def session_changed(session: TaskSession) -> None:
+    """The session's state moved: its task page, and the icon on every board card."""
+    live.task_changed(session.task_id)
+    live.board_changed(session.task.board_id, step_ids=[session.task.step_id])
+
+
+def _locked_session(session_id: int) -> TaskSession:
+    return TaskSession.objects.select_for_update().select_related("task").get(pk=session_id)
+
+
+def current_turn(session: TaskSession) -> Turn | None:
+    return session.turns.order_by("-started_at", "-pk").first()
+
+
+def add_message(session: TaskSession, *, type, content="", author=AuthorType.AGENT, metadata=None, requests_input=False):
+    message = Message.objects.create(
+        session=session,
+        turn=current_turn(session),
+        type=type,
+        author_type=author,
+        content=content,
+        metadata=metadata or {},
+        requests_input=requests_input,
+    )
+    message_changed(message, created=True)
+    return message
+
+
+def _text_of(content) -> str:
+    if isinstance(content, dict) and content.get("type") == "text":
+        return str(content.get("text", ""))
+    return ""
+
+
+@transaction.atomic
+def record_session_update(session_id: int, update: dict) -> None:
+    session = _locked_session(session_id)
+    kind = update.get("sessionUpdate")
+    if kind in _TEXT_CHUNKS:
+        _append_text(session, _TEXT_CHUNKS[kind], _text_of(update.get("content")))
+    elif kind in ("tool_call", "tool_call_update"):
+        _upsert_tool_call(session, update)
+    elif kind == "plan":
+        _upsert_plan(session, update.get("entries") or [])
+
+
+def _append_text(session: TaskSession, type_: str, text: str) -> None:
+    """Stream chunks into one message until something else is said in between."""
+    if not text:
+        return
+    turn = current_turn(session)
+    last = Message.objects.filter(session=session, turn=turn).order_by("-created_at", "-pk").first()
+    if last is not None and last.type == type_ and last.author_type == AuthorType.AGENT:
+        last.content += text
+        last.save(update_fields=["content"])
+        message_changed(last, created=False)
+    else:
+        add_message(session, type=type_, content=text)
+
+
+def _tool_metadata(update: dict, previous: dict) -> dict:
+    metadata = dict(previous)
+    for key in ("toolCallId", "title", "kind", "status", "locations", "rawInput", "rawOutput"):
+        if key in update and update[key] is not None:
+            metadata[key] = update[key]
+    if update.get("content"):
+        metadata["output"] = "\n".join(
+            _text_of(item.get("content")) for item in update["content"] if isinstance(item, dict)
+        ).strip()
+    return metadata
+
+
+def _upsert_tool_call(session: TaskSession, update: dict) -> None:
+    tool_call_id = str(update.get("toolCallId", ""))
+    existing = Message.objects.filter(
+        session=session, type__in=[MessageType.TOOL_CALL, *_TOOL_TYPES.values()], metadata__toolCallId=tool_call_id
+    ).first()
+    if existing is None:
+        metadata = _tool_metadata(update, {"toolCallId": tool_call_id})
+        add_message(
+            session,
+            type=_TOOL_TYPES.get(metadata.get("kind"), MessageType.TOOL_CALL),
+            content=str(metadata.get("title", "")),
+            metadata=metadata,
+        )
+        return
+    existing.metadata = _tool_metadata(update, existing.metadata)
+    existing.content = str(existing.metadata.get("title", existing.content))
+    existing.save(update_fields=["metadata", "content"])
+    message_changed(existing, created=False)
+
+
+def _upsert_plan(session: TaskSession, entries: list) -> None:
+    turn = current_turn(session)
+    plan = Message.objects.filter(session=session, turn=turn, type=MessageType.AGENT_PLAN).first()
+    entries = [
+        {"content": str(e.get("content", "")), "status": str(e.get("status", "")), "priority": str(e.get("priority", ""))}
+        for e in entries
+        if isinstance(e, dict)
+    ]
+    if plan is None:
+        add_message(session, type=MessageType.AGENT_PLAN, metadata={"entries": entries})
+    else:
+        plan.metadata = {"entries": entries}
+        plan.save(update_fields=["metadata"])
+        message_changed(plan, created=False)
+
+
+@transaction.atomic
+def record_permission_requested(session_id: int, payload: dict) -> None:
+    session = _locked_session(session_id)
+    tool_call = payload.get("tool_call") or {}
+    add_message(
+        session,
+        type=MessageType.PERMISSION_REQUEST,
+        content=str(tool_call.get("title", "")),
+        metadata={
+            "pending_id": payload.get("pending_id"),
+            "status": "pending",
+            "tool_call": tool_call,
+            "options": payload.get("options") or [],
+        },
+        requests_input=True,
+    )
+    session.state = SessionState.WAITING_FOR_INPUT
+    session.save(update_fields=["state", "updated_at"])
+    session_changed(session)
+
+
+@transaction.atomic
+def record_permission_settled(session_id: int, payload: dict) -> None:
+    session = _locked_session(session_id)
+    message = (
+        Message.objects.select_for_update()
+        .filter(session=session, type=MessageType.PERMISSION_REQUEST, metadata__pending_id=payload.get("pending_id"))
+        .first()
+    )
+    if message is None:
+        return
+    option_id = payload.get("option_id")
+    message.metadata = {
+        **message.metadata,
+        "status": "approved" if payload.get("outcome") == "selected" else "cancelled",
+        "outcome": payload.get("outcome"),
+        "option_id": option_id,
+    }
+    message.save(update_fields=["metadata"])
+    message_changed(message, created=False)
+    if session.state == SessionState.WAITING_FOR_INPUT and current_turn(session).completed_at is None:
+        session.state = SessionState.RUNNING
+        session.save(update_fields=["state", "updated_at"])
+        session_changed(session)
+
+
+def _review_step(task):
+    """Kandev's simple workflow: a finished turn moves the task from the start step to the next one."""
+    steps = list(task.board.steps.all())
+    for step, after in zip(steps, steps[1:]):
+        if step.is_start and task.step_id == step.pk:
+            return after
+    return None
+
+
+@transaction.atomic
+def record_turn_completed(session_id: int, payload: dict) -> None:
+    session = _locked_session(session_id)
+    turn = session.turns.filter(agent_turn_id=payload.get("turn_id", "")).first() or current_turn(session)
+    if turn is not None and turn.completed_at is None:
+        turn.completed_at = timezone.now()
+        turn.stop_reason = str(payload.get("stop_reason", ""))[:64]
+        turn.save(update_fields=["completed_at", "stop_reason"])
+    stop_reason = payload.get("stop_reason")
+    if stop_reason == "error":
+        error = payload.get("error") or {}
+        add_message(
+            session,
+            type=MessageType.ERROR,
+            author=AuthorType.SYSTEM,
+            content=_("The turn ended with an error: %(message)s") % {"message": error.get("message", _("unknown"))},
+        )
+    elif stop_reason == "cancelled":
+        add_message(session, type=MessageType.STATUS, author=AuthorType.SYSTEM, content=_("Turn cancelled."))
+    if session.state in (SessionState.RUNNING, SessionState.WAITING_FOR_INPUT):
+        session.state = SessionState.WAITING_FOR_INPUT
+    session.activity = Activity.NONE
+    session.save(update_fields=["state", "activity", "updated_at"])
+    task = session.task
+    if task.state in (TaskState.IN_PROGRESS, TaskState.SCHEDULING):
+        task.state = TaskState.REVIEW
+        old_step = task.step_id
+        task.step = _review_step(task) or task.step
+        task.save(update_fields=["state", "step", "updated_at"])
+        live.board_changed(task.board_id, step_ids=[old_step, task.step_id])
+    session_changed(session)
+
+
+@transaction.atomic
+def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool = False) -> None:
+    """The agent (or agentctl with it) ended: an operator's stop, or a failure to tell them about.
+
+    Reported twice when all goes well, by agentctl's ``agent.exited`` and by
+    the runner seeing agentctl exit; the first one counts.
+    """
+    execution = AgentExecution.objects.select_for_update().get(pk=execution_id)
+    if execution.ended_at is not None:
+        return
+    execution.ended_at = timezone.now()
+    execution.exit_code = payload.get("exit_code")
+    execution.save(update_fields=["ended_at", "exit_code"])
+    session = _locked_session(execution.session_id)
+    session.activity = Activity.NONE
+    turn = current_turn(session)
+    if turn is not None and turn.completed_at is None:
+        turn.completed_at = timezone.now()
+        turn.stop_reason = "error"
+        turn.save(update_fields=["completed_at", "stop_reason"])
+    if execution.stop_requested:
+        session.state = SessionState.CANCELLED if session.state != SessionState.FAILED else session.state
+        add_message(session, type=MessageType.STATUS, author=AuthorType.SYSTEM, content=_("Agent stopped."))
+    elif session.state not in (SessionState.FAILED, SessionState.CANCELLED, SessionState.COMPLETED):
+        session.state = SessionState.FAILED
+        if agentctl_gone:
+            session.error = _("The agent's controller stopped unexpectedly (exit code %(code)s).") % {
+                "code": payload.get("exit_code")
+            }
+        else:
+            session.error = _("The agent exited unexpectedly (exit code %(code)s, signal %(signal)s).") % {
+                "code": payload.get("exit_code"),
+                "signal": payload.get("signal"),
+            }
+        add_message(session, type=MessageType.ERROR, author=AuthorType.SYSTEM, content=session.error)
+        task = session.task
+        if task.state not in (TaskState.COMPLETED, TaskState.REVIEW):
+            task.state = TaskState.FAILED
+            task.save(update_fields=["state", "updated_at"])
+    session.save(update_fields=["state", "activity", "error", "updated_at"])
+    session_changed(session)
+
+
+@transaction.atomic
+def record_execution_started(execution_id: int, url: str, token: str, pid: int) -> None:
+    AgentExecution.objects.filter(pk=execution_id).update(url=url, token=token, pid=pid)
+
+
+@transaction.atomic
+def record_acp_session(session_id: int, acp_session_id: str) -> None:
+    session = _locked_session(session_id)
+    session.acp_session_id = acp_session_id
+    session.state = SessionState.RUNNING
+    session.save(update_fields=["acp_session_id", "state", "updated_at"])
+    session_changed(session)
+
+
+def record_prompt_sent(turn_id: int, agent_turn_id: str) -> None:
+    Turn.objects.filter(pk=turn_id).update(agent_turn_id=agent_turn_id)
+
+
+@transaction.atomic
+def record_start_failed(session_id: int, reason: str) -> None:
+    session = _locked_session(session_id)
+    session.state = SessionState.FAILED
+    session.activity = Activity.NONE
+    session.error = reason
+    session.save(update_fields=["state", "activity", "error", "updated_at"])
+    add_message(session, type=MessageType.ERROR, author=AuthorType.SYSTEM, content=reason)
+    session.task.state = TaskState.FAILED
+    session.task.save(update_fields=["state", "updated_at"])
+    session_changed(session)

@@ -1,0 +1,179 @@
+"""This web process's side of its agent executions.
+
+A runner thread with its own asyncio loop talks to agentctl processes, so sync
+code (views, services) can hand it work without caring which server loop, if
+any, it runs under. An execution started by this process is *owned*: the
+runner keeps its stream connected and applies every notification, exactly
+once. Any process reaches any live execution for requests (prompt, cancel,
+answers) through its stored URL and token, so an operator may be connected to
+whichever web process.
+"""
+
+import asyncio
+import concurrent.futures
+import logging
+import os
+import threading
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from channels.db import database_sync_to_async
+from django.conf import settings
+
+from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
+from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
+
+from . import events
+
+logger = logging.getLogger(__name__)
+
+#: What an agent inherits from the web process; everything else (database URL,
+#: secret key, ...) stays here. A profile's own ``env`` is added on top.
+INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL", "VIRTUAL_ENV")
+INHERITED_PREFIXES = ("KANDEV_ELICITATION_", "KANDEV_ACP_")
+
+REQUEST_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    session_id: int
+    execution_id: int
+    agent_id: str
+    argv: list[str]
+    env: dict[str, str]
+    cwd: str
+    runtime_flags: dict[str, bool]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where one execution's agentctl listens."""
+
+    execution_id: int
+    url: str
+    token: str
+
+
+def agent_environment(profile_env: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in INHERITED_ENV or k.startswith(INHERITED_PREFIXES)}
+    env.update({str(k): str(v) for k, v in profile_env.items()})
+    return env
+
+
+def working_dir(task_id: int, configured: str) -> str:
+    path = Path(configured) if configured else settings.VAR_DIR / "workdirs" / f"task-{task_id}"
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+class Runner:
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock = threading.Lock()
+        self._owned: dict[int, AgentStreamClient] = {}
+        self._processes: dict[int, AgentctlProcess] = {}
+
+    # Thread plumbing ------------------------------------------------------
+
+    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                threading.Thread(target=loop.run_forever, name="kandev-agent-runner", daemon=True).start()
+                self._loop = loop
+            return self._loop
+
+    def submit(self, coroutine: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
+        return asyncio.run_coroutine_threadsafe(coroutine, self._ensure_loop())
+
+    def call(self, coroutine: Coroutine[Any, Any, Any], timeout: float = REQUEST_TIMEOUT + 5):
+        return self.submit(coroutine).result(timeout)
+
+    # Starting an execution ------------------------------------------------
+
+    async def start(self, plan: LaunchPlan, prompt: list[dict], turn_id: int) -> None:
+        """Launch agentctl, initialise the agent, open the ACP session and send the first prompt."""
+        try:
+            process = await launch(plan.argv, env=plan.env)
+        except LaunchError as error:
+            logger.warning("agentctl for session %s did not start: %s", plan.session_id, error)
+            await database_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
+            return
+        self._processes[plan.execution_id] = process
+        asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
+        client = process.client(
+            on_notification=lambda action, payload: self._apply(plan, action, payload),
+            backoff=Backoff(initial=0.1, maximum=5.0),
+        )
+        try:
+            await client.connect()
+            self._owned[plan.execution_id] = client
+            await database_sync_to_async(events.record_execution_started)(
+                plan.execution_id, process.url, process.token, process.pid
+            )
+            await client.request(
+                "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
+            )
+            session = await client.request("agent.session.new", {"cwd": plan.cwd, "mcp_servers": []})
+            await database_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
+            answer = await client.request("agent.prompt", {"session_id": session["session_id"], "prompt": prompt})
+            await database_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
+        except (StreamError, TimeoutError) as error:
+            logger.warning("starting the agent for session %s failed: %s", plan.session_id, error)
+            await database_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
+            await self._stop_process(plan.execution_id)
+
+    async def _apply(self, plan: LaunchPlan, action: str, payload: dict) -> None:
+        if action == "session.update":
+            await database_sync_to_async(events.record_session_update)(plan.session_id, payload.get("update") or {})
+        elif action == "permission.requested":
+            await database_sync_to_async(events.record_permission_requested)(plan.session_id, payload)
+        elif action == "permission.settled":
+            await database_sync_to_async(events.record_permission_settled)(plan.session_id, payload)
+        elif action == "turn.completed":
+            await database_sync_to_async(events.record_turn_completed)(plan.session_id, payload)
+        elif action == "agent.exited":
+            await database_sync_to_async(events.record_agent_exited)(plan.execution_id, payload)
+
+    async def _watch(self, execution_id: int, process: AgentctlProcess) -> None:
+        """When agentctl itself ends (killed, crashed, shut down), so does the execution."""
+        code = await process.process.wait()
+        await database_sync_to_async(events.record_agent_exited)(
+            execution_id, {"exit_code": code, "signal": None}, agentctl_gone=True
+        )
+        await self._stop_process(execution_id)
+
+    async def _stop_process(self, execution_id: int) -> None:
+        client = self._owned.pop(execution_id, None)
+        if client is not None:
+            await client.close()
+        process = self._processes.pop(execution_id, None)
+        if process is not None:
+            await process.stop()
+
+    # Requests from any process --------------------------------------------
+
+    async def request(self, endpoint: Endpoint, action: str, payload: dict, timeout: float = REQUEST_TIMEOUT):
+        """Send one request to an execution's agentctl, owned here or not."""
+        client = self._owned.get(endpoint.execution_id)
+        if client is not None:
+            return await client.request(action, payload, timeout=timeout)
+        if not endpoint.url:
+            raise AgentStreamNotConnected("the agent has not started yet")
+        # Another process owns this stream; a connection of our own carries
+        # the request, and the notifications it also receives are ignored.
+        async with AgentStreamClient(endpoint.url, endpoint.token, backoff=Backoff(attempts=0)) as transient:
+            return await transient.request(action, payload, timeout=timeout)
+
+    async def shutdown(self, endpoint: Endpoint) -> None:
+        try:
+            await self.request(endpoint, "agent.shutdown", {}, timeout=10)
+        except (StreamError, TimeoutError):
+            # agentctl is already gone; make sure the process is too.
+            await self._stop_process(endpoint.execution_id)
+
+
+runner = Runner()

@@ -1,0 +1,131 @@
+"""What an operator does with agent sessions: start, prompt, cancel, stop, answer.
+
+Writes happen in a transaction and work for the agent is handed to the runner
+after commit, so an agent never hears of a session the database rolled back.
+Requests to agentctl are sent from whichever web process the operator uses.
+"""
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from kandev_web.agentctl.stream_client import AgentStreamNotConnected, Conflict, NotFound, StreamError
+from kandev_web.board import live
+from kandev_web.board.models import Task, TaskState
+from kandev_web.flags.services import runtime_flags
+
+from . import events
+from .models import Activity, AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
+from .runtime import Endpoint, LaunchPlan, agent_environment, runner, working_dir
+
+
+class SessionActionError(Exception):
+    """An operator's action could not be carried out; the message says why, for them."""
+
+
+class AlreadySettled(SessionActionError):
+    pass
+
+
+def text_prompt(text: str) -> list[dict]:
+    return [{"type": "text", "text": text}]
+
+
+def _start_step(task: Task):
+    return task.board.steps.filter(is_start=True).first()
+
+
+def start_session(task: Task, profile: AgentProfile, prompt: str) -> TaskSession:
+    with transaction.atomic():
+        session = TaskSession.objects.create(
+            task=task, agent_profile=profile, state=SessionState.STARTING, activity=Activity.GENERATING
+        )
+        execution = AgentExecution.objects.create(session=session, runtime_flags=runtime_flags())
+        turn = Turn.objects.create(session=session)
+        events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
+        old_step = task.step_id
+        task.state = TaskState.IN_PROGRESS
+        task.step = _start_step(task) or task.step
+        task.save(update_fields=["state", "step", "updated_at"])
+        live.board_changed(task.board_id, step_ids=[old_step, task.step_id])
+        events.session_changed(session)
+        plan = LaunchPlan(
+            session_id=session.pk,
+            execution_id=execution.pk,
+            agent_id=profile.agent_id,
+            argv=[str(arg) for arg in profile.command],
+            env=agent_environment(profile.env),
+            cwd=working_dir(task.pk, profile.working_dir),
+            runtime_flags=execution.runtime_flags,
+        )
+        transaction.on_commit(lambda: runner.submit(runner.start(plan, text_prompt(prompt), turn.pk)))
+    return session
+
+
+def live_execution(session: TaskSession) -> AgentExecution | None:
+    return session.executions.filter(ended_at__isnull=True).first()
+
+
+def _endpoint(session: TaskSession) -> Endpoint:
+    execution = live_execution(session)
+    if execution is None:
+        raise SessionActionError(_("The agent is not running any more."))
+    return Endpoint(execution.pk, execution.url, execution.token)
+
+
+def _send(session: TaskSession, action: str, payload: dict) -> dict:
+    endpoint = _endpoint(session)
+    try:
+        return runner.call(runner.request(endpoint, action, payload))
+    except AgentStreamNotConnected:
+        raise SessionActionError(_("The agent could not be reached; nothing was sent.")) from None
+    except TimeoutError:
+        raise SessionActionError(_("The agent did not answer in time.")) from None
+
+
+def send_prompt(session: TaskSession, prompt: str) -> None:
+    if not session.acp_session_id or session.state not in (SessionState.WAITING_FOR_INPUT, SessionState.IDLE):
+        raise SessionActionError(_("The agent is busy; wait for its turn to end or cancel it."))
+    with transaction.atomic():
+        turn = Turn.objects.create(session=session)
+        events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
+        session.state, session.activity = SessionState.RUNNING, Activity.GENERATING
+        session.save(update_fields=["state", "activity", "updated_at"])
+        task = session.task
+        old_step = task.step_id
+        task.state = TaskState.IN_PROGRESS
+        task.step = _start_step(task) or task.step
+        task.save(update_fields=["state", "step", "updated_at"])
+        live.board_changed(task.board_id, step_ids=[old_step, task.step_id])
+        events.session_changed(session)
+    try:
+        answer = _send(session, "agent.prompt", {"session_id": session.acp_session_id, "prompt": text_prompt(prompt)})
+    except (SessionActionError, Conflict, StreamError) as error:
+        events.record_turn_completed(session.pk, {"stop_reason": "error", "error": {"message": str(error)}})
+        raise SessionActionError(str(error)) from None
+    events.record_prompt_sent(turn.pk, answer["turn_id"])
+
+
+def cancel_turn(session: TaskSession) -> None:
+    try:
+        _send(session, "agent.cancel", {"session_id": session.acp_session_id})
+    except StreamError as error:
+        raise SessionActionError(str(error)) from None
+
+
+def stop_session(session: TaskSession) -> None:
+    execution = live_execution(session)
+    if execution is None:
+        raise SessionActionError(_("The agent is not running any more."))
+    AgentExecution.objects.filter(pk=execution.pk).update(stop_requested=True)
+    runner.call(runner.shutdown(Endpoint(execution.pk, execution.url, execution.token)))
+
+
+def respond_permission(session: TaskSession, pending_id: str, option_id: str | None) -> None:
+    """Answer a permission request; ``option_id=None`` cancels it."""
+    payload = {"pending_id": pending_id, "option_id": option_id} if option_id else {"pending_id": pending_id, "cancelled": True}
+    try:
+        _send(session, "agent.permissions.respond", payload)
+    except NotFound:
+        raise AlreadySettled(_("This request was already answered.")) from None
+    except StreamError as error:
+        raise SessionActionError(str(error)) from None

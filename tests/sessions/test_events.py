@@ -1,0 +1,109 @@
+"""How agentctl's notifications become the session's messages and states."""
+
+import pytest
+
+from kandev_web.board.models import TaskState
+from kandev_web.sessions import events
+from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
+
+
+@pytest.fixture
+def session(make_task, board):
+    task = make_task("Work", step=board.steps.get(is_start=True), state=TaskState.IN_PROGRESS)
+    session = TaskSession.objects.create(task=task, state=SessionState.RUNNING)
+    Turn.objects.create(session=session)
+    return session
+
+
+def chunk(kind, text):
+    return {"sessionUpdate": kind, "content": {"type": "text", "text": text}}
+
+
+def test_text_chunks_coalesce_until_something_else_is_said(session):
+    for update in [
+        chunk("agent_message_chunk", "Hel"),
+        chunk("agent_message_chunk", "lo"),
+        chunk("agent_thought_chunk", "hmm"),
+        chunk("agent_message_chunk", "Again"),
+    ]:
+        events.record_session_update(session.pk, update)
+    assert list(Message.objects.values_list("type", "content")) == [
+        ("message", "Hello"),
+        ("thinking", "hmm"),
+        ("message", "Again"),
+    ]
+
+
+def test_tool_call_is_one_message_updated_in_place(session):
+    events.record_session_update(
+        session.pk, {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run pytest", "kind": "execute", "status": "pending"}
+    )
+    events.record_session_update(
+        session.pk,
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "t1",
+            "status": "completed",
+            "content": [{"type": "content", "content": {"type": "text", "text": "3 passed"}}],
+        },
+    )
+    [message] = Message.objects.all()
+    assert message.type == MessageType.TOOL_EXECUTE
+    assert (message.metadata["status"], message.metadata["output"]) == ("completed", "3 passed")
+
+
+def test_plan_is_replaced_not_repeated(session):
+    events.record_session_update(session.pk, {"sessionUpdate": "plan", "entries": [{"content": "a", "status": "pending"}]})
+    events.record_session_update(session.pk, {"sessionUpdate": "plan", "entries": [{"content": "a", "status": "completed"}]})
+    [plan] = Message.objects.filter(type=MessageType.AGENT_PLAN)
+    assert plan.metadata["entries"][0]["status"] == "completed"
+
+
+def test_unknown_updates_are_ignored(session):
+    events.record_session_update(session.pk, {"sessionUpdate": "available_commands_update", "availableCommands": []})
+    events.record_session_update(session.pk, {"no": "kind"})
+    assert not Message.objects.exists()
+
+
+def test_permission_request_waits_for_input_and_settles(session):
+    events.record_permission_requested(
+        session.pk, {"pending_id": "p1", "tool_call": {"title": "Edit"}, "options": [{"optionId": "ok", "name": "OK"}]}
+    )
+    session.refresh_from_db()
+    assert session.state == SessionState.WAITING_FOR_INPUT
+    message = Message.objects.get(type=MessageType.PERMISSION_REQUEST)
+    assert (message.metadata["status"], message.requests_input) == ("pending", True)
+
+    events.record_permission_settled(session.pk, {"pending_id": "p1", "outcome": "selected", "option_id": "ok"})
+    session.refresh_from_db()
+    message.refresh_from_db()
+    assert session.state == SessionState.RUNNING
+    assert (message.metadata["status"], message.metadata["option_id"]) == ("approved", "ok")
+
+
+def test_turn_completed_moves_the_task_to_review(session, board):
+    events.record_turn_completed(session.pk, {"turn_id": "", "stop_reason": "end_turn"})
+    session.refresh_from_db()
+    session.task.refresh_from_db()
+    assert session.state == SessionState.WAITING_FOR_INPUT
+    assert session.task.state == TaskState.REVIEW
+    assert session.task.step.name == "Review"
+    assert session.turns.get().stop_reason == "end_turn"
+
+
+def test_agent_exit_without_a_stop_is_a_failure(session):
+    execution = AgentExecution.objects.create(session=session)
+    events.record_agent_exited(execution.pk, {"exit_code": 3, "signal": None})
+    events.record_agent_exited(execution.pk, {"exit_code": 0, "signal": None}, agentctl_gone=True)
+    session.refresh_from_db()
+    assert session.state == SessionState.FAILED
+    assert "exit code 3" in session.error
+    assert Message.objects.filter(type=MessageType.ERROR).count() == 1
+
+
+def test_agent_exit_after_a_stop_is_no_failure(session):
+    execution = AgentExecution.objects.create(session=session, stop_requested=True)
+    events.record_agent_exited(execution.pk, {"exit_code": 0, "signal": None})
+    session.refresh_from_db()
+    assert session.state == SessionState.CANCELLED
+    assert session.error == ""
