@@ -17,13 +17,24 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
+from .clarifications.mcp import PATH as MCP_PATH  # noqa: E402
+from .clarifications.mcp import endpoint as mcp_endpoint  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 
-http_app = django_asgi_app
+django_http = django_asgi_app
 if settings.SERVE_STATIC:
     from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
 
-    http_app = ASGIStaticFilesHandler(django_asgi_app)
+    django_http = ASGIStaticFilesHandler(django_asgi_app)
+
+
+async def http_app(scope, receive, send):
+    """The MCP endpoint (agents, bearer token) beside Django (operators, sessions)."""
+    if scope["path"] == MCP_PATH:
+        await mcp_endpoint(scope, receive, send)
+    else:
+        await django_http(scope, receive, send)
+
 
 application = ProtocolTypeRouter(
     {

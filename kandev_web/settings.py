@@ -41,6 +41,8 @@ INSTALLED_APPS = [
     "kandev_web.flags",
     "kandev_web.board",
     "kandev_web.sessions",
+    "kandev_web.clarifications",
+    "kandev_web.notifications",
 ]
 
 MIDDLEWARE = [
@@ -88,6 +90,12 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
     VAR_DIR.mkdir(exist_ok=True)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Where agents reach the MCP endpoint; by default the address the operator
+# used to start the session, which is right on one machine.
+KANDEV_MCP_URL = env.str("KANDEV_MCP_URL", default="")
+# How often a waiting ask_user_question_kandev call tells the agent it is still waiting.
+KANDEV_MCP_KEEPALIVE_SECONDS = env.float("KANDEV_MCP_KEEPALIVE_SECONDS", default=20.0)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:

@@ -8,5 +8,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("", include("kandev_web.flags.urls")),
     path("", include("kandev_web.sessions.urls")),
+    path("", include("kandev_web.clarifications.urls")),
+    path("", include("kandev_web.notifications.urls")),
     path("", include("kandev_web.board.urls")),
 ]

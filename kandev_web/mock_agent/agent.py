@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kandev_web.agentctl.jsonrpc import INVALID_PARAMS, JsonRpcError, JsonRpcId, JsonRpcPeer
-from kandev_web.mock_agent import engine
+from kandev_web.mock_agent import engine, mcp_steps  # noqa: F401  (mcp_steps registers its step)
 
 _SCENARIO_PROMPT = re.compile(r"\s*/e2e:(\S+)")
 
@@ -24,6 +24,7 @@ AGENT_INFO = {"name": "kandev-mock-agent", "title": "Kandev mock agent", "versio
 class _Session:
     id: str
     cwd: str
+    mcp_servers: list[Any]
     cancelled: asyncio.Event | None = None  # set while a turn is open
 
 
@@ -63,7 +64,10 @@ class MockAgent:
         cwd = params.get("cwd") if isinstance(params, dict) else None
         if not isinstance(cwd, str):
             raise JsonRpcError(INVALID_PARAMS, "Invalid params", {"details": "cwd must be a string"})
-        session = _Session(id=f"mock-{uuid.uuid4().hex[:12]}", cwd=cwd)
+        mcp_servers = params.get("mcpServers")
+        session = _Session(
+            id=f"mock-{uuid.uuid4().hex[:12]}", cwd=cwd, mcp_servers=mcp_servers if isinstance(mcp_servers, list) else []
+        )
         self._sessions[session.id] = session
         return {"sessionId": session.id}
 
@@ -76,7 +80,12 @@ class MockAgent:
             peer=self.peer,
             session_id=session.id,
             cancelled=asyncio.Event(),
-            variables={"session_id": session.id, "prompt": text, "turn": uuid.uuid4().hex[:8]},
+            variables={
+                "session_id": session.id,
+                "prompt": text,
+                "turn": uuid.uuid4().hex[:8],
+                "mcp_servers": session.mcp_servers,
+            },
         )
         session.cancelled = turn.cancelled
         try:

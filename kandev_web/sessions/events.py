@@ -14,6 +14,7 @@ from django.utils.translation import gettext as _
 from kandev_web.board import live
 from kandev_web.board.models import TaskState
 
+from . import signals
 from .models import Activity, AgentExecution, AuthorType, Message, MessageType, SessionState, TaskSession, Turn
 
 logger = logging.getLogger(__name__)
@@ -227,6 +228,7 @@ def record_turn_completed(session_id: int, payload: dict) -> None:
         task.save(update_fields=["state", "step", "updated_at"])
         live.board_changed(task.board_id, step_ids=[old_step, task.step_id])
     session_changed(session)
+    signals.turn_ended.send(TaskSession, session=session, turn=turn, stop_reason=stop_reason)
 
 
 @transaction.atomic
@@ -270,6 +272,7 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
             task.save(update_fields=["state", "updated_at"])
     session.save(update_fields=["state", "activity", "error", "updated_at"])
     session_changed(session)
+    signals.agent_gone.send(TaskSession, session=session)
 
 
 @transaction.atomic

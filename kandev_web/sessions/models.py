@@ -53,6 +53,9 @@ class TaskSession(models.Model):
     state = models.CharField(_("state"), max_length=32, choices=SessionState, default=SessionState.CREATED)
     activity = models.CharField(_("activity"), max_length=16, choices=Activity, blank=True, default="")
     acp_session_id = models.CharField(_("ACP session id"), max_length=200, blank=True)
+    #: SHA-256 of the bearer token this session's agent uses for Kandev's MCP
+    #: endpoint; the token itself exists only in the agent's session/new.
+    mcp_token_hash = models.CharField(max_length=64, blank=True, db_index=True)
     error = models.TextField(_("error"), blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

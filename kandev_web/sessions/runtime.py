@@ -46,6 +46,7 @@ class LaunchPlan:
     env: dict[str, str]
     cwd: str
     runtime_flags: dict[str, bool]
+    mcp_servers: list[dict]
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,7 @@ class Runner:
             await client.request(
                 "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
             )
-            session = await client.request("agent.session.new", {"cwd": plan.cwd, "mcp_servers": []})
+            session = await client.request("agent.session.new", {"cwd": plan.cwd, "mcp_servers": plan.mcp_servers})
             await database_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
             answer = await client.request("agent.prompt", {"session_id": session["session_id"], "prompt": prompt})
             await database_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])

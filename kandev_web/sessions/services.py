@@ -14,6 +14,7 @@ from kandev_web.board.models import Task, TaskState
 from kandev_web.flags.services import runtime_flags
 
 from . import events
+from .mcp_tokens import mcp_server_for_agent, new_token
 from .models import Activity, AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
 from .runtime import Endpoint, LaunchPlan, agent_environment, runner, working_dir
 
@@ -34,10 +35,16 @@ def _start_step(task: Task):
     return task.board.steps.filter(is_start=True).first()
 
 
-def start_session(task: Task, profile: AgentProfile, prompt: str) -> TaskSession:
+def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: str) -> TaskSession:
+    """Start an agent on ``task``; it reaches Kandev's MCP tools at ``mcp_url`` with a token of its own."""
+    mcp_token, mcp_token_hash = new_token()
     with transaction.atomic():
         session = TaskSession.objects.create(
-            task=task, agent_profile=profile, state=SessionState.STARTING, activity=Activity.GENERATING
+            task=task,
+            agent_profile=profile,
+            state=SessionState.STARTING,
+            activity=Activity.GENERATING,
+            mcp_token_hash=mcp_token_hash,
         )
         execution = AgentExecution.objects.create(session=session, runtime_flags=runtime_flags())
         turn = Turn.objects.create(session=session)
@@ -56,6 +63,7 @@ def start_session(task: Task, profile: AgentProfile, prompt: str) -> TaskSession
             env=agent_environment(profile.env),
             cwd=working_dir(task.pk, profile.working_dir),
             runtime_flags=execution.runtime_flags,
+            mcp_servers=[mcp_server_for_agent(mcp_url, mcp_token)],
         )
         transaction.on_commit(lambda: runner.submit(runner.start(plan, text_prompt(prompt), turn.pk)))
     return session

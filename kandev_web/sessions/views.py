@@ -5,6 +5,7 @@ the task through its socket) or with a toast saying why nothing happened.
 """
 
 from django import forms
+from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
@@ -12,9 +13,11 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
+from kandev_web.clarifications import services as clarifications
 from kandev_web.board.queries import cards_for
 
 from . import services
+from .mcp_tokens import MCP_PATH
 from .models import AgentProfile, Message, TaskSession
 
 
@@ -66,7 +69,9 @@ def task_context(task: Task) -> dict:
         "sessions": sessions,
         "current_session": current,
         "agent_live": bool(current and services.live_execution(current)),
+        "turn_open": bool(current and current.turns.filter(completed_at__isnull=True).exists()),
         "start_form": StartSessionForm(task=task),
+        "clarifications": clarifications.pending_for_task(task.pk),
         "messages": list(Message.objects.filter(session__task=task).order_by("created_at", "pk")),
     }
 
@@ -82,7 +87,8 @@ def session_start(request, task_id):
     form = StartSessionForm(request.POST, task=task)
     if not form.is_valid():
         return toast(_("Choose an agent and write a prompt."))
-    services.start_session(task, form.cleaned_data["profile"], form.cleaned_data["prompt"])
+    mcp_url = settings.KANDEV_MCP_URL or request.build_absolute_uri(MCP_PATH)
+    services.start_session(task, form.cleaned_data["profile"], form.cleaned_data["prompt"], mcp_url=mcp_url)
     return HttpResponse(status=204)
 
 

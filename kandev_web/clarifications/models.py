@@ -1,0 +1,49 @@
+from django.db import models
+from django.utils.translation import gettext_lazy as _
+
+from kandev_web.sessions.models import AgentExecution, TaskSession, Turn
+
+
+class Source(models.TextChoices):
+    ASK_USER_QUESTION = "ask_user_question", _("ask_user_question_kandev tool")
+    ELICITATION = "elicitation", _("ACP elicitation")
+
+
+class Status(models.TextChoices):
+    PENDING = "pending", _("Waiting for an answer")
+    ANSWERED = "answered", _("Answered")
+    REJECTED = "rejected", _("Skipped")
+    EXPIRED = "expired", _("Timed out")
+    CANCELLED = "cancelled", _("Cancelled")
+
+
+class Clarification(models.Model):
+    """A bundle of questions an agent is waiting on, answerable from any web process.
+
+    An ``ask_user_question_kandev`` bundle is identified by its questions (and
+    so deduplicated); an elicitation-backed one by agentctl's ``pending_id``.
+    """
+
+    pending_id = models.CharField(max_length=64, unique=True)
+    session = models.ForeignKey(TaskSession, on_delete=models.CASCADE, related_name="clarifications")
+    turn = models.ForeignKey(Turn, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    execution = models.ForeignKey(
+        AgentExecution, null=True, blank=True, on_delete=models.SET_NULL, related_name="clarifications"
+    )
+    source = models.CharField(max_length=32, choices=Source, default=Source.ASK_USER_QUESTION)
+    questions = models.JSONField()
+    context = models.TextField(blank=True)
+    #: For deduplication: the questions' prompts and options, normalised (ask path only).
+    dedup_key = models.JSONField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status, default=Status.PENDING)
+    response = models.JSONField(null=True, blank=True)
+    agent_disconnected = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    responded_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created_at", "pk"]
+        indexes = [models.Index(fields=["session", "status"])]
+
+    def __str__(self):
+        return self.pending_id

@@ -1,0 +1,20 @@
+from django import template
+from django.utils.translation import gettext as _
+
+register = template.Library()
+
+
+@register.filter
+def answer_text(metadata: dict) -> str:
+    """What the operator answered to one question of a ``clarification_request`` message."""
+    response = metadata.get("response") or {}
+    if response.get("rejected"):
+        return _("Skipped")
+    question = metadata.get("question") or {}
+    labels = {o.get("option_id"): o.get("label") for o in question.get("options", [])}
+    for answer in response.get("answers", []):
+        if answer.get("question_id") == metadata.get("question_id"):
+            if answer.get("custom_text"):
+                return answer["custom_text"]
+            return ", ".join(labels.get(o, o) for o in answer.get("selected_options", []))
+    return _("No selection")

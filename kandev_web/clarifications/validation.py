@@ -1,0 +1,166 @@
+"""Validating an ask_user_question_kandev bundle and the operator's answers.
+
+Pure functions with Kandev's limits and messages, verbatim (reference §2): one
+validator for the MCP tool and for HTTP. Elicitation-backed records skip these
+limits (decisions F3); agentctl validates those.
+"""
+
+from dataclasses import dataclass, field
+
+MIN_QUESTIONS, MAX_QUESTIONS = 1, 4
+MIN_OPTIONS, MAX_OPTIONS = 2, 6
+MAX_TITLE = 12
+MAX_CUSTOM_TEXT = 2000
+
+
+class InvalidBundle(ValueError):
+    def __init__(self, errors: list[str]):
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+@dataclass(frozen=True)
+class Option:
+    option_id: str
+    label: str
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Question:
+    id: str
+    title: str
+    prompt: str
+    options: tuple[Option, ...] = field(default_factory=tuple)
+
+    def as_json(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "prompt": self.prompt,
+            "options": [
+                {"option_id": o.option_id, "label": o.label, "description": o.description} for o in self.options
+            ],
+        }
+
+
+@dataclass(frozen=True)
+class Answer:
+    question_id: str
+    selected_option: str | None = None
+    custom_text: str = ""
+
+
+def _text(value) -> str:
+    return value.strip() if isinstance(value, str) else ""
+
+
+def parse_bundle(questions: object) -> tuple[Question, ...]:
+    """Questions from the tool's input, with ids filled in; raise ``InvalidBundle``."""
+    if not isinstance(questions, list):
+        raise InvalidBundle(["questions must contain at least 1 question"])
+    errors: list[str] = []
+    if len(questions) < MIN_QUESTIONS:
+        errors.append(f"questions must contain at least {MIN_QUESTIONS} question")
+    if len(questions) > MAX_QUESTIONS:
+        errors.append(f"questions must contain at most {MAX_QUESTIONS} questions")
+    parsed, seen = [], set()
+    for index, raw in enumerate(questions[:MAX_QUESTIONS], start=1):
+        raw = raw if isinstance(raw, dict) else {}
+        qid = _text(raw.get("id")) or f"q{index}"
+        if qid in seen:
+            errors.append(f"duplicate question id {qid!r}")
+        seen.add(qid)
+        prompt = _text(raw.get("prompt"))
+        if not prompt:
+            errors.append(f"question {index} is missing required 'prompt'")
+        title = _text(raw.get("title"))
+        if len(title) > MAX_TITLE:
+            errors.append(f"question {index} title must be at most {MAX_TITLE} characters")
+        raw_options = raw.get("options") if isinstance(raw.get("options"), list) else []
+        if len(raw_options) < MIN_OPTIONS:
+            errors.append(f"question {index} must have at least {MIN_OPTIONS} options")
+        if len(raw_options) > MAX_OPTIONS:
+            errors.append(f"question {index} must have at most {MAX_OPTIONS} options")
+        options = []
+        for o_index, option in enumerate(raw_options[:MAX_OPTIONS], start=1):
+            option = option if isinstance(option, dict) else {}
+            label, description = _text(option.get("label")), _text(option.get("description"))
+            if not label:
+                errors.append(f"question {index} option {o_index} is missing required 'label'")
+            if not description:
+                errors.append(f"question {index} option {o_index} is missing required 'description'")
+            options.append(Option(f"{qid}_opt{o_index}", label, description))
+        parsed.append(Question(qid, title, prompt, tuple(options)))
+    if errors:
+        raise InvalidBundle(errors)
+    return tuple(parsed)
+
+
+def dedup_key(questions: tuple[Question, ...]) -> list:
+    """What makes two bundles the same: prompts and options in order; ids and titles do not count."""
+    return [[q.prompt, [[o.option_id, o.label, o.description] for o in q.options]] for q in questions]
+
+
+def parse_answers(questions: tuple[Question, ...], answers: object) -> tuple[Answer, ...]:
+    """The operator's answers, one per question, single choice or custom text; raise ``InvalidBundle``."""
+    if not isinstance(answers, list):
+        answers = []
+    errors: list[str] = []
+    if len(answers) != len(questions):
+        errors.append(f"expected {len(questions)} answers, got {len(answers)}")
+    by_id = {q.id: q for q in questions}
+    parsed, seen = [], set()
+    for index, raw in enumerate(answers, start=1):
+        raw = raw if isinstance(raw, dict) else {}
+        qid = raw.get("question_id")
+        if not isinstance(qid, str) or not qid:
+            errors.append(f"answer {index} is missing question_id")
+            continue
+        if qid not in by_id:
+            errors.append(f"answer {index} references unknown question id {qid!r}")
+            continue
+        if qid in seen:
+            errors.append(f"answer {index} duplicates question id {qid!r}")
+            continue
+        seen.add(qid)
+        selected = raw.get("selected_options") or []
+        selected = [s for s in selected if isinstance(s, str)] if isinstance(selected, list) else []
+        custom = _text(raw.get("custom_text"))
+        valid_ids = {o.option_id for o in by_id[qid].options}
+        if any(s not in valid_ids for s in selected):
+            errors.append(f"answer {index} selects an option that question {qid!r} does not have")
+        if len(selected) > 1:
+            errors.append(f"answer {index} selects more than one option")
+        if selected and custom:
+            errors.append(f"answer {index} has both a selected option and custom text")
+        if not selected and not custom:
+            errors.append(f"answer {index} answers nothing")
+        if len(custom) > MAX_CUSTOM_TEXT:
+            errors.append(f"answer {index} custom text must be at most {MAX_CUSTOM_TEXT} characters")
+        parsed.append(Answer(qid, selected[0] if selected else None, custom))
+    if errors:
+        raise InvalidBundle(errors)
+    order = {q.id: i for i, q in enumerate(questions)}
+    return tuple(sorted(parsed, key=lambda a: order[a.question_id]))
+
+
+def tool_result(questions: tuple[Question, ...], answers: tuple[Answer, ...], rejected: bool, reason: str) -> dict:
+    """Kandev's ask_user_question_kandev result, keyed by question id."""
+    given = {a.question_id: a for a in answers}
+    result: dict = {}
+    for question in questions:
+        answer = given.get(question.id)
+        if answer is None:
+            result[question.id] = {"answered": False}
+            continue
+        entry = {}
+        if answer.selected_option:
+            entry["selected_option"] = answer.selected_option
+        if answer.custom_text:
+            entry["custom_text"] = answer.custom_text
+        result[question.id] = entry
+    if rejected:
+        result["rejected"] = True
+        result["reject_reason"] = reason
+    return result

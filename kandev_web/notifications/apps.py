@@ -1,0 +1,19 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class NotificationsConfig(AppConfig):
+    name = "kandev_web.notifications"
+    verbose_name = _("Notifications")
+
+    def ready(self):
+        from kandev_web.sessions import signals
+
+        from . import services
+
+        def turn_ended(sender, session, turn, stop_reason, **kwargs):
+            # A cancelled or failed turn is the operator's doing or already on screen.
+            if turn is not None and stop_reason == "end_turn":
+                services.turn_finished(session, turn)
+
+        signals.turn_ended.connect(turn_ended, weak=False, dispatch_uid="notifications.turn_ended")

@@ -1,0 +1,215 @@
+// The clarification overlay: choosing, typing, stepping, keyboard.
+//
+// The server renders every question; this keeps the operator's in-progress
+// answer in the form (hidden inputs and text areas) and mirrors it in data-*
+// state. A question's data-kind says how it is answered: "single" (one option
+// or custom text, mutually exclusive: the ask_user_question_kandev overlay),
+// "multi" (several options) and "text" (typing only) come from elicitations.
+(function () {
+  "use strict";
+
+  const overlayOf = (el) => el.closest("[data-testid=clarification-overlay]");
+  const cards = (overlay) => Array.from(overlay.querySelectorAll("[data-testid=clarification-question-card]"));
+  const activeCard = (overlay) => cards(overlay).find((card) => !card.hidden);
+  const options = (card) => Array.from(card.querySelectorAll("[data-testid=clarification-option]"));
+  const textArea = (card) => card.querySelector("[data-testid=clarification-input]");
+  const isElicitation = (overlay) => overlay.dataset.source === "elicitation";
+
+  function setSelected(option, selected) {
+    option.dataset.selected = String(selected);
+    option.setAttribute("aria-checked", String(selected));
+  }
+
+  // Write the chosen options into the form, in declaration order.
+  function syncSelection(card) {
+    const overlay = overlayOf(card);
+    const chosen = options(card).filter((o) => o.dataset.selected === "true" || o.dataset.kept === "true");
+    card.querySelectorAll("input[data-role=selected]").forEach((input, i) => { if (i > 0) input.remove(); });
+    const first = card.querySelector("input[data-role=selected]");
+    if (first) {
+      first.value = chosen.length ? chosen[0].dataset.optionId : "";
+      for (const option of chosen.slice(1)) {
+        const extra = first.cloneNode();
+        extra.value = option.dataset.optionId;
+        first.after(extra);
+      }
+    }
+    refresh(overlay);
+  }
+
+  function answered(card) {
+    const text = textArea(card);
+    const typed = text && text.value.trim() !== "";
+    const picked = card.querySelector("input[data-role=selected]");
+    return typed || Boolean(picked && picked.value);
+  }
+
+  function refresh(overlay) {
+    const all = cards(overlay);
+    let count = 0;
+    all.forEach((card, i) => {
+      const done = answered(card);
+      card.dataset.answered = String(done);
+      if (done) count += 1;
+      const step = overlay.querySelector(`[data-testid=clarification-step][data-step-index="${i}"]`);
+      if (step) {
+        step.dataset.answered = String(done);
+        step.dataset.active = String(!card.hidden);
+      }
+    });
+    const progress = overlay.querySelector("[data-testid=clarification-group-progress]");
+    if (progress) {
+      progress.dataset.answered = String(count);
+      progress.textContent = progress.dataset.template.replace("__N__", count);
+    }
+    const submit = overlay.querySelector("[data-testid=clarification-submit]");
+    // Elicitations accept a partial or empty answer (decisions F3); the ask path wants them all.
+    if (submit) submit.disabled = !isElicitation(overlay) && count < all.length;
+    const index = all.indexOf(activeCard(overlay));
+    const prev = overlay.querySelector("[data-testid=clarification-prev]");
+    const next = overlay.querySelector("[data-testid=clarification-next]");
+    if (prev) prev.disabled = index <= 0;
+    if (next) next.disabled = index >= all.length - 1;
+  }
+
+  function show(overlay, index) {
+    const all = cards(overlay);
+    if (index < 0 || index >= all.length) return;
+    all.forEach((card, i) => { card.hidden = i !== index; });
+    refresh(overlay);
+    const target = all[index].querySelector("[data-testid=clarification-option][tabindex='0']") || textArea(all[index]);
+    if (target) target.focus();
+  }
+
+  function submit(overlay) {
+    const form = overlay.querySelector("form");
+    if (form.dataset.sending === "true") return;
+    form.dataset.sending = "true";
+    htmx.trigger(form, "submit");
+  }
+
+  // After an answer to one question: a lone question is sent, otherwise move on.
+  function advance(overlay) {
+    const all = cards(overlay);
+    if (all.length === 1 && !isElicitation(overlay)) {
+      submit(overlay);
+      return;
+    }
+    const index = all.indexOf(activeCard(overlay));
+    if (index < all.length - 1) show(overlay, index + 1);
+  }
+
+  function choose(option) {
+    const card = option.closest("[data-testid=clarification-question-card]");
+    const overlay = overlayOf(card);
+    const text = textArea(card);
+    if (card.dataset.kind === "multi") {
+      setSelected(option, option.dataset.selected !== "true");
+    } else {
+      options(card).forEach((o) => setSelected(o, o === option));
+    }
+    options(card).forEach((o) => { o.tabIndex = o === option ? 0 : -1; delete o.dataset.kept; });
+    if (text && text.value.trim() !== "") {
+      // A pick after typing makes the pick the answer again.
+      text.value = "";
+      card.querySelector("[data-testid=clarification-custom-input]").dataset.active = "false";
+    }
+    syncSelection(card);
+    if (card.dataset.kind !== "multi") advance(overlay);
+  }
+
+  function typed(text) {
+    const card = text.closest("[data-testid=clarification-question-card]");
+    const overlay = overlayOf(card);
+    const active = text.value.trim() !== "";
+    card.querySelector("[data-testid=clarification-custom-input]").dataset.active = String(active);
+    for (const option of options(card)) {
+      if (active && option.dataset.selected === "true") {
+        // Typed text replaces the choice. An elicitation keeps the choice in
+        // the record (the options only look deselected); the ask path drops it.
+        if (isElicitation(overlay)) option.dataset.kept = "true";
+        setSelected(option, false);
+      } else if (!active && option.dataset.kept === "true") {
+        setSelected(option, true);
+        delete option.dataset.kept;
+      }
+    }
+    syncSelection(card);
+  }
+
+  document.addEventListener("click", (event) => {
+    const target = event.target.closest("button");
+    if (!target || !overlayOf(target)) return;
+    const overlay = overlayOf(target);
+    const index = cards(overlay).indexOf(activeCard(overlay));
+    switch (target.dataset.testid) {
+      case "clarification-option": choose(target); break;
+      case "clarification-step": show(overlay, Number(target.dataset.stepIndex)); break;
+      case "clarification-prev": show(overlay, index - 1); break;
+      case "clarification-next": show(overlay, index + 1); break;
+      default: return;
+    }
+    event.preventDefault();
+  });
+
+  document.addEventListener("input", (event) => {
+    if (event.target.matches("[data-testid=clarification-input]")) typed(event.target);
+  });
+
+  document.addEventListener("keydown", (event) => {
+    const overlay = event.target.closest && event.target.closest("[data-testid=clarification-overlay]");
+    const anyOverlay = overlay || document.querySelector("[data-testid=clarification-overlay]");
+    if (!anyOverlay) return;
+    const inText = event.target.matches("textarea, input");
+    if (event.key === "Enter" && (event.metaKey || event.ctrlKey)) {
+      const submitButton = anyOverlay.querySelector("[data-testid=clarification-submit]");
+      if (!submitButton || !submitButton.disabled) submit(anyOverlay);
+      event.preventDefault();
+      return;
+    }
+    if (event.target.matches("[data-testid=clarification-input]") && event.key === "Enter" && !event.shiftKey && !event.altKey) {
+      if (event.target.value.trim() === "") return;
+      event.preventDefault();
+      advance(anyOverlay);
+      return;
+    }
+    if (inText || event.metaKey || event.ctrlKey || event.altKey) return;
+    const card = activeCard(anyOverlay);
+    if (event.key === "Escape") {
+      anyOverlay.dataset.collapsed = String(anyOverlay.dataset.collapsed !== "true");
+      event.preventDefault();
+    } else if (/^[1-9]$/.test(event.key) && card) {
+      const option = options(card)[Number(event.key) - 1];
+      if (option) { choose(option); event.preventDefault(); }
+    } else if (event.key === "ArrowRight" || event.key === "ArrowLeft") {
+      const index = cards(anyOverlay).indexOf(card);
+      show(anyOverlay, index + (event.key === "ArrowRight" ? 1 : -1));
+      event.preventDefault();
+    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && card && event.target.matches("[data-testid=clarification-option]")) {
+      const all = options(card);
+      const next = all[(all.indexOf(event.target) + (event.key === "ArrowDown" ? 1 : all.length - 1)) % all.length];
+      next.focus();
+      event.preventDefault();
+    } else if (event.key === " " && event.target.matches("[data-testid=clarification-option]")) {
+      choose(event.target);
+      event.preventDefault();
+    }
+  });
+
+  // A failed send (an error toast) lets the operator try again.
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const form = event.detail.elt;
+    if (form.matches && form.matches("[data-testid=clarification-form]")) form.dataset.sending = "false";
+  });
+
+  // New overlays arrive over the socket: bring them to their first question.
+  function init(root) {
+    root.querySelectorAll("[data-testid=clarification-overlay]:not([data-ready])").forEach((overlay) => {
+      overlay.dataset.ready = "true";
+      refresh(overlay);
+    });
+  }
+  document.addEventListener("DOMContentLoaded", () => init(document));
+  document.addEventListener("htmx:oobAfterSwap", () => init(document));
+  document.addEventListener("htmx:afterSwap", () => init(document));
+})();

@@ -1,0 +1,143 @@
+"""Clarification records: dedup, first answer wins, messages, and agents that move on."""
+
+import asyncio
+
+import pytest
+from django.db import connection
+
+from kandev_web.clarifications import services
+from kandev_web.clarifications.models import Clarification, Status
+from kandev_web.clarifications.validation import InvalidBundle, parse_bundle
+from kandev_web.notifications.models import Delivery
+from kandev_web.sessions import events
+from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.pending import pending_actions
+
+QUESTIONS = parse_bundle(
+    [
+        {"id": "db", "title": "Database", "prompt": "Which database?", "options": [
+            {"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "Embedded"}]},
+        {"prompt": "Which language?", "options": [
+            {"label": "Python", "description": "Known"}, {"label": "Go", "description": "Fast"}]},
+    ]
+)
+
+
+@pytest.fixture
+def session(make_task, operator):
+    session = TaskSession.objects.create(task=make_task("Pick a stack"), state=SessionState.RUNNING)
+    Turn.objects.create(session=session)
+    return session
+
+
+def test_a_bundle_is_one_message_per_question_with_kandevs_metadata(session):
+    record, created = services.request_clarification(session, QUESTIONS, "New service")
+    assert created
+    messages = list(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).order_by("pk"))
+    assert [m.requests_input for m in messages] == [False, True]
+    first = messages[0].metadata
+    assert {k: first[k] for k in ("pending_id", "question_id", "question_index", "question_total", "context", "status")} == {
+        "pending_id": record.pending_id,
+        "question_id": "db",
+        "question_index": 0,
+        "question_total": 2,
+        "context": "New service",
+        "status": "pending",
+    }
+    assert messages[0].author_type == "agent" and messages[0].content == "Which database?"
+    session.refresh_from_db()
+    assert session.state == SessionState.WAITING_FOR_INPUT
+    assert pending_actions(TaskSession.objects.all()) == {session.pk: "clarification"}
+
+
+def test_the_same_questions_return_the_pending_record(session):
+    first, _ = services.request_clarification(session, QUESTIONS)
+    again, created = services.request_clarification(session, QUESTIONS)
+    assert (again.pk, created) == (first.pk, False)
+    assert Clarification.objects.count() == 1
+    assert Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).count() == 2
+
+
+def test_first_answer_wins(session):
+    record, _ = services.request_clarification(session, QUESTIONS)
+    answers = [
+        {"question_id": "db", "selected_options": ["db_opt2"]},
+        {"question_id": "q2", "custom_text": "Rust"},
+    ]
+    services.respond(record.pending_id, answers=answers)
+    with pytest.raises(services.AlreadyAnswered):
+        services.respond(record.pending_id, rejected=True)
+    record.refresh_from_db()
+    assert record.status == Status.ANSWERED
+    assert record.response["answers"][1]["custom_text"] == "Rust"
+    assert set(Message.objects.values_list("metadata__status", flat=True)) == {"answered"}
+    session.refresh_from_db()
+    assert session.state == SessionState.RUNNING
+    assert pending_actions(TaskSession.objects.all()) == {}
+
+
+def test_an_invalid_answer_leaves_the_record_open(session):
+    record, _ = services.request_clarification(session, QUESTIONS)
+    with pytest.raises(InvalidBundle):
+        services.respond(record.pending_id, answers=[{"question_id": "db", "selected_options": ["db_opt1"]}])
+    record.refresh_from_db()
+    assert record.status == Status.PENDING
+
+
+def test_turn_end_marks_pending_questions_agent_disconnected_but_pending(session):
+    record, _ = services.request_clarification(session, QUESTIONS)
+    events.record_turn_completed(session.pk, {"stop_reason": "cancelled"})
+    record.refresh_from_db()
+    assert (record.status, record.agent_disconnected) == (Status.PENDING, True)
+    assert set(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).values_list("metadata__agent_disconnected", flat=True)) == {True}
+
+
+def test_late_answer_is_recorded_and_becomes_a_prompt(session):
+    record, _ = services.request_clarification(session, QUESTIONS)
+    services.agent_moved_on(session.pk)
+    outcome = services.respond(record.pending_id, answers=[
+        {"question_id": "db", "selected_options": ["db_opt1"]},
+        {"question_id": "q2", "custom_text": "Go, probably"},
+    ])
+    assert outcome.resumed is False  # no agent is running in this test
+    prompt = services.late_answer_prompt(outcome.record)
+    assert prompt.startswith('You previously asked the user: "Which database?". They answered: Postgres')
+    assert 'They answered: Go, probably' in prompt
+
+
+def test_one_notification_per_pending_id_naming_the_task_not_the_question(session, operator, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        services.request_clarification(session, QUESTIONS)
+        services.request_clarification(session, QUESTIONS)
+    [delivery] = Delivery.objects.all()
+    assert (delivery.event, delivery.user) == ("session.clarification_requested", operator)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wait_wakes_on_an_answer_from_another_thread(make_task):
+    session = TaskSession.objects.create(task=make_task(), state=SessionState.RUNNING)
+    Turn.objects.create(session=session)
+    record, _ = services.request_clarification(session, QUESTIONS)
+    keepalives = []
+
+    async def keepalive():
+        keepalives.append(1)
+        if len(keepalives) == 2:
+            await asyncio.to_thread(services.respond, record.pending_id, rejected=True, reject_reason="later")
+
+    answered = asyncio.run(services.wait_for_answer(record.pending_id, keepalive=keepalive, interval=0.05))
+    assert answered.status == Status.REJECTED
+    assert answered.response["reject_reason"] == "later"
+    connection.close()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_wait_times_out_and_expires_the_record(make_task):
+    session = TaskSession.objects.create(task=make_task(), state=SessionState.RUNNING)
+    Turn.objects.create(session=session)
+    record, _ = services.request_clarification(session, QUESTIONS)
+    with pytest.raises(services.ClarificationTimedOut):
+        asyncio.run(services.wait_for_answer(record.pending_id, timeout=0.1, interval=0.05))
+    record.refresh_from_db()
+    assert record.status == Status.EXPIRED
+    connection.close()

@@ -1,0 +1,50 @@
+"""Notifications reach each member once per occurrence, as their settings say."""
+
+import pytest
+from channels.layers import get_channel_layer
+from asgiref.sync import async_to_sync
+from django.test import Client
+
+from kandev_web.live_consumer import user_group
+from kandev_web.notifications import services
+from kandev_web.notifications.models import Delivery, Event
+from kandev_web.sessions.models import SessionState, TaskSession, Turn
+
+
+@pytest.fixture
+def session(make_task):
+    session = TaskSession.objects.create(task=make_task("Ship <it>"), state=SessionState.RUNNING)
+    Turn.objects.create(session=session)
+    return session
+
+
+def test_defaults_question_on_turn_finished_off(operator):
+    assert services.enabled_for(operator, Event.CLARIFICATION_REQUESTED) is True
+    assert services.enabled_for(operator, Event.TURN_FINISHED) is False
+
+
+def test_turn_finished_is_sent_once_to_operators_who_opted_in(session, operator, make_operator, workspace, django_capture_on_commit_callbacks):
+    quiet = make_operator("quiet", workspace=workspace)
+    services.set_enabled(operator, Event.TURN_FINISHED, True)
+    turn = session.turns.get()
+    layer = get_channel_layer()
+    channel = async_to_sync(layer.new_channel)()
+    async_to_sync(layer.group_add)(user_group(operator.pk), channel)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.turn_finished(session, turn)
+        services.turn_finished(session, turn)
+    assert list(Delivery.objects.values_list("user__username", flat=True)) == ["alice"]
+    message = async_to_sync(layer.receive)(channel)
+    assert message["title"] == "Agent finished its turn"
+    assert message["body"] == 'The agent finished its turn on "Ship <it>".'
+    assert quiet.pk not in Delivery.objects.values_list("user", flat=True)
+
+
+def test_settings_page_switches_an_event(operator):
+    client = Client()
+    client.force_login(operator)
+    assert client.get("/settings/notifications/").status_code == 200
+    response = client.post(f"/settings/notifications/{Event.CLARIFICATION_REQUESTED}/", {"enabled": "false"})
+    assert 'data-enabled="false"' in response.text
+    assert services.enabled_for(operator, Event.CLARIFICATION_REQUESTED) is False
+    assert client.post("/settings/notifications/nope/", {"enabled": "true"}).status_code == 404
