@@ -69,6 +69,14 @@ def test_AC_57_custom_text_with_enter_replaces_a_pick(browser, server):
     assert tool_result(page) == {"db": {"custom_text": "CockroachDB"}}
 
 
+def test_AC_57_a_pick_clears_typed_text(browser, server):
+    page, _ = fresh_task(browser, server, "picker")
+    start(page, "clarification")
+    page.get_by_test_id("clarification-input").fill("Something else")
+    option(page, "PostgreSQL").click()
+    assert tool_result(page) == {"db": {"selected_option": "db_opt1"}}
+
+
 def test_AC_57_skip_with_a_reason(browser, server):
     page, _ = fresh_task(browser, server, "skipper")
     start(page, "clarification")

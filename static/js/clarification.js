@@ -207,6 +207,11 @@
     root.querySelectorAll("[data-testid=clarification-overlay]:not([data-ready])").forEach((overlay) => {
       overlay.dataset.ready = "true";
       refresh(overlay);
+      // Take the keyboard unless the operator is typing somewhere else.
+      if (!document.activeElement || document.activeElement === document.body) {
+        const first = overlay.querySelector("[data-testid=clarification-option][tabindex='0'], [data-testid=clarification-input]");
+        if (first) first.focus({ preventScroll: false });
+      }
     });
   }
   document.addEventListener("DOMContentLoaded", () => init(document));
