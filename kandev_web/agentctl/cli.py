@@ -64,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=level if level in logging.getLevelNamesMapping() else "INFO",
         format="kandev-agentctl %(levelname)s %(name)s: %(message)s",
     )
+    # At DEBUG, websockets logs every handshake header, the bearer token included.
+    logging.getLogger("websockets").setLevel(max(logging.INFO, logging.getLogger().level))
     # The agent gets agentctl's environment, but never the stream's token.
     agent_env = {name: value for name, value in os.environ.items() if name != TOKEN_VAR}
     return asyncio.run(_serve(options.host, options.port, token, agent_argv, agent_env, timeouts))

@@ -1,33 +1,99 @@
-"""The seam where the agent's ``elicitation/create`` requests are answered.
+"""The agent's ``elicitation/create`` requests, parked until an operator answers.
 
-This is the behaviour Kandev had before form elicitation existed: every
-request is declined at once and the operator never sees it. The next issue
-(ACP form elicitation) replaces this class and nothing else; the controller
-already calls every method below at the moment the contract says a pending
-elicitation must be settled, so a replacement only has to fill them in.
+A form that maps to at least one question (``elicitation.map_elicitation``)
+becomes a *pending elicitation*: a uuid4 ``pending_id`` (one per request, never
+deduplicated: D4), announced to every client as ``elicitation.requested``,
+while the agent's JSON-RPC request stays open. It ends in exactly one of these
+ways, each reported once as ``elicitation.settled`` (decisions F7):
+
+| what happened                      | ACP result  | outcome / reason                      |
+|------------------------------------|-------------|---------------------------------------|
+| ``agent.elicitations.respond``     | ``accept``  | ``accepted`` / ``operator``           |
+| the same with ``rejected: true``   | ``decline`` | ``declined`` / ``operator_skipped``   |
+| ``KANDEV_ELICITATION_ANSWER_TIMEOUT`` | ``decline`` | ``declined`` / ``answer_timeout`` (AC-64) |
+| ``agent.cancel`` of its session    | ``cancel``  | ``cancelled`` / ``turn_cancelled`` (AC-15) |
+| the agent's ``$/cancel_request``   | ``cancel``  | ``cancelled`` / ``agent_cancelled_request`` |
+| the agent process ending           | ``cancel``* | ``cancelled`` / ``agent_exited``      |
+| ``agent.shutdown`` or SIGTERM      | ``cancel``  | ``cancelled`` / ``agentctl_shutdown`` |
+
+(* written only if the agent can still read it.)
+
+Everything else is answered ``decline`` at once and announced to nobody
+(AC-16, 17, 18, 20): the flag off for this execution, url mode, a request
+scope, a malformed body, a session that is not this agent's, a form over the
+limits, or one with no question the mapping recognises.
+
+Settling is synchronous and pops the pending first, so whichever ending comes
+first is the only one: of any number of concurrent answers exactly one wins,
+and the others find nothing (``NOT_FOUND``, D5). Nothing here logs question
+text, answers or anything else the operator typed; they may be secrets.
 """
 
 from __future__ import annotations
 
+import asyncio
+import logging
+import uuid
 from collections.abc import Set
-from datetime import timedelta
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
+from kandev_web.agentctl.elicitation import (
+    Decline,
+    MappedForm,
+    build_response,
+    cancel_response,
+    decline_response,
+    map_elicitation,
+    normalise,
+    validate_answers,
+)
 from kandev_web.agentctl.envelope import ActionError, Emit, ErrorCode, Payload
 from kandev_web.agentctl.jsonrpc import JsonRpcId
+
+logger = logging.getLogger(__name__)
 
 #: Why every pending elicitation of the process is being settled at once.
 EndReason = Literal["agent_exited", "agentctl_shutdown"]
 
+Outcome = Literal["accepted", "declined", "cancelled"]
+Reason = Literal[
+    "operator",
+    "operator_skipped",
+    "answer_timeout",
+    "turn_cancelled",
+    "agent_cancelled_request",
+    "agent_exited",
+    "agentctl_shutdown",
+]
+
+
+@dataclass
+class _Pending:
+    id: str
+    form: MappedForm
+    request_id: JsonRpcId
+    announcement: Payload
+    #: The ACP result to write back; set exactly once, by ``_settle``.
+    answer: asyncio.Future[dict[str, Any]] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    #: Set once ``create`` has returned, i.e. once the result has been written.
+    delivered: asyncio.Event = field(default_factory=asyncio.Event)
+    timer: asyncio.TimerHandle | None = None
+
+    @property
+    def session_id(self) -> str:
+        return self.form.session_id
+
 
 class ElicitationHandler:
-    """Declines every elicitation; holds none pending.
+    """Holds the open form elicitations of one agent process.
 
-    The constructor takes what a real handler needs, so replacing the class
-    does not touch its caller: the announcement channel, whether the web app
-    turned ``features.acpElicitation`` on for this execution, how long an
-    operator may take to answer, and the ids of this agent's sessions (a live
-    set; a request for any other session is declined).
+    ``enabled`` is ``features.acpElicitation`` as the web app passed it in
+    ``agent.initialize`` (decisions F5); ``sessions`` is the live set of this
+    agent's session ids; ``answer_timeout`` is how long an operator may take.
     """
 
     def __init__(self, emit: Emit, *, enabled: bool, answer_timeout: timedelta, sessions: Set[str]) -> None:
@@ -35,29 +101,168 @@ class ElicitationHandler:
         self.enabled = enabled
         self.answer_timeout = answer_timeout
         self.sessions = sessions
+        self._pending: dict[str, _Pending] = {}
+
+    # The agent's side -----------------------------------------------------
 
     async def create(self, params: Any, request_id: JsonRpcId) -> dict[str, Any]:
         """Answer an ``elicitation/create`` request from the agent.
 
-        The JSON-RPC layer writes the returned result to the agent right after
-        this returns, with no await in between.
+        The JSON-RPC layer starts this eagerly and writes the returned result to
+        the agent right after it returns, with no await in between; so the
+        pending is parked (and announced) before the agent's next frame is read,
+        and ``delivered`` is set only once the answer is on its way.
         """
-        return {"action": "decline"}
-
-    def list(self) -> list[Payload]:
-        """The open elicitations, as their ``elicitation.requested`` payloads."""
-        return []
-
-    async def respond(self, payload: Payload) -> Payload:
-        """Handle ``agent.elicitations.respond``; nothing is ever pending here."""
-        raise ActionError(ErrorCode.NOT_FOUND, "no open elicitation has that pending_id")
-
-    def cancel_session(self, session_id: str) -> None:
-        """``agent.cancel`` ended the session's turn: settle its elicitations."""
+        pending = self._park(params, request_id)
+        if pending is None:
+            return decline_response()
+        try:
+            return await pending.answer
+        finally:
+            # Cancelled from outside: the agent closed its stdout, so it is gone.
+            self._settle(pending, cancel_response(), "cancelled", "agent_exited")
+            pending.delivered.set()
 
     def cancel_request(self, request_id: JsonRpcId) -> bool:
-        """The agent withdrew a request with ``$/cancel_request``; True if it was ours."""
+        """The agent withdrew a request with ``$/cancel_request``; True if it was ours.
+
+        The request is still answered, ``cancel``: ACP requires an answer to a
+        withdrawn request, and ``cancel`` is what the bridge expects.
+        """
+        for pending in self._pending.values():
+            if pending.request_id == request_id:
+                self._settle(pending, cancel_response(), "cancelled", "agent_cancelled_request")
+                return True
         return False
+
+    # The operator's side --------------------------------------------------
+
+    def list(self) -> list[Payload]:
+        """The open elicitations, as their ``elicitation.requested`` payloads, oldest first."""
+        return [pending.announcement for pending in self._pending.values()]
+
+    async def respond(self, payload: Payload) -> Payload:
+        """Handle ``agent.elicitations.respond``.
+
+        Everything up to settling is synchronous, so two answers racing for one
+        pending cannot both pass the lookup. Returns once the ACP result has
+        been written to the agent, and says exactly what was written.
+        """
+        pending_id, rejected = _read_respond(payload)
+        pending = self._pending.get(pending_id)
+        if pending is None:
+            raise ActionError(ErrorCode.NOT_FOUND, "no open elicitation has that pending_id")
+        if rejected:
+            # Skip: the answers, whatever they hold, are ignored (decisions F10).
+            result = decline_response()
+            self._settle(pending, result, "declined", "operator_skipped")
+        else:
+            answers = payload.get("answers")
+            problems = validate_answers(pending.form, answers)
+            if problems:
+                raise ActionError(
+                    ErrorCode.VALIDATION_ERROR,
+                    "the answers do not fit the elicitation's questions",
+                    {"problems": [problem.to_wire() for problem in problems]},
+                )
+            result = build_response(pending.form, normalise(pending.form, answers), rejected=False)
+            self._settle(pending, result, "accepted", "operator")
+        await pending.delivered.wait()
+        return {"success": True, **result}
+
+    def cancel_session(self, session_id: str) -> None:
+        """``agent.cancel`` ended the session's turn: settle its elicitations (AC-15)."""
+        for pending in [p for p in self._pending.values() if p.session_id == session_id]:
+            self._settle(pending, cancel_response(), "cancelled", "turn_cancelled")
 
     def cancel_all(self, reason: EndReason) -> None:
         """The agent exited or agentctl is shutting down: settle everything."""
+        for pending in list(self._pending.values()):
+            self._settle(pending, cancel_response(), "cancelled", reason)
+
+    # Internals ------------------------------------------------------------
+
+    def _park(self, params: Any, request_id: JsonRpcId) -> _Pending | None:
+        """Map and announce the request; None when it is to be declined at once."""
+        if not self.enabled:
+            logger.info("elicitation/create declined: form elicitation is off for this execution")
+            return None
+        try:
+            form = map_elicitation(params)
+        except Exception:  # fail closed: a body the mapping chokes on is a malformed one
+            logger.exception("elicitation/create declined: the request could not be mapped")
+            return None
+        if isinstance(form, Decline):
+            logger.info("elicitation/create declined: %s", form.reason.value)
+            return None
+        if form.session_id not in self.sessions:
+            logger.info("elicitation/create declined: unknown_session")
+            return None
+
+        pending_id = str(uuid.uuid4())
+        created_at = datetime.now(UTC)
+        announcement: Payload = {
+            "pending_id": pending_id,
+            "session_id": form.session_id,
+            "tool_call_id": form.tool_call_id,
+            "message": form.message,
+            "created_at": _rfc3339(created_at),
+            "expires_at": _rfc3339(created_at + self.answer_timeout),
+            "questions": form.wire_questions(),
+        }
+        pending = _Pending(id=pending_id, form=form, request_id=request_id, announcement=announcement)
+        pending.timer = asyncio.get_running_loop().call_later(
+            self.answer_timeout.total_seconds(), self._settle, pending, decline_response(), "declined", "answer_timeout"
+        )
+        self._pending[pending_id] = pending
+        logger.info(
+            "elicitation %s pending in session %s: %d question(s)", pending_id, form.session_id, len(form.questions)
+        )
+        self.emit("elicitation.requested", announcement)
+        return pending
+
+    def _settle(self, pending: _Pending, result: dict[str, Any], outcome: Outcome, reason: Reason) -> None:
+        # Popping first makes the first settlement the only one.
+        if self._pending.pop(pending.id, None) is None:
+            return
+        if pending.timer is not None:
+            pending.timer.cancel()
+        if not pending.answer.done():
+            pending.answer.set_result(result)
+        settled: Payload = {
+            "pending_id": pending.id,
+            "session_id": pending.session_id,
+            "outcome": outcome,
+            "reason": reason,
+        }
+        if outcome == "accepted":
+            settled["content"] = result.get("content", {})
+        logger.info("elicitation %s settled: %s (%s)", pending.id, outcome, reason)
+        self.emit("elicitation.settled", settled)
+
+
+def _read_respond(payload: Payload) -> tuple[str, bool]:
+    """``pending_id`` and ``rejected`` of a respond payload, or ``VALIDATION_ERROR``.
+
+    Problems have the shape of the answers' own (``Problem.to_wire``), so that
+    ``details.problems`` reads the same whatever was wrong.
+    """
+    pending_id = payload.get("pending_id")
+    rejected = payload.get("rejected", False)
+    reject_reason = payload.get("reject_reason")
+    codes = []
+    if not isinstance(pending_id, str) or not pending_id:
+        codes.append("bad_pending_id")
+    if not isinstance(rejected, bool):
+        codes.append("bad_rejected")
+    if reject_reason is not None and not isinstance(reject_reason, str):
+        codes.append("bad_reject_reason")
+    if codes or not isinstance(pending_id, str):  # the isinstance is for the type checker
+        problems = [{"code": code, "index": None, "question_id": None, "option_id": None} for code in codes]
+        raise ActionError(ErrorCode.VALIDATION_ERROR, ", ".join(codes), {"problems": problems})
+    return pending_id, rejected is True
+
+
+def _rfc3339(moment: datetime) -> str:
+    """As the envelope's timestamps: UTC, milliseconds, ``Z``."""
+    return moment.isoformat(timespec="milliseconds").replace("+00:00", "Z")

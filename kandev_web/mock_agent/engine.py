@@ -19,14 +19,22 @@ Steps:
 - ``request``: ``{"method", "params", "params_file", "as"}`` sends any request
   to the client and stores its result (or ``{"error": ...}``) under ``as``
   (default ``result``); ``params_file`` (relative to ``scenarios/``) is loaded
-  first and ``params`` merged over it. An elicitation scenario is
+  first and ``params`` merged over it (``scenarios/forms/`` holds the
+  elicitation forms, copies of frames captured from the Claude bridge). An
+  elicitation scenario is
   ``{"request": {"method": "elicitation/create", "params_file": ...,
   "params": {"sessionId": "{session_id}"}, "as": "answer"}}`` followed by
   ``{"say": "You answered {answer.action}: {answer.content}"}``.
+  ``"withdraw_after_ms": N`` withdraws the request with ``$/cancel_request``
+  when no answer came within N ms, then still waits for the answer a client
+  owes to a withdrawn request.
 - ``request_permission``: ``session/request_permission`` params without the
   session id; the outcome is stored as ``permission``
 - ``sleep_ms``: a pause that a cancel cuts short
 - ``repeat``: ``{"times": N, "steps": [...]}``
+- ``parallel``: a list of step lists, played at the same time in one turn
+  (say, two requests in flight at once); it ends when every branch has, and a
+  ``stop`` in one branch ends the others
 - ``stderr``: a line of noise on stderr
 - ``crash``: ``{"exit_code": N}``, exit at once, mid-turn
 - ``stop``: end the turn now with this ``stopReason``
@@ -88,13 +96,21 @@ class Turn:
         self.peer.notify("session/update", {"sessionId": self.session_id, "update": update})
         await self.peer.drain()
 
-    async def request(self, method: str, params: Any) -> Any:
-        """Send a request to the client; a cancel stops waiting for its answer."""
+    async def request(self, method: str, params: Any, *, withdraw_after: float | None = None) -> Any:
+        """Send a request to the client; a cancel stops waiting for its answer.
+
+        With ``withdraw_after`` (seconds), a request still unanswered by then is
+        withdrawn with ``$/cancel_request`` and its answer is still awaited.
+        """
         request_id, answer = self.peer.send_request(method, params)
         await self.peer.drain()
         cancel = asyncio.ensure_future(self.cancelled.wait())
         try:
-            await asyncio.wait({answer, cancel}, return_when=asyncio.FIRST_COMPLETED)
+            done, _ = await asyncio.wait({answer, cancel}, timeout=withdraw_after, return_when=asyncio.FIRST_COMPLETED)
+            if not done:
+                self.peer.notify("$/cancel_request", {"requestId": request_id})
+                await self.peer.drain()
+                await asyncio.wait({answer, cancel}, return_when=asyncio.FIRST_COMPLETED)
         finally:
             cancel.cancel()
         if answer.done():
@@ -181,6 +197,12 @@ def check_steps(steps: Any, *, where: str) -> list[Step]:
             raise ScenarioError(f"{where}: step {index} must be one of {sorted(STEPS)} with its argument")
         if "repeat" in each:
             check_steps(each["repeat"].get("steps"), where=f"{where}: step {index}")
+        if "parallel" in each:
+            branches = each["parallel"]
+            if not isinstance(branches, list) or not branches:
+                raise ScenarioError(f"{where}: step {index}: parallel must be a non-empty list of step lists")
+            for number, branch in enumerate(branches):
+                check_steps(branch, where=f"{where}: step {index} branch {number}")
     return steps
 
 
@@ -227,7 +249,8 @@ async def _request(turn: Turn, spec: dict[str, Any]) -> None:
     if "params" in spec:
         params = {**params, **spec["params"]}
     try:
-        result = await turn.request(spec["method"], turn.render(params))
+        withdraw_after = spec["withdraw_after_ms"] / 1000 if "withdraw_after_ms" in spec else None
+        result = await turn.request(spec["method"], turn.render(params), withdraw_after=withdraw_after)
     except JsonRpcError as error:
         result = {"error": error.to_object()}
     turn.variables[spec.get("as", "result")] = result
@@ -252,6 +275,25 @@ async def _repeat(turn: Turn, spec: dict[str, Any]) -> None:
     for index in range(spec["times"]):
         turn.variables.update(i=index, n=index + 1)
         await run_steps(turn, spec["steps"])
+
+
+@step("parallel")
+async def _parallel(turn: Turn, branches: list[list[Step]]) -> None:
+    tasks = [asyncio.ensure_future(run_steps(turn, branch)) for branch in branches]
+    try:
+        _, running = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
+        if running and not turn.cancelled.is_set():
+            # A branch stopped the turn. On a cancel, by contrast, every branch
+            # ends by itself, withdrawing its own request as it goes.
+            for task in running:
+                task.cancel()
+        await asyncio.wait(tasks)
+    finally:
+        for task in tasks:
+            task.cancel()
+    for task in tasks:
+        if not task.cancelled() and (error := task.exception()) is not None:
+            raise error
 
 
 @step("stderr")

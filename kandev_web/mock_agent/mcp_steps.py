@@ -13,10 +13,6 @@ import asyncio
 import json
 from typing import Any
 
-import httpx2
-from mcp.client.session import ClientSession
-from mcp.client.streamable_http import streamable_http_client
-
 from kandev_web.mock_agent.engine import Turn, TurnCancelled, step
 
 
@@ -28,6 +24,11 @@ def _server(turn: Turn, name: str) -> dict[str, Any]:
 
 
 async def _call(server: dict[str, Any], tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    # Imported here: the MCP client takes a second to load, and most scenarios never call a tool.
+    import httpx2
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
     headers = {h["name"]: h["value"] for h in server.get("headers", []) if isinstance(h, dict)}
     progress: list[str] = []
 

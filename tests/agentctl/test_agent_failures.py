@@ -1,7 +1,9 @@
 """What an agent can get wrong, and what agentctl does then.
 
-Also the elicitation behaviour of this issue: every ``elicitation/create`` is
-declined at once, including the Claude bridge's first request, which has id 0.
+Also what an agent gets when it sends ``elicitation/create`` to an execution
+whose ``features.acpElicitation`` is off: a decline at once, including the
+Claude bridge's first request, which has id 0. (With the flag on, see
+test_elicitation_flow.py.)
 """
 
 from __future__ import annotations
@@ -38,8 +40,7 @@ def _answered(request_id: object) -> list[dict]:
     return [{"expect_response": request_id}, {"echo": "sess-1"}]
 
 
-@pytest.mark.parametrize("flag", [False, True])
-async def test_elicitation_create_with_id_0_is_declined(start_agentctl, connect, scripted, flag: bool) -> None:
+async def test_elicitation_create_with_id_0_is_declined_when_the_flag_is_off(start_agentctl, connect, scripted) -> None:
     steps = [
         {"expect": "session/prompt"},
         {"send": {"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": FORM}},
@@ -47,7 +48,7 @@ async def test_elicitation_create_with_id_0_is_declined(start_agentctl, connect,
         {"reply": {"stopReason": "end_turn"}},
     ]
     client, inbox = await connect(await start_agentctl(scripted.argv(steps)))
-    session_id = await open_session(client, elicitation=flag)
+    session_id = await open_session(client, elicitation=False)
     await client.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("ask me")})
     assert (await inbox.next("turn.completed"))["stop_reason"] == "end_turn"
     assert json.loads(message_text(inbox, session_id)) == {"jsonrpc": "2.0", "id": 0, "result": {"action": "decline"}}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 import json
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,21 @@ import pytest
 from kandev_web.mock_agent import engine
 from kandev_web.mock_agent.engine import ScenarioError, Turn, check_steps, load_scenario, play, scenario_names
 
-SCENARIOS = ["crash", "long-stream", "permission-flow", "reply", "simple-message", "tool-calls"]
+SCENARIOS = [
+    "crash",
+    "elicit-eleven",
+    "elicit-mcp-apikey",
+    "elicit-refusal",
+    "elicit-single",
+    "elicit-then-cancel-request",
+    "elicit-twice",
+    "elicit-two",
+    "long-stream",
+    "permission-flow",
+    "reply",
+    "simple-message",
+    "tool-calls",
+]
 
 
 class FakePeer:
@@ -49,8 +64,10 @@ def _turn(peer: FakePeer, **variables: Any) -> Turn:
 
 
 def test_the_bundled_scenarios_all_load() -> None:
-    assert scenario_names() == SCENARIOS
-    for name in SCENARIOS:
+    # Other modules register steps of their own; the agent imports them all.
+    importlib.import_module("kandev_web.mock_agent.agent")
+    assert set(SCENARIOS) <= set(scenario_names())
+    for name in scenario_names():
         assert load_scenario(name)
 
 
@@ -68,6 +85,10 @@ def test_unknown_or_odd_names_are_no_scenario(name: str) -> None:
         [{"say": "a", "think": "b"}],
         ["say"],
         [{"repeat": {"times": 2, "steps": [{"dance": 1}]}}],
+        [{"parallel": []}],
+        [{"parallel": "say"}],
+        [{"parallel": [[{"say": "a"}], [{"dance": 1}]]}],
+        [{"parallel": [{"say": "a"}]}],
     ],
 )
 def test_malformed_steps_are_refused_before_playing(steps: Any) -> None:
@@ -159,3 +180,96 @@ def test_chunks_join_back_into_the_text(text: str) -> None:
     chunks = engine._chunks(text)
     assert "".join(chunks) == text
     assert all(len(chunk.split()) <= 3 for chunk in chunks)
+
+
+class HoldingPeer(FakePeer):
+    """Keeps each request's future for the test to answer; answers a withdrawn one ``cancel``, as agentctl does."""
+
+    def __init__(self, *, cancel_after: int | None = None) -> None:
+        super().__init__(cancel_after=cancel_after)
+        self.open: dict[int, asyncio.Future[Any]] = {}
+        self.changed = asyncio.Event()
+
+    def send_request(self, method: str, params: Any) -> tuple[int, asyncio.Future[Any]]:
+        request_id, future = super().send_request(method, params)
+        self.open[request_id] = future
+        self.changed.set()
+        return request_id, future
+
+    def notify(self, method: str, params: Any) -> None:
+        super().notify(method, params)
+        if method == "$/cancel_request":
+            future = self.open.get(params["requestId"])
+            if future is not None and not future.done():
+                future.set_result({"action": "cancel"})
+        self.changed.set()
+
+    async def until(self, condition: Any) -> None:
+        async with asyncio.timeout(5):
+            while not condition():
+                self.changed.clear()
+                await self.changed.wait()
+
+
+def _said(peer: FakePeer) -> str:
+    return "".join(p["update"]["content"]["text"] for m, p in peer.sent if m == "session/update")
+
+
+@pytest.mark.asyncio
+async def test_a_request_unanswered_in_time_is_withdrawn_and_its_answer_still_awaited() -> None:
+    peer = HoldingPeer()
+    steps = [
+        {"request": {"method": "elicitation/create", "params": {}, "as": "answer", "withdraw_after_ms": 10}},
+        {"say": "Answer: {answer}"},
+    ]
+    assert await asyncio.wait_for(play(_turn(peer), steps), 5) == "end_turn"
+    assert [method for method, _ in peer.sent][:2] == ["elicitation/create", "$/cancel_request"]
+    assert peer.sent[1][1] == {"requestId": 0}
+    assert _said(peer) == 'Answer: {"action": "cancel"}'
+
+
+@pytest.mark.asyncio
+async def test_a_request_answered_in_time_is_not_withdrawn() -> None:
+    peer = FakePeer(answer={"action": "decline"})
+    steps = [{"request": {"method": "elicitation/create", "params": {}, "withdraw_after_ms": 60_000}}]
+    assert await play(_turn(peer), steps) == "end_turn"
+    assert [method for method, _ in peer.sent] == ["elicitation/create"]
+
+
+@pytest.mark.asyncio
+async def test_parallel_branches_have_their_requests_in_flight_at_once() -> None:
+    peer = HoldingPeer()
+    steps = [
+        {
+            "parallel": [
+                [{"request": {"method": "elicitation/create", "params": {"n": 1}, "as": "first"}}],
+                [{"request": {"method": "elicitation/create", "params": {"n": 2}, "as": "second"}}],
+            ]
+        },
+        {"say": "{first.n} {second.n}"},
+    ]
+    playing = asyncio.ensure_future(play(_turn(peer), steps))
+    await peer.until(lambda: len(peer.open) == 2)
+    peer.open[1].set_result({"n": "B"})  # the second is answered first; the first still waits
+    peer.open[0].set_result({"n": "A"})
+    assert await asyncio.wait_for(playing, 5) == "end_turn"
+    assert [params for _, params in peer.sent[:2]] == [{"n": 1}, {"n": 2}]
+    assert _said(peer) == "A B"
+
+
+@pytest.mark.asyncio
+async def test_a_cancel_withdraws_every_parallel_request() -> None:
+    peer = HoldingPeer(cancel_after=2)
+    branch = [{"request": {"method": "elicitation/create", "params": {}}}, {"say": "never"}]
+    assert await asyncio.wait_for(play(_turn(peer), [{"parallel": [branch, branch]}]), 5) == "cancelled"
+    withdrawn = sorted(params["requestId"] for method, params in peer.sent if method == "$/cancel_request")
+    assert withdrawn == [0, 1]
+    assert _said(peer) == ""
+
+
+@pytest.mark.asyncio
+async def test_a_stop_in_one_branch_ends_the_others() -> None:
+    peer = FakePeer()
+    steps = [{"parallel": [[{"sleep_ms": 60_000}, {"say": "never"}], [{"stop": "max_tokens"}]]}, {"say": "never"}]
+    assert await asyncio.wait_for(play(_turn(peer), steps), 5) == "max_tokens"
+    assert peer.sent == []
