@@ -1,0 +1,384 @@
+"""A scripted stand-in for the Anthropic Messages API, and a proxy that refuses everything.
+
+The Claude CLI inside the real bridge is pointed at ``FakeMessagesApi`` with
+``ANTHROPIC_BASE_URL``. It plays one scripted conversation
+(``/work/shared/reference/claude-bridge.md`` §7):
+
+1. the operator's prompt (a user message holding ``marker``) in the main
+   conversation: if the request offers the ``AskUserQuestion`` tool, reply
+   with a ``tool_use`` of it carrying ``questions`` (``stop_reason: tool_use``);
+   otherwise reply ``no_tool_text`` with ``end_turn``;
+2. a user message carrying the ``tool_result`` of a tool use it issued: reply
+   ``final_text`` with ``end_turn``;
+3. anything else is a side call (title generation, 0.101.0's prompt
+   suggestion, ...): reply with short text and ``end_turn``.
+
+Trailing ``role: "system"`` messages, which CLI 2.1.318 appends after the user
+turn, are skipped before deciding. Every request is recorded, with the
+decision taken, so a test can assert which tools were offered and which tool
+result the model got. Responses are SSE (``stream: true``) with the event
+order the real API uses, or a plain JSON message otherwise.
+
+Only the standard library: the servers run in threads, beside the test's
+event loop, and never block it.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+#: The 0.101.0 prompt-suggestion side call (answering it with a tool_use is rejected).
+SUGGESTION_MARKER = "Reply with ONLY the suggestion"
+#: Never issue more tool uses than this, whatever the CLI sends: a fake that
+#: loops would otherwise spin the CLI for the test's whole timeout.
+MAX_TOOL_USES = 3
+MODEL = "claude-sonnet-4-5"
+
+
+@dataclass
+class Exchange:
+    """One HTTP request the fake received and how it answered."""
+
+    method: str
+    path: str
+    body: Any  # decoded JSON, or None
+    kind: str = "other"  # ask | no_tool | after_tool_result | side | hello | count_tokens | other
+    tool_use_id: str | None = None
+
+    @property
+    def tool_names(self) -> list[str]:
+        tools = self.body.get("tools") if isinstance(self.body, dict) else None
+        return [tool.get("name") for tool in tools or [] if isinstance(tool, dict)]
+
+    @property
+    def last_message(self) -> dict[str, Any] | None:
+        return _last_turn(self.body)
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """The tool_result blocks of the last (non-system) message."""
+        message = self.last_message or {}
+        return [block for block in _blocks(message) if block.get("type") == "tool_result"]
+
+
+def tool_result_text(block: dict[str, Any]) -> str:
+    """A tool_result block's content as text (it may be a string or text blocks)."""
+    content = block.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+
+class FakeMessagesApi:
+    """The scripted Messages API on 127.0.0.1, serving from a thread until ``stop()``."""
+
+    def __init__(self, *, marker: str, questions: list[dict[str, Any]], final_text: str, no_tool_text: str) -> None:
+        self.marker = marker
+        self.questions = questions
+        self.final_text = final_text
+        self.no_tool_text = no_tool_text
+        self.exchanges: list[Exchange] = []
+        self.issued: dict[str, dict[str, Any]] = {}  # tool-use id -> input
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), _MessagesHandler)
+        self._server.fake = self
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake messages api", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> FakeMessagesApi:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+    def __enter__(self) -> FakeMessagesApi:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    # What the test reads --------------------------------------------------
+
+    def of_kind(self, *kinds: str) -> list[Exchange]:
+        with self._lock:
+            return [exchange for exchange in self.exchanges if exchange.kind in kinds]
+
+    def main_requests(self) -> list[Exchange]:
+        """The main conversation's requests: the prompt and the tool-result follow-up."""
+        return self.of_kind("ask", "no_tool", "after_tool_result")
+
+    def summary(self) -> list[str]:
+        """One line per request, for failure messages."""
+        with self._lock:
+            return [
+                f"{e.method} {e.path} -> {e.kind} tools={len(e.tool_names)}"
+                + (f" AskUserQuestion={'AskUserQuestion' in e.tool_names}" if e.tool_names else "")
+                for e in self.exchanges
+            ]
+
+    # The script -----------------------------------------------------------
+
+    def decide(self, body: Any) -> tuple[str, list[dict[str, Any]], str]:
+        """``(kind, content blocks, stop_reason)`` for one /v1/messages request."""
+        last = _last_turn(body)
+        if last is None or last.get("role") != "user":
+            return "side", [_text("OK.")], "end_turn"
+        blocks = _blocks(last)
+        with self._lock:
+            answered = [b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") in self.issued]
+        if answered:
+            return "after_tool_result", [_text(self.final_text)], "end_turn"
+        text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
+        tools = [tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)]
+        if SUGGESTION_MARKER in text or self.marker not in text or not tools:
+            return "side", [_text("OK.")], "end_turn"
+        if "AskUserQuestion" not in tools:
+            return "no_tool", [_text(self.no_tool_text)], "end_turn"
+        with self._lock:
+            if len(self.issued) >= MAX_TOOL_USES:
+                return "side", [_text("Giving up on questions.")], "end_turn"
+            tool_use_id = f"toolu_fake{len(self.issued) + 1:02d}"
+            tool_input = {"questions": self.questions}
+            self.issued[tool_use_id] = tool_input
+        return "ask", [{"type": "tool_use", "id": tool_use_id, "name": "AskUserQuestion", "input": tool_input}], "tool_use"
+
+    def record(self, exchange: Exchange) -> None:
+        with self._lock:
+            self.exchanges.append(exchange)
+
+
+def _last_turn(body: Any) -> dict[str, Any] | None:
+    """The last message that is not a trailing ``role: "system"`` one."""
+    messages = body.get("messages") if isinstance(body, dict) else None
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if isinstance(message, dict) and message.get("role") != "system":
+            return message
+    return None
+
+
+def _blocks(message: dict[str, Any]) -> list[dict[str, Any]]:
+    content = message.get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [block for block in content or [] if isinstance(block, dict)]
+
+
+def _text(text: str) -> dict[str, Any]:
+    return {"type": "text", "text": text}
+
+
+def _usage() -> dict[str, int]:
+    return {"input_tokens": 25, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+
+
+def _message(message_id: str, content: list[dict[str, Any]], stop_reason: str | None) -> dict[str, Any]:
+    return {
+        "id": message_id,
+        "type": "message",
+        "role": "assistant",
+        "model": MODEL,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": _usage(),
+    }
+
+
+def sse_events(message_id: str, content: list[dict[str, Any]], stop_reason: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """The stream for one message: message_start, each block start/delta(s)/stop, message_delta, message_stop."""
+    yield "message_start", {"type": "message_start", "message": _message(message_id, [], None)}
+    for index, block in enumerate(content):
+        if block["type"] == "text":
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": _text("")}
+            yield "content_block_delta", {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "text_delta", "text": block["text"]},
+            }
+        else:
+            start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
+            partial = json.dumps(block["input"])
+            middle = len(partial) // 2  # the input arrives as partial JSON, in pieces
+            for piece in (partial[:middle], partial[middle:]):
+                yield "content_block_delta", {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                }
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+    yield "message_delta", {
+        "type": "message_delta",
+        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+        "usage": {"output_tokens": 10},
+    }
+    yield "message_stop", {"type": "message_stop"}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # The CLI is killed at the end of every run, mid keep-alive: not news.
+        error = sys.exc_info()[1]
+        if not isinstance(error, ConnectionError):
+            super().handle_error(request, client_address)
+
+
+class _Server(_QuietServer):
+    fake: FakeMessagesApi
+
+
+class _MessagesHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+        pass  # the exchanges are recorded instead
+
+    def do_HEAD(self) -> None:
+        self._read_body()
+        kind = "hello" if self.path.split("?")[0] == "/api/hello" else "other"
+        self.server.fake.record(Exchange("HEAD", self.path, None, kind))
+        self._send(200 if kind == "hello" else 404, b"", "text/plain", head=True)
+
+    def do_GET(self) -> None:
+        self._read_body()
+        kind = "hello" if self.path.split("?")[0] == "/api/hello" else "other"
+        self.server.fake.record(Exchange("GET", self.path, None, kind))
+        if kind == "hello":
+            self._send(200, b"{}", "application/json")
+        else:
+            self._error(404, "not_found_error", f"the fake Messages API has no {self.path}")
+
+    def do_POST(self) -> None:
+        raw = self._read_body()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        path = self.path.split("?")[0]
+        fake = self.server.fake
+        if path == "/v1/messages/count_tokens":
+            fake.record(Exchange("POST", self.path, body, "count_tokens"))
+            self._send(200, json.dumps({"input_tokens": 25}).encode(), "application/json")
+            return
+        if path != "/v1/messages" or not isinstance(body, dict):
+            fake.record(Exchange("POST", self.path, body, "other"))
+            self._error(404, "not_found_error", f"the fake Messages API has no {self.path}")
+            return
+        kind, content, stop_reason = fake.decide(body)
+        tool_use_id = next((block["id"] for block in content if block["type"] == "tool_use"), None)
+        fake.record(Exchange("POST", self.path, body, kind, tool_use_id))
+        message_id = f"msg_fake{len(fake.exchanges):04d}"
+        if body.get("stream"):
+            stream = "".join(
+                f"event: {event}\ndata: {json.dumps(data)}\n\n" for event, data in sse_events(message_id, content, stop_reason)
+            )
+            self._send(200, stream.encode(), "text/event-stream")
+        else:
+            self._send(200, json.dumps(_message(message_id, content, stop_reason)).encode(), "application/json")
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _error(self, status: int, kind: str, message: str) -> None:
+        body = {"type": "error", "error": {"type": kind, "message": message}}
+        self._send(status, json.dumps(body).encode(), "application/json")
+
+    def _send(self, status: int, body: bytes, content_type: str, *, head: bool = False) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("request-id", "req_fake")
+        if content_type == "text/event-stream":
+            self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        if not head:
+            self.wfile.write(body)
+            self.wfile.flush()
+
+
+class DenyingProxy:
+    """A loopback HTTP(S) proxy that answers 403 to everything and remembers what was tried.
+
+    Set as ``HTTP(S)_PROXY``: anything that escapes ``NO_PROXY=127.0.0.1,localhost``
+    (telemetry, update checks, the real API) is refused here instead of
+    reaching the network.
+    """
+
+    def __init__(self) -> None:
+        self.attempts: list[str] = []
+        self._lock = threading.Lock()
+        self._server = _ProxyServer(("127.0.0.1", 0), _DenyHandler)
+        self._server.proxy = self
+        self._thread = threading.Thread(target=self._server.serve_forever, name="denying proxy", daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> DenyingProxy:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+    def __enter__(self) -> DenyingProxy:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def record(self, attempt: str) -> None:
+        with self._lock:
+            self.attempts.append(attempt)
+
+
+class _ProxyServer(_QuietServer):
+    proxy: DenyingProxy
+
+
+class _DenyHandler(BaseHTTPRequestHandler):
+    server: _ProxyServer
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+    def __getattr__(self, name: str) -> Any:
+        # BaseHTTPRequestHandler dispatches to do_<METHOD>: refuse every method.
+        if name.startswith("do_"):
+            return self._deny
+        raise AttributeError(name)
+
+    def _deny(self) -> None:
+        self.server.proxy.record(f"{self.command} {self.path}")
+        body = b"refused by the test's proxy\n"
+        self.send_response(403)
+        self.send_header("Content-Type", "text/plain")
+        self.send_header("Content-Length", str(len(body)))
+        self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+        self.close_connection = True
