@@ -97,6 +97,10 @@ KANDEV_MCP_URL = env.str("KANDEV_MCP_URL", default="")
 # How often a waiting ask_user_question_kandev call tells the agent it is still waiting.
 KANDEV_MCP_KEEPALIVE_SECONDS = env.float("KANDEV_MCP_KEEPALIVE_SECONDS", default=20.0)
 
+# How often the web app pings each agentctl; a silent one counts as disconnected
+# after about twice this.
+KANDEV_AGENT_STREAM_PING_SECONDS = env.float("KANDEV_AGENT_STREAM_PING_SECONDS", default=10.0)
+
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CHANNEL_LAYERS = {

@@ -36,6 +36,7 @@ MAX_INCOMING_BYTES = 16 * envelope.MAX_FRAME_BYTES
 
 NotificationCallback = Callable[[str, Payload], Awaitable[None] | None]
 #: Called with the client after each reconnection, to resynchronise through it.
+DisconnectHook = Callable[["AgentStreamClient"], Awaitable[None]]
 ReconnectHook = Callable[["AgentStreamClient"], Awaitable[None]]
 
 
@@ -110,15 +111,21 @@ class AgentStreamClient:
         *,
         on_notification: NotificationCallback | None = None,
         on_reconnect: ReconnectHook | None = None,
+        on_disconnect: DisconnectHook | None = None,
         backoff: Backoff = Backoff(),
         open_timeout: float = 10.0,
+        ping_interval: float | None = 20.0,
     ) -> None:
         self._url = url
         self._token = token
         self._on_notification = on_notification
         self._on_reconnect = on_reconnect
+        self._on_disconnect = on_disconnect
         self._backoff = backoff
         self._open_timeout = open_timeout
+        #: A silent peer (a frozen agentctl, a dead route) is noticed after
+        #: about twice this long, so requests fail fast instead of hanging.
+        self._ping_interval = ping_interval
         self._connection: ClientConnection | None = None
         self._pending: dict[str, asyncio.Future[Payload]] = {}
         self._running: asyncio.Task[None] | None = None
@@ -204,6 +211,9 @@ class AgentStreamClient:
                 additional_headers={"Authorization": f"Bearer {self._token}"},
                 max_size=MAX_INCOMING_BYTES,
                 open_timeout=self._open_timeout,
+                ping_interval=self._ping_interval,
+                ping_timeout=self._ping_interval,
+                close_timeout=self._ping_interval,
             )
         except InvalidStatus as error:
             if error.response.status_code == HTTPStatus.UNAUTHORIZED:
@@ -217,6 +227,8 @@ class AgentStreamClient:
             await self._read(connection)
             self._connection = None
             self._fail_pending()
+            if self._on_disconnect is not None:
+                await self._run_hook(self._on_disconnect)
             reconnected = await self._reconnect()
             if reconnected is None:
                 self._stopped.set()

@@ -7,9 +7,24 @@ class ClarificationsConfig(AppConfig):
     verbose_name = _("Clarifications")
 
     def ready(self):
-        from kandev_web.sessions import signals
+        from channels.db import database_sync_to_async
 
-        from . import services
+        from kandev_web.sessions import runtime, signals
+
+        from . import elicitations, services
+
+        runtime.NOTIFICATION_HANDLERS["elicitation.requested"] = (
+            lambda plan, payload: elicitations.record_requested(plan.execution_id, plan.session_id, payload)
+        )
+        runtime.NOTIFICATION_HANDLERS["elicitation.settled"] = lambda plan, payload: elicitations.record_settled(payload)
+
+        async def reconcile(plan, client):
+            listed = await client.request("agent.elicitations.list", {})
+            await database_sync_to_async(elicitations.reconcile)(
+                plan.execution_id, plan.session_id, listed.get("pending", [])
+            )
+
+        runtime.RECONNECT_HOOKS.append(reconcile)
 
         def agent_moved_on(sender, session, **kwargs):
             services.agent_moved_on(session.pk)

@@ -38,6 +38,10 @@ class Clarification(models.Model):
     status = models.CharField(max_length=16, choices=Status, default=Status.PENDING)
     response = models.JSONField(null=True, blank=True)
     agent_disconnected = models.BooleanField(default=False)
+    #: Elicitations: the tool call that asked (empty when an MCP server asked
+    #: through the agent), and why agentctl settled it.
+    tool_call_id = models.CharField(max_length=200, blank=True)
+    settled_reason = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     responded_at = models.DateTimeField(null=True, blank=True)
 

@@ -86,14 +86,7 @@ def request_clarification(session: TaskSession, questions: tuple[Question, ...],
         context=context,
         dedup_key=key,
     )
-    for index, question in enumerate(record.questions):
-        events.add_message(
-            session,
-            type=MessageType.CLARIFICATION_REQUEST,
-            content=question["prompt"],
-            metadata=_question_metadata(record, index, question),
-            requests_input=index == len(record.questions) - 1,
-        )
+    add_question_messages(record)
     session.state = SessionState.WAITING_FOR_INPUT
     session.save(update_fields=["state", "updated_at"])
     task = session.task
@@ -106,7 +99,19 @@ def request_clarification(session: TaskSession, questions: tuple[Question, ...],
     return record, True
 
 
-def _update_messages(record: Clarification, **changes) -> None:
+def add_question_messages(record: Clarification) -> None:
+    """One agent-authored ``clarification_request`` per question; the last one requests input."""
+    for index, question in enumerate(record.questions):
+        events.add_message(
+            record.session,
+            type=MessageType.CLARIFICATION_REQUEST,
+            content=question["prompt"],
+            metadata=_question_metadata(record, index, question),
+            requests_input=index == len(record.questions) - 1,
+        )
+
+
+def update_messages(record: Clarification, **changes) -> None:
     for message in Message.objects.select_for_update().filter(
         session=record.session_id, type=MessageType.CLARIFICATION_REQUEST, metadata__pending_id=record.pending_id
     ):
@@ -122,8 +127,17 @@ class Outcome:
     resumed: bool = False
 
 
+def submit(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str):
+    """The answer fork: an elicitation goes to agentctl first; an ask_user_question bundle is settled here."""
+    if record.source == Source.ELICITATION:
+        from . import elicitations
+
+        return elicitations.forward(record, answers=answers, rejected=rejected, reject_reason=reject_reason)
+    return respond(record.pending_id, answers=answers, rejected=rejected, reject_reason=reject_reason)
+
+
 def respond(pending_id: str, *, answers: object = None, rejected: bool = False, reject_reason: str = "") -> Outcome:
-    """Answer a bundle, first answer wins; raise ``AlreadyAnswered`` or ``InvalidBundle``."""
+    """Answer an ask_user_question bundle, first answer wins; raise ``AlreadyAnswered`` or ``InvalidBundle``."""
     with transaction.atomic():
         record = Clarification.objects.select_for_update().select_related("session__task").get(pending_id=pending_id)
         if record.status != Status.PENDING:
@@ -139,7 +153,7 @@ def respond(pending_id: str, *, answers: object = None, rejected: bool = False, 
         if not updated:
             raise AlreadyAnswered(pending_id)
         record.refresh_from_db()
-        _update_messages(record, status=record.status, response=response)
+        update_messages(record, status=record.status, response=response)
         session = record.session
         if not record.agent_disconnected and session.state == SessionState.WAITING_FOR_INPUT:
             session.state = SessionState.RUNNING
@@ -205,11 +219,11 @@ def _resume_with_answer(record: Clarification) -> bool:
 def agent_moved_on(session_id: int) -> None:
     """The turn ended or the agent went away: pending questions can no longer reach it."""
     for record in Clarification.objects.select_for_update().filter(
-        session_id=session_id, source=Source.ASK_USER_QUESTION, status=Status.PENDING, agent_disconnected=False
+        session_id=session_id, status=Status.PENDING, agent_disconnected=False
     ):
         record.agent_disconnected = True
         record.save(update_fields=["agent_disconnected"])
-        _update_messages(record, agent_disconnected=True)
+        update_messages(record, agent_disconnected=True)
         _wake(record.pending_id)
 
 
@@ -261,6 +275,6 @@ async def wait_for_answer(
 def _expire(pending_id: str) -> None:
     if Clarification.objects.filter(pending_id=pending_id, status=Status.PENDING).update(status=Status.EXPIRED):
         record = Clarification.objects.select_related("session__task").get(pending_id=pending_id)
-        _update_messages(record, status=Status.EXPIRED)
+        update_messages(record, status=Status.EXPIRED)
         events.session_changed(record.session)
 

@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from kandev_web.sessions.views import toast
 
 from . import services
-from .models import Clarification
+from .models import Clarification, Source
 from .validation import InvalidBundle
 
 
@@ -31,13 +31,15 @@ def respond(request, pending_id):
     if record is None:
         raise Http404
     skipped = request.POST.get("action") == "skip"
+    answers = [] if skipped else answers_from_form(record, request.POST)
+    reason = request.POST.get("reject_reason", "")
+    if record.source == Source.ELICITATION:
+        delivery = services.submit(record, answers=answers, rejected=skipped, reject_reason=reason)
+        if delivery.delivered:
+            return HttpResponse(status=204)
+        return toast(delivery.message, level=delivery.level)
     try:
-        outcome = services.respond(
-            pending_id,
-            answers=None if skipped else answers_from_form(record, request.POST),
-            rejected=skipped,
-            reject_reason=request.POST.get("reject_reason", ""),
-        )
+        outcome = services.submit(record, answers=answers, rejected=skipped, reject_reason=reason)
     except services.AlreadyAnswered:
         return toast(_("This question was already answered."), level="info")
     except InvalidBundle as invalid:

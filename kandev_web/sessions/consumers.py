@@ -45,5 +45,14 @@ class TaskConsumer(LiveConsumer):
     async def board_changed(self, event):
         await self.send_fragment(self.render_task_list)
 
+    async def clarification_settled(self, event):
+        """Why a question left the overlay, for everyone who was looking at it."""
+        from kandev_web.clarifications.elicitations import SETTLED_NOTICES
+
+        notice = SETTLED_NOTICES.get(event["reason"])
+        if notice:
+            html = render_to_string("base.html#toast", {"message": notice, "level": "info", "reason": event["reason"]})
+            await self.send(text_data=html)
+
     async def message_changed(self, event):
         await self.send_fragment(self.render_message, event["message_id"], event["created"])

@@ -289,6 +289,16 @@ def record_acp_session(session_id: int, acp_session_id: str) -> None:
     session_changed(session)
 
 
+@transaction.atomic
+def record_stream_state(execution_id: int, connected: bool) -> None:
+    """The owning process lost or regained its stream to agentctl; operators see it."""
+    execution = AgentExecution.objects.select_related("session__task__board").get(pk=execution_id)
+    if execution.stream_connected != connected and execution.ended_at is None:
+        execution.stream_connected = connected
+        execution.save(update_fields=["stream_connected"])
+        session_changed(execution.session)
+
+
 def record_prompt_sent(turn_id: int, agent_turn_id: str) -> None:
     Turn.objects.filter(pk=turn_id).update(agent_turn_id=agent_turn_id)
 

@@ -86,6 +86,8 @@ class AgentExecution(models.Model):
     #: An operator asked it to stop, so its end is no failure. Stored, because
     #: the process applying ``agent.exited`` may not be the one that was asked.
     stop_requested = models.BooleanField(default=False)
+    #: Whether the owning web process's stream to agentctl is up right now.
+    stream_connected = models.BooleanField(default=True)
 
     class Meta:
         ordering = ["-started_at", "-pk"]

@@ -14,7 +14,7 @@ import concurrent.futures
 import logging
 import os
 import threading
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,20 @@ INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SH
 INHERITED_PREFIXES = ("KANDEV_ELICITATION_", "KANDEV_ACP_")
 
 REQUEST_TIMEOUT = 30.0
+
+#: What to do with each agentctl notification, applied in order on the owning
+#: process: ``handler(plan, payload)``, synchronous, in a database thread.
+#: Other apps add theirs (clarifications: ``elicitation.*``) in ``ready()``.
+NOTIFICATION_HANDLERS: dict[str, Callable[["LaunchPlan", dict], None]] = {
+    "session.update": lambda plan, p: events.record_session_update(plan.session_id, p.get("update") or {}),
+    "permission.requested": lambda plan, p: events.record_permission_requested(plan.session_id, p),
+    "permission.settled": lambda plan, p: events.record_permission_settled(plan.session_id, p),
+    "turn.completed": lambda plan, p: events.record_turn_completed(plan.session_id, p),
+    "agent.exited": lambda plan, p: events.record_agent_exited(plan.execution_id, p),
+}
+
+#: Coroutines ``hook(plan, client)`` run after the stream reconnects, to catch up.
+RECONNECT_HOOKS: list[Callable[["LaunchPlan", AgentStreamClient], Awaitable[None]]] = []
 
 
 @dataclass(frozen=True)
@@ -107,7 +121,10 @@ class Runner:
         asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
         client = process.client(
             on_notification=lambda action, payload: self._apply(plan, action, payload),
+            on_reconnect=lambda client: self._reconnected(plan, client),
+            on_disconnect=lambda client: database_sync_to_async(events.record_stream_state)(plan.execution_id, False),
             backoff=Backoff(initial=0.1, maximum=5.0),
+            ping_interval=settings.KANDEV_AGENT_STREAM_PING_SECONDS,
         )
         try:
             await client.connect()
@@ -128,16 +145,14 @@ class Runner:
             await self._stop_process(plan.execution_id)
 
     async def _apply(self, plan: LaunchPlan, action: str, payload: dict) -> None:
-        if action == "session.update":
-            await database_sync_to_async(events.record_session_update)(plan.session_id, payload.get("update") or {})
-        elif action == "permission.requested":
-            await database_sync_to_async(events.record_permission_requested)(plan.session_id, payload)
-        elif action == "permission.settled":
-            await database_sync_to_async(events.record_permission_settled)(plan.session_id, payload)
-        elif action == "turn.completed":
-            await database_sync_to_async(events.record_turn_completed)(plan.session_id, payload)
-        elif action == "agent.exited":
-            await database_sync_to_async(events.record_agent_exited)(plan.execution_id, payload)
+        handler = NOTIFICATION_HANDLERS.get(action)
+        if handler is not None:
+            await database_sync_to_async(handler)(plan, payload)
+
+    async def _reconnected(self, plan: LaunchPlan, client: AgentStreamClient) -> None:
+        await database_sync_to_async(events.record_stream_state)(plan.execution_id, True)
+        for hook in RECONNECT_HOOKS:
+            await hook(plan, client)
 
     async def _watch(self, execution_id: int, process: AgentctlProcess) -> None:
         """When agentctl itself ends (killed, crashed, shut down), so does the execution."""

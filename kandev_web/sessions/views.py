@@ -63,12 +63,14 @@ def task_detail(request, task_id):
 def task_context(task: Task) -> dict:
     sessions = list(task.sessions.select_related("agent_profile"))
     current = sessions[0] if sessions else None
+    execution = services.live_execution(current) if current else None
     return {
         "task": task,
         "card": cards_for(Task.objects.filter(pk=task.pk))[0],
         "sessions": sessions,
         "current_session": current,
-        "agent_live": bool(current and services.live_execution(current)),
+        "agent_live": execution is not None,
+        "stream_connected": execution is not None and execution.stream_connected,
         "turn_open": bool(current and current.turns.filter(completed_at__isnull=True).exists()),
         "start_form": StartSessionForm(task=task),
         "clarifications": clarifications.pending_for_task(task.pk),

@@ -115,7 +115,8 @@
       card.querySelector("[data-testid=clarification-custom-input]").dataset.active = "false";
     }
     syncSelection(card);
-    if (card.dataset.kind !== "multi") advance(overlay);
+    // An elicitation may also take typed text and is reviewed before sending, so it stays put.
+    if (card.dataset.kind !== "multi" && !isElicitation(overlay)) advance(overlay);
   }
 
   function typed(text) {
@@ -170,7 +171,11 @@
     if (event.target.matches("[data-testid=clarification-input]") && event.key === "Enter" && !event.shiftKey && !event.altKey) {
       if (event.target.value.trim() === "") return;
       event.preventDefault();
-      advance(anyOverlay);
+      const all = cards(anyOverlay);
+      const last = all.indexOf(activeCard(anyOverlay)) === all.length - 1;
+      // An elicitation is reviewed as a whole: Enter on its last question sends it.
+      if (isElicitation(anyOverlay) && last) submit(anyOverlay);
+      else advance(anyOverlay);
       return;
     }
     if (inText || event.metaKey || event.ctrlKey || event.altKey) return;

@@ -1,0 +1,40 @@
+"""Shared steps for the elicitation browser specs."""
+
+import json
+
+from playwright.sync_api import expect
+
+from .conftest import login
+
+
+def fresh_task(browser, server, username, *, task_index=0):
+    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
+    page = browser.new_context().new_page()
+    login(page, server, username, f"/tasks/{ids['task_ids'][task_index]}/")
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    return page, ids
+
+
+def start(page, scenario):
+    page.get_by_test_id("session-start-prompt").fill(f"/e2e:{scenario}")
+    page.get_by_test_id("session-start-submit").click()
+
+
+def agent_said(page, prefix: str) -> dict | list:
+    """The JSON the mock agent reports after ``prefix``: what reached it over ACP."""
+    # The report streams in; it is whole once the turn is over.
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
+    message = page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text=prefix)
+    expect(message).to_have_count(1)
+    text = message.inner_text()
+    start = text.index(prefix) + len(prefix)
+    value, _ = json.JSONDecoder().raw_decode(text[start:].lstrip())
+    return value
+
+
+def card(page, question_id):
+    return page.locator(f"[data-testid=clarification-question-card][data-question-id='{question_id}']")
+
+
+def option(scope, option_id):
+    return scope.locator(f"[data-testid=clarification-option][data-option-id='{option_id}']")

@@ -1,0 +1,61 @@
+"""Elicitations when the connection to the agent fails: AC-20a, reconciliation, agentctl killed."""
+
+import os
+import signal
+
+from playwright.sync_api import expect
+
+from .elicitation_support import agent_said, fresh_task, option, start
+
+SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_AGENT_STREAM_PING_SECONDS": "0.3"}
+
+AGENTCTL_PID = """
+from kandev_web.sessions.models import AgentExecution
+print(AgentExecution.objects.filter(session__task_id={task_id}).latest("pk").pid)
+"""
+
+
+def agentctl_pid(server, task_id) -> int:
+    return int(server.manage("shell", "-v", "0", "-c", AGENTCTL_PID.format(task_id=task_id)).strip())
+
+
+def test_AC_20a_stream_down_answer_not_delivered_then_reconciled_and_answered(browser, server):
+    page, ids = fresh_task(browser, server, "frozen")
+    start(page, "elicit-single")
+    expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
+    panel = page.get_by_test_id("task-sessions")
+    expect(panel).to_have_attribute("data-agent-stream", "up")
+    pid = agentctl_pid(server, ids["task_ids"][0])
+
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        expect(panel).to_have_attribute("data-agent-stream", "down")
+        expect(page.get_by_test_id("agent-stream-down")).to_be_visible()
+        option(page, "Red").click()
+        page.get_by_test_id("clarification-submit").click()
+        expect(page.locator("[data-testid=toast][data-level=error]")).to_contain_text("Not delivered")
+        expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
+        expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-status", "pending")
+    finally:
+        os.kill(pid, signal.SIGCONT)
+
+    expect(panel).to_have_attribute("data-agent-stream", "up")
+    expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
+    page.get_by_test_id("clarification-submit").click()
+    assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Red"}}
+
+
+def test_agentctl_killed_marks_the_question_agent_disconnected(browser, server):
+    page, ids = fresh_task(browser, server, "killed")
+    start(page, "elicit-single")
+    expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
+    os.kill(agentctl_pid(server, ids["task_ids"][0]), signal.SIGKILL)
+
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
+    expect(page.get_by_test_id("clarification-deferred-notice")).to_be_visible()
+    expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-agent-disconnected", "true")
+    option(page, "Blue").click()
+    page.get_by_test_id("clarification-submit").click()
+    expect(page.locator("[data-testid=toast][data-level=info]")).to_contain_text("recorded but not delivered")
+    expect(page.get_by_test_id("clarification-overlay")).to_have_count(0)
+    expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")

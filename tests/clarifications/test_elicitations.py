@@ -1,0 +1,157 @@
+"""Elicitation-backed clarifications in the web app: mirroring agentctl, and the answer fork."""
+
+import pytest
+from django.test import Client
+
+from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
+from kandev_web.clarifications import elicitations, services
+from kandev_web.clarifications.models import Clarification, Source, Status
+from kandev_web.notifications.models import Delivery
+from kandev_web.sessions import runtime
+from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.pending import pending_actions
+
+REQUESTED = {
+    "pending_id": "7d3c9a52-0000-4000-8000-000000000001",
+    "session_id": "acp-1",
+    "tool_call_id": "toolu_1",
+    "message": "Pick a colour",
+    "questions": [
+        {"id": "question_0", "title": "Colour", "prompt": "Pick a colour", "kind": "single", "accepts_text": True,
+         "sensitive": False, "options": [{"id": "Red", "label": "Red", "description": "warm"}, {"id": "Blue", "label": "Blue"}]},
+        {"id": "apiKey", "title": None, "prompt": "apiKey", "kind": "text", "accepts_text": True, "sensitive": True, "options": []},
+    ],
+}
+
+
+@pytest.fixture
+def execution(make_task, operator):
+    session = TaskSession.objects.create(task=make_task("Paint"), state=SessionState.RUNNING, acp_session_id="acp-1")
+    Turn.objects.create(session=session)
+    return AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
+
+
+def requested(execution, **changes):
+    return elicitations.record_requested(execution.pk, execution.session_id, {**REQUESTED, **changes})
+
+
+def test_AC_08_AC_09_pending_id_verbatim_messages_and_pending_action_while_running(execution):
+    record = requested(execution)
+    assert (record.pending_id, record.source, record.execution_id) == (REQUESTED["pending_id"], Source.ELICITATION, execution.pk)
+    messages = list(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).order_by("pk"))
+    assert [m.requests_input for m in messages] == [False, True]
+    assert {m.metadata["pending_id"] for m in messages} == {REQUESTED["pending_id"]}
+    assert messages[1].metadata["question"]["kind"] == "text"
+    assert pending_actions(TaskSession.objects.all()) == {execution.session_id: "clarification"}
+    execution.session.refresh_from_db()
+    assert execution.session.state == SessionState.RUNNING
+
+
+def test_AC_60_identical_questions_make_two_records(execution):
+    requested(execution)
+    requested(execution, pending_id="7d3c9a52-0000-4000-8000-000000000002")
+    assert Clarification.objects.count() == 2
+
+
+def test_F9_one_notification_per_pending_id_even_if_announced_again(execution, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks():
+        requested(execution)
+        elicitations.reconcile(execution.pk, execution.session_id, [REQUESTED])
+    assert Delivery.objects.filter(event="session.clarification_requested").count() == 1
+    assert Clarification.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("outcome", "reason", "status"),
+    [
+        ("accepted", "operator", Status.ANSWERED),
+        ("declined", "operator_skipped", Status.REJECTED),
+        ("declined", "answer_timeout", Status.EXPIRED),
+        ("cancelled", "turn_cancelled", Status.CANCELLED),
+        ("cancelled", "agent_cancelled_request", Status.CANCELLED),
+        ("cancelled", "agent_exited", Status.CANCELLED),
+        ("cancelled", "agentctl_shutdown", Status.CANCELLED),
+    ],
+)
+def test_F7_every_settlement_settles_the_record_and_its_messages(execution, outcome, reason, status):
+    record = requested(execution)
+    elicitations.record_settled({"pending_id": record.pending_id, "outcome": outcome, "reason": reason})
+    record.refresh_from_db()
+    assert (record.status, record.settled_reason) == (status, reason)
+    assert set(Message.objects.values_list("metadata__status", flat=True)) == {status}
+    assert pending_actions(TaskSession.objects.all()) == {}
+
+
+def test_reconcile_settles_what_agentctl_no_longer_holds(execution):
+    record = requested(execution)
+    elicitations.reconcile(execution.pk, execution.session_id, [])
+    record.refresh_from_db()
+    assert (record.status, record.settled_reason) == (Status.CANCELLED, "gone")
+
+
+class FakeRunner:
+    def __init__(self, answer):
+        self.sent, self.answer = [], answer
+
+    def call(self, coroutine, timeout=None):
+        coroutine.close()
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+    def request(self, endpoint, action, payload, timeout=None):
+        self.sent.append((action, payload))
+
+        async def nothing():
+            return None
+
+        return nothing()
+
+
+@pytest.fixture
+def fake_runner(monkeypatch):
+    def install(answer):
+        fake = FakeRunner(answer)
+        monkeypatch.setattr(elicitations, "runner", fake)
+        return fake
+
+    return install
+
+
+def test_AC_61_a_second_answer_is_still_forwarded_and_agentctl_decides(execution, fake_runner):
+    record = requested(execution)
+    elicitations.record_settled({"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator"})
+    fake = fake_runner(NotFound("no open elicitation"))
+    delivery = services.submit(record, answers=[], rejected=False, reject_reason="")
+    assert [action for action, _ in fake.sent] == ["agent.elicitations.respond"]
+    assert not delivery.delivered and "already answered" in delivery.message
+
+
+def test_AC_20a_stream_down_leaves_the_record_open(execution, fake_runner):
+    record = requested(execution)
+    fake_runner(AgentStreamNotConnected("down"))
+    delivery = services.submit(record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False, reject_reason="")
+    assert not delivery.delivered and delivery.level == "error"
+    record.refresh_from_db()
+    assert record.status == Status.PENDING
+
+
+def test_the_forwarded_payload_is_the_contracts(execution, fake_runner):
+    record = requested(execution)
+    fake = fake_runner({"success": True, "action": "accept", "content": {"question_0_custom": "Green"}})
+    answers = [{"question_id": "question_0", "selected_options": ["Red"], "custom_text": "Green"}]
+    assert services.submit(record, answers=answers, rejected=False, reject_reason="").delivered
+    assert fake.sent == [
+        ("agent.elicitations.respond", {"pending_id": record.pending_id, "answers": answers, "rejected": False, "reject_reason": ""})
+    ]
+    record.refresh_from_db()
+    assert (record.status, record.response["content"]) == (Status.ANSWERED, {"question_0_custom": "Green"})
+
+
+def test_an_outsider_gets_404_and_nothing_is_forwarded(execution, make_operator, fake_runner):
+    record = requested(execution)
+    fake = fake_runner({"success": True, "action": "decline"})
+    client = Client()
+    client.force_login(make_operator("mallory"))
+    assert client.post(f"/clarifications/{record.pending_id}/respond/", {"action": "skip"}).status_code == 404
+    assert fake.sent == []
