@@ -1,0 +1,101 @@
+"""Helpers for the e2e specs that give the web app an agent of their own.
+
+- :func:`create_profile` writes an ``AgentProfile`` into a running server's
+  database (through ``manage.py shell``), so a spec can choose it in the task
+  view's start form.
+- :func:`orm` runs a snippet of ORM code there and returns what it printed as JSON.
+- :func:`claude_bridge_environment` is ``tests/bridge``'s offline setup for the
+  real Claude ACP bridge (fake Messages API, denying proxy, fresh HOME with the
+  harness's settings, privacy switches, a marker in every process's
+  environment), as the ``env`` of a profile instead of agentctl's environment.
+- :func:`wait_until_gone` / :func:`kill_marked` find the processes of such a
+  run by that marker, so none outlives the spec.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.bridge.conftest import Bridge
+from tests.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi
+from tests.bridge.harness import EXIT_TIMEOUT, MARKER_VAR, USER_SETTINGS, clean_env, marked_processes
+
+__all__ = ["MARKER_VAR", "claude_bridge_environment", "create_profile", "kill_marked", "orm", "wait_until_gone"]
+
+
+def orm(server, code: str) -> Any:
+    """Run ``code`` in ``manage.py shell`` against ``server``'s database; its last printed line, as JSON."""
+    output = server.manage("shell", "-v", "0", "-c", code)
+    lines = [line for line in output.splitlines() if line.strip()]
+    if not lines:
+        raise AssertionError(f"the shell printed nothing for:\n{code}")
+    return json.loads(lines[-1])
+
+
+def create_profile(
+    server,
+    *,
+    workspace_id: int,
+    name: str,
+    agent_id: str,
+    command: list[str],
+    env: dict[str, str],
+    working_dir: str = "",
+) -> int:
+    """A new agent profile in ``workspace_id``; returns its primary key."""
+    spec = {
+        "workspace_id": workspace_id,
+        "name": name,
+        "agent_id": agent_id,
+        "command": [str(arg) for arg in command],
+        "env": {str(key): str(value) for key, value in env.items()},
+        "working_dir": working_dir,
+    }
+    code = (
+        "import json\n"
+        "from kandev_web.sessions.models import AgentProfile\n"
+        f"spec = json.loads({json.dumps(spec)!r})\n"
+        "print(json.dumps(AgentProfile.objects.create(**spec).pk))\n"
+    )
+    return int(orm(server, code))
+
+
+def claude_bridge_environment(
+    bridge: Bridge, root: Path, *, api: FakeMessagesApi, proxy: DenyingProxy, marker: str
+) -> dict[str, str]:
+    """The whole environment the bridge needs, rooted in ``root`` (a fresh folder).
+
+    The same as ``tests/bridge/harness.py`` gives agentctl: a fresh HOME whose
+    ``.claude/settings.json`` keeps 0.101.0 in permission mode ``default``, the
+    CLI pointed at ``api`` with a dummy key, the privacy switches, ``proxy`` as
+    the safety net for anything else, and ``MARKER_VAR=marker``. As a profile's
+    ``env`` it replaces what the agent would inherit from the web process.
+    """
+    home, tmp = root / "home", root / "tmp"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS))
+    tmp.mkdir()
+    return clean_env(bridge, home=home, tmp=tmp, api=api, proxy=proxy, marker=marker)
+
+
+def wait_until_gone(marker: str, timeout: float = EXIT_TIMEOUT) -> dict[int, str]:
+    """Wait for every process carrying ``marker`` to end; what is still alive after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while (alive := marked_processes(marker)) and time.monotonic() < deadline:
+        time.sleep(0.1)  # polling the process table, not the page
+    return alive
+
+
+def kill_marked(marker: str) -> list[str]:
+    """SIGKILL whatever still carries ``marker``; returns what had to be killed."""
+    alive = marked_processes(marker)
+    for pid in alive:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+    return [f"pid {pid}: {cmdline}" for pid, cmdline in alive.items()]
