@@ -22,10 +22,10 @@ def start(page, scenario):
 
 def agent_said(page, prefix: str) -> dict | list:
     """The JSON the mock agent reports after ``prefix``: what reached it over ACP."""
-    # The report streams in; it is whole once the turn is over.
-    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
     message = page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text=prefix)
     expect(message).to_have_count(1)
+    # The report streams in; it is whole once its turn is over.
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false")
     text = message.inner_text()
     start = text.index(prefix) + len(prefix)
     value, _ = json.JSONDecoder().raw_decode(text[start:].lstrip())

@@ -29,10 +29,10 @@ def start(page, scenario):
 
 def tool_result(page) -> dict:
     """The tool result the agent says it received."""
-    # The report streams in; it is whole once the turn is over.
-    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
     message = page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Tool result:")
     expect(message).to_have_count(1)
+    # The report streams in; it is whole once its turn is over.
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false")
     return json.loads(re.sub(r"^.*?Tool result:\s*", "", message.inner_text(), flags=re.S))
 
 

@@ -20,6 +20,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 from .clarifications.mcp import PATH as MCP_PATH  # noqa: E402
 from .clarifications.mcp import endpoint as mcp_endpoint  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
+from .sessions.runtime import runner  # noqa: E402
 
 django_http = django_asgi_app
 if settings.SERVE_STATIC:
@@ -30,6 +31,9 @@ if settings.SERVE_STATIC:
 
 async def http_app(scope, receive, send):
     """The MCP endpoint (agents, bearer token) beside Django (operators, sessions)."""
+    # A restarted web process adopts the agents its predecessor left running
+    # as soon as anyone talks to it.
+    runner.ensure_started()
     if scope["path"] == MCP_PATH:
         await mcp_endpoint(scope, receive, send)
     else:

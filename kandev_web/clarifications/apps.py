@@ -14,14 +14,14 @@ class ClarificationsConfig(AppConfig):
         from . import elicitations, services
 
         runtime.NOTIFICATION_HANDLERS["elicitation.requested"] = (
-            lambda plan, payload: elicitations.record_requested(plan.execution_id, plan.session_id, payload)
+            lambda ref, payload: elicitations.record_requested(ref.execution_id, ref.session_id, payload)
         )
-        runtime.NOTIFICATION_HANDLERS["elicitation.settled"] = lambda plan, payload: elicitations.record_settled(payload)
+        runtime.NOTIFICATION_HANDLERS["elicitation.settled"] = lambda ref, payload: elicitations.record_settled(payload)
 
-        async def reconcile(plan, client):
+        async def reconcile(ref, client):
             listed = await client.request("agent.elicitations.list", {})
             await database_sync_to_async(elicitations.reconcile)(
-                plan.execution_id, plan.session_id, listed.get("pending", [])
+                ref.execution_id, ref.session_id, listed.get("pending", [])
             )
 
         runtime.RECONNECT_HOOKS.append(reconcile)

@@ -7,3 +7,4 @@ class SessionsConfig(AppConfig):
     # "sessions" is django.contrib.sessions' label.
     label = "agent_sessions"
     verbose_name = _("Agent sessions")
+

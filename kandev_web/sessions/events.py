@@ -6,6 +6,8 @@ order agentctl sent the notifications.
 """
 
 import logging
+from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -276,8 +278,42 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
 
 
 @transaction.atomic
-def record_execution_started(execution_id: int, url: str, token: str, pid: int) -> None:
-    AgentExecution.objects.filter(pk=execution_id).update(url=url, token=token, pid=pid)
+def record_execution_started(execution_id: int, url: str, token: str, pid: int, *, owner: str) -> None:
+    AgentExecution.objects.filter(pk=execution_id).update(
+        url=url, token=token, pid=pid, owner=owner, owner_heartbeat_at=timezone.now()
+    )
+
+
+def heartbeat(owner: str, execution_ids: list[int]) -> None:
+    if execution_ids:
+        AgentExecution.objects.filter(pk__in=execution_ids, owner=owner).update(owner_heartbeat_at=timezone.now())
+
+
+@dataclass(frozen=True)
+class Orphan:
+    execution_id: int
+    session_id: int
+    url: str
+    token: str
+
+
+def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
+    """Claim live executions whose owner stopped beating; each is claimed by one process only."""
+    stale = timezone.now() - timedelta(seconds=stale_after)
+    claimed = []
+    candidates = (
+        AgentExecution.objects.filter(ended_at__isnull=True, owner_heartbeat_at__lt=stale)
+        .exclude(url="")
+        .exclude(owner=owner)
+    )
+    for execution in candidates:
+        # Compare-and-set: of several processes claiming at once, one wins.
+        won = AgentExecution.objects.filter(
+            pk=execution.pk, owner=execution.owner, owner_heartbeat_at=execution.owner_heartbeat_at
+        ).update(owner=owner, owner_heartbeat_at=timezone.now())
+        if won:
+            claimed.append(Orphan(execution.pk, execution.session_id, execution.url, execution.token))
+    return claimed
 
 
 @transaction.atomic

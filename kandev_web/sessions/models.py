@@ -88,6 +88,11 @@ class AgentExecution(models.Model):
     stop_requested = models.BooleanField(default=False)
     #: Whether the owning web process's stream to agentctl is up right now.
     stream_connected = models.BooleanField(default=True)
+    #: The web process that holds the stream and applies what agentctl reports,
+    #: and when it last said so; another process adopts the execution when the
+    #: heartbeat goes stale (that process was killed or restarted).
+    owner = models.CharField(max_length=200, blank=True)
+    owner_heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-started_at", "-pk"]

@@ -13,7 +13,9 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import socket
 import threading
+import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,18 +39,29 @@ INHERITED_PREFIXES = ("KANDEV_ELICITATION_", "KANDEV_ACP_")
 REQUEST_TIMEOUT = 30.0
 
 #: What to do with each agentctl notification, applied in order on the owning
-#: process: ``handler(plan, payload)``, synchronous, in a database thread.
+#: process: ``handler(ref, payload)``, synchronous, in a database thread.
 #: Other apps add theirs (clarifications: ``elicitation.*``) in ``ready()``.
-NOTIFICATION_HANDLERS: dict[str, Callable[["LaunchPlan", dict], None]] = {
-    "session.update": lambda plan, p: events.record_session_update(plan.session_id, p.get("update") or {}),
-    "permission.requested": lambda plan, p: events.record_permission_requested(plan.session_id, p),
-    "permission.settled": lambda plan, p: events.record_permission_settled(plan.session_id, p),
-    "turn.completed": lambda plan, p: events.record_turn_completed(plan.session_id, p),
-    "agent.exited": lambda plan, p: events.record_agent_exited(plan.execution_id, p),
+NOTIFICATION_HANDLERS: dict[str, Callable[["ExecutionRef", dict], None]] = {
+    "session.update": lambda ref, p: events.record_session_update(ref.session_id, p.get("update") or {}),
+    "permission.requested": lambda ref, p: events.record_permission_requested(ref.session_id, p),
+    "permission.settled": lambda ref, p: events.record_permission_settled(ref.session_id, p),
+    "turn.completed": lambda ref, p: events.record_turn_completed(ref.session_id, p),
+    "agent.exited": lambda ref, p: events.record_agent_exited(ref.execution_id, p),
 }
 
-#: Coroutines ``hook(plan, client)`` run after the stream reconnects, to catch up.
-RECONNECT_HOOKS: list[Callable[["LaunchPlan", AgentStreamClient], Awaitable[None]]] = []
+#: Coroutines ``hook(ref, client)`` run after the stream reconnects (or is adopted), to catch up.
+RECONNECT_HOOKS: list[Callable[["ExecutionRef", AgentStreamClient], Awaitable[None]]] = []
+
+#: This process, as an execution's owner: unique across hosts and restarts.
+PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+@dataclass(frozen=True)
+class ExecutionRef:
+    """Which session and execution a stream's notifications belong to."""
+
+    session_id: int
+    execution_id: int
 
 
 @dataclass(frozen=True)
@@ -98,8 +111,13 @@ class Runner:
             if self._loop is None:
                 loop = asyncio.new_event_loop()
                 threading.Thread(target=loop.run_forever, name="kandev-agent-runner", daemon=True).start()
+                asyncio.run_coroutine_threadsafe(self._supervise(), loop)
                 self._loop = loop
             return self._loop
+
+    def ensure_started(self) -> None:
+        """Start this process's runner (and with it, adopting orphaned executions)."""
+        self._ensure_loop()
 
     def submit(self, coroutine: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
         return asyncio.run_coroutine_threadsafe(coroutine, self._ensure_loop())
@@ -119,18 +137,13 @@ class Runner:
             return
         self._processes[plan.execution_id] = process
         asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
-        client = process.client(
-            on_notification=lambda action, payload: self._apply(plan, action, payload),
-            on_reconnect=lambda client: self._reconnected(plan, client),
-            on_disconnect=lambda client: database_sync_to_async(events.record_stream_state)(plan.execution_id, False),
-            backoff=Backoff(initial=0.1, maximum=5.0),
-            ping_interval=settings.KANDEV_AGENT_STREAM_PING_SECONDS,
-        )
+        ref = ExecutionRef(plan.session_id, plan.execution_id)
+        client = self._stream_client(ref, process.url, process.token)
         try:
             await client.connect()
             self._owned[plan.execution_id] = client
             await database_sync_to_async(events.record_execution_started)(
-                plan.execution_id, process.url, process.token, process.pid
+                plan.execution_id, process.url, process.token, process.pid, owner=PROCESS_ID
             )
             await client.request(
                 "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
@@ -144,15 +157,58 @@ class Runner:
             await database_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
             await self._stop_process(plan.execution_id)
 
-    async def _apply(self, plan: LaunchPlan, action: str, payload: dict) -> None:
+    def _stream_client(self, ref: ExecutionRef, url: str, token: str) -> AgentStreamClient:
+        """The owning stream: applies every notification, tracks and recovers the connection."""
+        return AgentStreamClient(
+            url,
+            token,
+            on_notification=lambda action, payload: self._apply(ref, action, payload),
+            on_reconnect=lambda client: self._reconnected(ref, client),
+            on_disconnect=lambda client: database_sync_to_async(events.record_stream_state)(ref.execution_id, False),
+            backoff=Backoff(initial=0.1, maximum=5.0),
+            ping_interval=settings.KANDEV_AGENT_STREAM_PING_SECONDS,
+        )
+
+    async def _apply(self, ref: ExecutionRef, action: str, payload: dict) -> None:
         handler = NOTIFICATION_HANDLERS.get(action)
         if handler is not None:
-            await database_sync_to_async(handler)(plan, payload)
+            await database_sync_to_async(handler)(ref, payload)
 
-    async def _reconnected(self, plan: LaunchPlan, client: AgentStreamClient) -> None:
-        await database_sync_to_async(events.record_stream_state)(plan.execution_id, True)
+    async def _reconnected(self, ref: ExecutionRef, client: AgentStreamClient) -> None:
+        await database_sync_to_async(events.record_stream_state)(ref.execution_id, True)
         for hook in RECONNECT_HOOKS:
-            await hook(plan, client)
+            await hook(ref, client)
+
+    # Ownership ------------------------------------------------------------
+
+    async def _supervise(self) -> None:
+        """Keep this process's claim on its executions fresh, and adopt abandoned ones."""
+        interval = settings.KANDEV_OWNER_HEARTBEAT_SECONDS
+        while True:
+            try:
+                await database_sync_to_async(events.heartbeat)(PROCESS_ID, list(self._owned))
+                orphans = await database_sync_to_async(events.claim_orphans)(PROCESS_ID, stale_after=3 * interval)
+                for orphan in orphans:
+                    await self._adopt(orphan)
+            except Exception:
+                logger.exception("supervising agent executions failed; trying again")
+            await asyncio.sleep(interval)
+
+    async def _adopt(self, orphan: "events.Orphan") -> None:
+        """Take over an execution whose owning process is gone, and catch up with it."""
+        ref = ExecutionRef(orphan.session_id, orphan.execution_id)
+        client = self._stream_client(ref, orphan.url, orphan.token)
+        try:
+            await client.connect()
+        except StreamError:
+            # agentctl went down with its owner: the execution is over.
+            await database_sync_to_async(events.record_agent_exited)(
+                orphan.execution_id, {"exit_code": None, "signal": None}, agentctl_gone=True
+            )
+            return
+        self._owned[orphan.execution_id] = client
+        logger.info("adopted the agent execution %s", orphan.execution_id)
+        await self._reconnected(ref, client)
 
     async def _watch(self, execution_id: int, process: AgentctlProcess) -> None:
         """When agentctl itself ends (killed, crashed, shut down), so does the execution."""

@@ -69,7 +69,7 @@ async def _member_sees_a_created_task():
     assert connected
     backlog = await database_sync_to_async(lambda: board.steps.first())()
     await database_sync_to_async(services.create_task)(board, title="Live <i>one</i>", description="", step=backlog)
-    html = await communicator.receive_from(timeout=5)
+    html = await communicator.receive_from(timeout=20)
     assert f'id="kanban-column-{backlog.pk}"' in html
     assert 'hx-swap-oob="true"' in html
     assert "Live &lt;i&gt;one&lt;/i&gt;" in html
@@ -104,9 +104,9 @@ async def test_task_socket_follows_changes_and_deletion():
     communicator, connected, _ = await connect(f"/ws/tasks/{task.pk}/", ORIGIN, cookie)
     assert connected
     await database_sync_to_async(services.update_task)(task, title="Watched", description="")
-    frames = [await communicator.receive_from(timeout=5) for _ in range(2)]
+    frames = [await communicator.receive_from(timeout=20) for _ in range(2)]
     assert any('id="task-list"' in frame and "Watched" in frame for frame in frames)
     assert any('data-testid="task-title">Watched<' in frame for frame in frames)
     await database_sync_to_async(services.delete_task)(task)
-    assert 'data-testid="task-deleted-notice"' in await communicator.receive_from(timeout=5)
+    assert 'data-testid="task-deleted-notice"' in await communicator.receive_from(timeout=20)
     await communicator.disconnect()
