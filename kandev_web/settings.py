@@ -101,6 +101,11 @@ KANDEV_MCP_KEEPALIVE_SECONDS = env.float("KANDEV_MCP_KEEPALIVE_SECONDS", default
 # after about twice this.
 KANDEV_AGENT_STREAM_PING_SECONDS = env.float("KANDEV_AGENT_STREAM_PING_SECONDS", default=10.0)
 
+# Where the agentctl processes this web process starts listen. Loopback keeps
+# them private to this machine; an address the other web machines can reach
+# lets any of them serve the agent's operators (their streams need the token).
+KANDEV_AGENTCTL_HOST = env.str("KANDEV_AGENTCTL_HOST", default="127.0.0.1")
+
 # How often a web process confirms it still holds its agents' streams; another
 # process adopts them after three missed beats.
 KANDEV_OWNER_HEARTBEAT_SECONDS = env.float("KANDEV_OWNER_HEARTBEAT_SECONDS", default=5.0)

@@ -130,7 +130,7 @@ class Runner:
     async def start(self, plan: LaunchPlan, prompt: list[dict], turn_id: int) -> None:
         """Launch agentctl, initialise the agent, open the ACP session and send the first prompt."""
         try:
-            process = await launch(plan.argv, env=plan.env)
+            process = await launch(plan.argv, env=plan.env, host=settings.KANDEV_AGENTCTL_HOST)
         except LaunchError as error:
             logger.warning("agentctl for session %s did not start: %s", plan.session_id, error)
             await database_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
