@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import expect
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
@@ -166,3 +167,28 @@ def login(page, server: Server, username: str, path: str = "/") -> None:
     page.get_by_test_id("login-password").fill(PASSWORD)
     page.get_by_test_id("login-submit").click()
     page.wait_for_url(lambda url: "/login/" not in url)
+
+
+def open_task(browser, server: Server, username: str, task_id: int):
+    """A new browser context logged in as ``username`` on a task page with its socket up."""
+    page = browser.new_context().new_page()
+    login(page, server, username, f"/tasks/{task_id}/")
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    return page
+
+
+def fresh_task(browser, server: Server, username: str):
+    """A task of its own, in a workspace of its own, so tests do not depend on each other."""
+    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
+    return open_task(browser, server, username, ids["task_ids"][0]), ids
+
+
+def start_agent(page, prompt: str) -> None:
+    """Start the task's agent (the Mock agent profile) with ``prompt``."""
+    page.get_by_test_id("session-start-prompt").fill(prompt)
+    page.get_by_test_id("session-start-submit").click()
+
+
+def start_scenario(page, scenario: str) -> None:
+    """Start the Mock agent on a scenario from ``kandev_web/mock_agent/scenarios/``."""
+    start_agent(page, f"/e2e:{scenario}")

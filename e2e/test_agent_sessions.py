@@ -3,7 +3,8 @@
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login
+from .conftest import fresh_task, start_agent
+from .conftest import open_task as open_task_page
 
 
 @pytest.fixture(scope="module")
@@ -14,24 +15,7 @@ def team(server):
 
 
 def open_task(browser, server, team, username, task_index=0):
-    page = browser.new_context().new_page()
-    login(page, server, username, f"/tasks/{team['task_ids'][task_index]}/")
-    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
-    return page
-
-
-def fresh_task(browser, server, username):
-    """A task of its own, in a workspace of its own, so tests do not depend on each other."""
-    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
-    page = browser.new_context().new_page()
-    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
-    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
-    return page
-
-
-def start(page, prompt):
-    page.get_by_test_id("session-start-prompt").fill(prompt)
-    page.get_by_test_id("session-start-submit").click()
+    return open_task_page(browser, server, username, team["task_ids"][task_index])
 
 
 def agent_messages(page):
@@ -40,7 +24,7 @@ def agent_messages(page):
 
 def test_reply_streams_into_the_timeline_and_the_turn_finishes(browser, server, team):
     page = open_task(browser, server, team, "alice", 0)
-    start(page, "/e2e:simple-message")
+    start_agent(page, "/e2e:simple-message")
     expect(page.locator("[data-testid=timeline-message][data-author=user]")).to_contain_text("/e2e:simple-message")
     expect(agent_messages(page)).to_have_count(1)
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
@@ -55,7 +39,7 @@ def test_reply_streams_into_the_timeline_and_the_turn_finishes(browser, server, 
 
 def test_cancel_a_long_turn(browser, server, team):
     page = open_task(browser, server, team, "alice", 1)
-    start(page, "/e2e:long-stream")
+    start_agent(page, "/e2e:long-stream")
     expect(agent_messages(page)).to_have_count(1)
     expect(page.get_by_test_id("task-details").get_by_test_id("task-state-running")).to_be_visible()
     page.get_by_test_id("session-cancel").click()
@@ -66,7 +50,7 @@ def test_cancel_a_long_turn(browser, server, team):
 def test_approve_a_permission_in_one_tab_and_it_settles_in_the_other(browser, server, team):
     alice = open_task(browser, server, team, "alice", 2)
     bob = open_task(browser, server, team, "bob", 2)
-    start(alice, "/e2e:permission-flow")
+    start_agent(alice, "/e2e:permission-flow")
     for page in (alice, bob):
         expect(page.get_by_test_id("permission-card")).to_have_attribute("data-status", "pending")
         expect(page.get_by_test_id("task-details").get_by_test_id("task-state-pending-permission")).to_be_visible()
@@ -80,20 +64,20 @@ def test_approve_a_permission_in_one_tab_and_it_settles_in_the_other(browser, se
 
 
 def test_a_stopped_agent_can_be_started_again(browser, server):
-    page = fresh_task(browser, server, "stopper")
-    start(page, "/e2e:simple-message")
+    page = fresh_task(browser, server, "stopper")[0]
+    start_agent(page, "/e2e:simple-message")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
     page.get_by_test_id("session-stop").click()
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "CANCELLED")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-agent-live", "false")
-    start(page, "/e2e:simple-message")
+    start_agent(page, "/e2e:simple-message")
     expect(page.locator("[data-testid^=task-session-]")).to_have_count(2)
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
 
 
 def test_a_crashing_agent_shows_a_failed_session(browser, server):
-    page = fresh_task(browser, server, "crasher")
-    start(page, "/e2e:crash")
+    page = fresh_task(browser, server, "crasher")[0]
+    start_agent(page, "/e2e:crash")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
     expect(page.get_by_test_id("session-error").first).to_contain_text("exited unexpectedly")
     expect(page.get_by_test_id("task-details").get_by_test_id("task-state-interrupted")).to_be_visible()
@@ -101,8 +85,8 @@ def test_a_crashing_agent_shows_a_failed_session(browser, server):
 
 
 def test_tool_calls_and_plan_are_shown_with_their_status(browser, server):
-    page = fresh_task(browser, server, "tooler")
-    start(page, "/e2e:tool-calls")
+    page = fresh_task(browser, server, "tooler")[0]
+    start_agent(page, "/e2e:tool-calls")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
     tools = page.get_by_test_id("tool-call")
     expect(tools).to_have_count(2)

@@ -11,20 +11,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login
-
-
-def fresh_task(browser, server, username):
-    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
-    page = browser.new_context().new_page()
-    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
-    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
-    return page, ids
-
-
-def start(page, scenario):
-    page.get_by_test_id("session-start-prompt").fill(f"/e2e:{scenario}")
-    page.get_by_test_id("session-start-submit").click()
+from .conftest import fresh_task, login
+from .conftest import start_scenario as start
 
 
 def tool_result(page) -> dict:
