@@ -42,6 +42,19 @@ class LiveConsumer(AsyncWebsocketConsumer):
         for group in self.joined:
             await self.channel_layer.group_discard(group, self.channel_name)
 
+    def still_allowed(self) -> bool:
+        """Whether the viewer may still watch this page (membership can be taken away)."""
+        raise NotImplementedError
+
+    async def dispatch(self, message):
+        # Every event is checked against the viewer's access now, not only at
+        # connect: an operator removed from a workspace stops hearing it at once.
+        if self.joined and not message["type"].startswith("websocket."):
+            if not await database_sync_to_async(self.still_allowed)():
+                await self.close(code=CLOSE_FORBIDDEN)
+                return
+        await super().dispatch(message)
+
     async def notify(self, event):
         """A notification for this operator: a toast, and a desktop notice if they allowed it."""
         await self.send(text_data=render_to_string("base.html#toast", {**event, "level": "notify"}))

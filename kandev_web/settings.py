@@ -21,7 +21,9 @@ if KANDEV_PROFILE not in {"dev", "e2e", "prod"}:
 IS_PROD = KANDEV_PROFILE == "prod"
 
 if IS_PROD:
-    SECRET_KEY = env.str("SECRET_KEY")
+    SECRET_KEY = env.str("SECRET_KEY", default="")
+    if not SECRET_KEY.strip():
+        raise environ.ImproperlyConfigured("Set the SECRET_KEY environment variable: the prod profile has no default.")
 else:
     SECRET_KEY = env.str("SECRET_KEY", default="django-insecure-kandev-dev-only-key")
 
@@ -152,7 +154,7 @@ if IS_PROD:
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=False)
+    SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 LOGGING = {

@@ -16,6 +16,11 @@ class TaskConsumer(LiveConsumer):
         board_id = Task.objects.for_user(user).filter(pk=self.task_id).values_list("board_id", flat=True).first()
         return [live.task_group(self.task_id), live.board_group(board_id)] if board_id else []
 
+    def still_allowed(self):
+        # A deleted task is still "allowed": its viewers are told it is gone.
+        task = Task.objects.filter(pk=self.task_id).values_list("board__workspace", flat=True).first()
+        return task is None or self.user.workspaces.filter(pk=task).exists()
+
     def _task(self):
         return Task.objects.for_user(self.user).select_related("board", "step").filter(pk=self.task_id).first()
 

@@ -28,7 +28,7 @@ def session_for_token(token: str):
         return None
     return (
         TaskSession.objects.select_related("task__board")
-        .exclude(state__in=[SessionState.COMPLETED, SessionState.CANCELLED])
+        .exclude(state__in=[SessionState.COMPLETED, SessionState.CANCELLED, SessionState.FAILED])
         .filter(mcp_token_hash=token_hash(token))
         .first()
     )

@@ -1,0 +1,213 @@
+"""Every HTTP endpoint, enumerated from the URLconf: CSRF, login, and workspace isolation.
+
+The endpoints are read from ``kandev_web.urls`` at run time, so a new one is
+covered the day it is added. A new URL parameter must be given a value in
+``_values`` (and, if it names an object in a workspace, in ``_foreign_values``):
+the tests fail until someone has decided what it means.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver, reverse
+
+from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.clarifications.models import Clarification
+from kandev_web.flags.registry import FLAGS
+from kandev_web.notifications.models import Event
+from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
+
+#: Namespaces whose views are not ours: the Django admin has its own login and its own tests.
+FOREIGN_NAMESPACES = {"admin"}
+#: Reachable without a login, on purpose.
+PUBLIC = {"login"}
+#: Parameters that do not name an object of a workspace (a flag key, a notification event).
+GLOBAL_PARAMETERS = {"key", "event"}
+UNSAFE_METHODS = ("post", "put", "patch", "delete")
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    name: str
+    parameters: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _walk(patterns, namespace: str = "", inherited: tuple[str, ...] = ()):
+    for entry in patterns:
+        parameters = inherited + tuple(entry.pattern.converters)
+        if isinstance(entry, URLResolver):
+            if entry.namespace in FOREIGN_NAMESPACES:
+                continue
+            inner = ":".join(part for part in (namespace, entry.namespace) if part)
+            yield from _walk(entry.url_patterns, inner, parameters)
+        elif isinstance(entry, URLPattern):
+            assert entry.name, f"every URL pattern needs a name to be tested: {entry.pattern}"
+            yield Endpoint(f"{namespace}:{entry.name}" if namespace else entry.name, parameters)
+
+
+ENDPOINTS = sorted(set(_walk(get_resolver().url_patterns)), key=str)
+OBJECT_ENDPOINTS = [e for e in ENDPOINTS if set(e.parameters) - GLOBAL_PARAMETERS]
+
+
+def test_the_urlconf_is_enumerated():
+    names = {e.name for e in ENDPOINTS}
+    # A sample from every app, so an import change cannot silently empty the list.
+    assert {"login", "logout", "board:home", "board:task-delete", "sessions:start", "clarifications:respond",
+            "flags:api-flag", "notifications:set"} <= names
+
+
+@dataclass
+class World:
+    """One workspace the operator belongs to, and another one they do not."""
+
+    mine: dict[str, object]
+    theirs: dict[str, object]
+    their_task: Task
+    their_clarification: Clarification
+    their_permission: Message
+
+
+def _objects(name: str) -> dict[str, object]:
+    workspace = Workspace.objects.create(name=name)
+    board = Board.objects.create(workspace=workspace, name=f"{name} board")
+    board.add_default_steps()
+    task = Task.objects.create(board=board, step=board.steps.first(), title=f"{name} task")
+    session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, acp_session_id=f"acp-{name}")
+    turn = Turn.objects.create(session=session)
+    pending_id = f"{name}-pending-1"
+    clarification = Clarification.objects.create(
+        pending_id=pending_id,
+        session=session,
+        turn=turn,
+        questions=[{"id": "q", "title": "Q", "prompt": "Which?", "options": [
+            {"option_id": "q_opt1", "label": "A", "description": ""},
+            {"option_id": "q_opt2", "label": "B", "description": ""}]}],
+    )
+    permission = Message.objects.create(
+        session=session, turn=turn, type=MessageType.PERMISSION_REQUEST, content="Edit it?",
+        metadata={"pending_id": pending_id, "status": "pending", "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]},
+    )
+    return {
+        "workspace": workspace,
+        "values": {"board_id": board.pk, "task_id": task.pk, "session_id": session.pk, "pending_id": pending_id},
+        "task": task,
+        "clarification": clarification,
+        "permission": permission,
+    }
+
+
+@pytest.fixture
+def world(db) -> tuple[World, object]:
+    mine, theirs = _objects("mine"), _objects("theirs")
+    # No password (tests log in with force_login): hashing one costs a second per test.
+    operator = get_user_model().objects.create_user("alice", is_staff=True)
+    mine["workspace"].members.add(operator)
+    theirs["workspace"].members.add(get_user_model().objects.create_user("bob"))
+    return World(mine, theirs, theirs["task"], theirs["clarification"], theirs["permission"]), operator
+
+
+def _values(world: World, endpoint: Endpoint, *, objects: dict[str, object]) -> dict[str, object]:
+    values = {"key": next(iter(FLAGS)), "event": Event.CLARIFICATION_REQUESTED.value, **objects}
+    missing = set(endpoint.parameters) - set(values)
+    assert not missing, f"{endpoint}: give the URL parameter(s) {sorted(missing)} a value in this test"
+    return {name: values[name] for name in endpoint.parameters}
+
+
+def _url(world: World, endpoint: Endpoint, *, objects: dict[str, object] | None = None) -> str:
+    return reverse(endpoint.name, kwargs=_values(world, endpoint, objects=objects or world.mine["values"]))
+
+
+# CSRF ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=str)
+def test_unsafe_methods_without_a_csrf_token_are_403(world, endpoint):
+    world, operator = world
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(operator)
+    url = _url(world, endpoint)
+    for method in UNSAFE_METHODS:
+        response = getattr(client, method)(url, {"prompt": "x", "option_id": "ok", "action": "skip", "enabled": "true"})
+        assert response.status_code == 403, f"{method.upper()} {url}: {response.status_code}"
+        assert b"CSRF verification failed" in response.content, f"{method.upper()} {url} was refused, but not by CSRF"
+    # A wrong token is no better than none.
+    client.cookies["csrftoken"] = "a" * 32
+    response = client.post(url, HTTP_X_CSRFTOKEN="b" * 32)
+    assert response.status_code == 403, url
+    # Nothing was done.
+    assert Task.objects.filter(pk=world.mine["task"].pk).exists()
+    world.mine["clarification"].refresh_from_db()
+    assert world.mine["clarification"].status == "pending"
+
+
+# Login -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=str)
+def test_an_anonymous_visitor_is_sent_to_the_login_page(world, endpoint):
+    world, _ = world
+    anonymous = Client()
+    url = _url(world, endpoint)
+    for method in ("get", *UNSAFE_METHODS):
+        response = getattr(anonymous, method)(url, {"prompt": "x", "action": "skip", "enabled": "true"})
+        if endpoint.name in PUBLIC:
+            assert response.status_code in {200, 302, 405}, f"{method.upper()} {url}: {response.status_code}"
+            assert "/login/" not in response.get("Location", "")
+            continue
+        assert response.status_code == 302, f"{method.upper()} {url}: {response.status_code}"
+        assert response["Location"].startswith("/login/?next="), f"{method.upper()} {url} -> {response['Location']}"
+    assert Task.objects.filter(pk=world.mine["task"].pk).exists()
+    world.mine["clarification"].refresh_from_db()
+    assert world.mine["clarification"].status == "pending"
+
+
+def test_the_login_page_itself_is_public():
+    response = Client().get(reverse("login"))
+    assert response.status_code == 200
+    assert b'data-testid="login-form"' in response.content
+
+
+# Workspaces ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("endpoint", OBJECT_ENDPOINTS, ids=str)
+def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
+    """For every endpoint naming an object: another workspace's object answers
+    exactly as an object that does not exist (404, or 405 before any lookup),
+    and nothing about it changes."""
+    world, operator = world
+    client = Client()
+    client.force_login(operator)
+    foreign = _url(world, endpoint, objects=world.theirs["values"])
+    missing = _url(
+        world, endpoint, objects={"board_id": 999_999, "task_id": 999_999, "session_id": 999_999, "pending_id": "nope"}
+    )
+    data = {"prompt": "x", "option_id": "ok", "action": "skip", "title": "Hijacked", "enabled": "true"}
+    for method in ("get", "post"):
+        theirs = getattr(client, method)(foreign, data)
+        nothing = getattr(client, method)(missing, data)
+        assert theirs.status_code in {404, 405}, f"{method.upper()} {foreign}: {theirs.status_code}"
+        assert theirs.status_code == nothing.status_code, f"{method.upper()} {foreign} differs from a missing object"
+        assert b"theirs" not in theirs.content
+    task = world.their_task
+    task.refresh_from_db()
+    assert task.title == "theirs task"
+    world.their_clarification.refresh_from_db()
+    assert world.their_clarification.status == "pending"
+    world.their_permission.refresh_from_db()
+    assert world.their_permission.metadata["status"] == "pending"
+    assert TaskSession.objects.filter(task=task).count() == 1
+
+
+def test_every_object_parameter_is_covered():
+    """A new object-naming URL parameter needs a foreign value above before it ships."""
+    known = {"board_id", "task_id", "session_id", "pending_id"} | GLOBAL_PARAMETERS
+    unknown = {p for e in ENDPOINTS for p in e.parameters} - known
+    assert not unknown, f"decide what these URL parameters name and test them: {sorted(unknown)}"
