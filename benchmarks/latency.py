@@ -1,0 +1,222 @@
+"""Latency of an elicitation through the whole stack, over N runs in one agent session.
+
+    .venv/bin/python -m benchmarks.latency [--runs 200] [--warmup 5] [--json out.json]
+
+(a) ``elicitation/create`` written by the agent -> overlay in the operator's
+page; (b) Submit clicked -> ACP answer read by the agent. Each with p50, p95,
+p99 and its ratio to a bare loopback WebSocket round trip measured in the same
+run (``--baseline-per-run`` round trips after every cycle). How each timestamp
+is taken, and on which clock: ``benchmarks/stack.py`` and BENCHMARKS.md.
+"""
+
+from __future__ import annotations
+
+if __package__ in (None, ""):  # run as benchmarks/latency.py
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    __package__ = "benchmarks"
+
+import argparse
+import json
+import math
+import statistics
+import subprocess
+import time
+from pathlib import Path
+
+from benchmarks import support
+from benchmarks.stack import ElicitationStack
+
+TARGET_SUBMIT_P50 = 20.0
+TARGET_OVERLAY_P50 = 60.0
+
+
+def figures(cycles, baseline: list[float]) -> tuple[support.Summary, dict[str, support.Summary]]:
+    base = support.Summary("loopback WebSocket round trip (baseline)", baseline)
+
+    def summary(name: str, attr: str) -> support.Summary:
+        return support.Summary(name, [v for c in cycles if not math.isnan(v := getattr(c, attr))])
+
+    return base, {
+        "create_to_overlay": summary("(a) create -> overlay in DOM", "create_to_overlay"),
+        "create_to_frame": summary("    create -> next animation frame", "create_to_frame"),
+        "create_to_ws": summary("    create -> WS frame reached page", "create_to_ws"),
+        "submit_to_read": summary("(b) Submit click -> ACP answer read", "submit_to_read"),
+        "click_to_send": summary("    click -> htmx sends POST", "click_to_send"),
+        "send_to_read": summary("    POST sent -> ACP answer read", "send_to_read"),
+        "read_to_http": summary("    ACP answer read -> POST answered", "read_to_http"),
+    }
+
+
+def report(cycles, baseline: list[float], *, quiet: bool = False) -> dict:
+    base, parts = figures(cycles, baseline)
+    print(base.line())
+    for summary in parts.values():
+        print(summary.line(base))
+    overlay, submit = parts["create_to_overlay"], parts["submit_to_read"]
+    print(
+        f"target (b) submit -> ACP answer p50 <= {TARGET_SUBMIT_P50:.0f} ms: "
+        f"{'MET' if submit.p50 <= TARGET_SUBMIT_P50 else 'MISSED'} ({submit.p50:.1f} ms)"
+    )
+    print(
+        f"target (a) create -> overlay p50 <= {TARGET_OVERLAY_P50:.0f} ms: "
+        f"{'MET' if overlay.p50 <= TARGET_OVERLAY_P50 else 'MISSED'} ({overlay.p50:.1f} ms)"
+    )
+    if not quiet and len(cycles) >= 8:
+        quarter = len(cycles) // 4
+        chunks = [cycles[i * quarter : (i + 1) * quarter] for i in range(4)]
+        print(
+            "by quarter of the run, p50 (a) / (b) ms: "
+            + "  ".join(
+                f"Q{i + 1} {statistics.median(c.create_to_overlay for c in chunk):.1f}/"
+                f"{statistics.median(c.submit_to_read for c in chunk):.1f}"
+                for i, chunk in enumerate(chunks)
+            )
+        )
+    uncertainty = [c.clock_uncertainty for c in cycles]
+    print(
+        f"page-clock calibration uncertainty: median {statistics.median(uncertainty):.2f} ms, "
+        f"max {max(uncertainty):.2f} ms"
+    )
+    bad = [c.index for c in cycles if not c.answer_ok]
+    no_204 = [c.index for c in cycles if c.http_status != 204]
+    print(
+        f"answers: the agent read {{'action': 'accept', 'content': {{'question_0': 'Blue'}}}} in "
+        f"{len(cycles) - len(bad)} of {len(cycles)} runs; the page saw the POST's 204 in "
+        f"{len(cycles) - len(no_204)} (a missing one is a missed htmx:afterRequest mark, not a lost answer)"
+    )
+    return {
+        "baseline": base.as_dict(),
+        **{key: s.as_dict(base) for key, s in parts.items()},
+        "targets": {
+            "submit_to_read_p50_ms": TARGET_SUBMIT_P50,
+            "submit_to_read_met": submit.p50 <= TARGET_SUBMIT_P50,
+            "create_to_overlay_p50_ms": TARGET_OVERLAY_P50,
+            "create_to_overlay_met": overlay.p50 <= TARGET_OVERLAY_P50,
+        },
+        "bad_answers": bad,
+        "no_204_seen": no_204,
+    }
+
+
+def trace_breakdown(cycles, trace_path: Path) -> dict:
+    """Where the time of each cycle went on the server, from ``trace_server`` probes (ms, medians)."""
+    events = [json.loads(line) for line in trace_path.read_text().splitlines() if line.strip()]
+
+    def first(name, after, pred=lambda d: True, before=None):
+        for t, _thread, n, detail in events:
+            if n == name and t >= after and (before is None or t <= before) and pred(detail):
+                return t
+        return None
+
+    parts: dict[str, list[float]] = {}
+
+    def add(key, start, end):
+        if start is not None and end is not None:
+            parts.setdefault(key, []).append((end - start) * 1000)
+
+    for c in cycles:
+        applied = first("apply>", c.t_written, lambda d: d == "elicitation.requested")
+        applied_end = first("apply<", applied or c.t_written, lambda d: d == "elicitation.requested")
+        sent = first("send>", applied or c.t_written, lambda d: d[1] == "task.changed")
+        sent_end = first("send<", sent or c.t_written, lambda d: d[1] == "task.changed")
+        handled = first("consumer>", sent or c.t_written, lambda d: d == "task_changed")
+        overlay_out = first("ws", handled or c.t_written, lambda d: d["overlay"])
+        add("agent write -> runner applies elicitation.requested", c.t_written, applied)
+        add("runner: record_requested + after-commit sends", applied, applied_end)
+        add("group_send(task.changed) called -> returned", sent, sent_end)
+        add("group_send(task.changed) -> TaskConsumer.task_changed runs", sent, handled)
+        add("task_changed runs -> overlay frame written to the socket", handled, overlay_out)
+        responded = first("respond>", c.t_click)
+        forwarded = first("forward>", c.t_click)
+        add("Submit click -> respond view starts", c.t_click, responded)
+        add("respond view starts -> forward() starts", responded, forwarded)
+        add("forward() starts -> agent reads the answer", forwarded, c.t_read)
+        add("agent reads the answer -> respond view returns", c.t_read, first("respond<", c.t_read))
+    out = {}
+    print("server-side breakdown (trace_server probes), median / p95 ms:")
+    for key, values in parts.items():
+        out[key] = {"n": len(values), "p50": support.percentile(values, 50), "p95": support.percentile(values, 95)}
+        print(f"    {key:<60} {out[key]['p50']:8.2f} / {out[key]['p95']:8.2f}  (n={len(values)})")
+    return out
+
+
+def profiler(args, stack: ElicitationStack, directory: Path) -> list[subprocess.Popen]:
+    """py-spy (if asked for) on the server and agentctl, sampling all threads."""
+    if not args.py_spy:
+        return []
+    targets = {"server": stack.server.pid, **{f"agentctl-{p}": p for p in stack.server.agentctl_pids()}}
+    processes = []
+    for name, pid in targets.items():
+        out = directory / f"py-spy-{name}.txt"
+        processes.append(
+            subprocess.Popen(
+                [args.py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--threads",
+                 "--idle", "--output", str(out), "--nonblocking"],
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+        )
+        print(f"   profiling {name} (pid {pid}) into {out}")
+    return processes
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=200, help="measured cycles (default 200)")
+    parser.add_argument("--warmup", type=int, default=5, help="cycles run first and not counted (default 5)")
+    parser.add_argument("--baseline-per-run", type=int, default=5, help="echo round trips after each cycle")
+    parser.add_argument("--gap", type=float, default=0.05, help="seconds of quiet between cycles (default 0.05)")
+    parser.add_argument("--max-seconds", type=float, default=900, help="stop measuring after this long (default 900)")
+    parser.add_argument("--json", type=Path, help="write the figures here as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (server log, agent record)")
+    parser.add_argument("--py-spy", metavar="PATH", help="py-spy binary: profile server and agentctl while measuring")
+    parser.add_argument("--headed", action="store_true", help="show the browser (needs a display)")
+    parser.add_argument("--trace", action="store_true", help="run the server with timing probes and break (a)/(b) down")
+    parser.add_argument(
+        "--patch", action="append", default=[], choices=["loop-safe-layer", "persistent-db", "sqlite-synchronous-normal"],
+        help="run the server with a candidate fix patched in (see benchmarks/trace_server.py)",
+    )
+    args = parser.parse_args(argv)
+
+    support.header("latency: elicitation/create -> overlay, Submit -> ACP answer")
+    print(f"   runs {args.runs} (+{args.warmup} warm-up), {args.baseline_per_run} baseline round trips per run")
+    started = time.monotonic()
+    if args.patch:
+        print(f"   server patched with candidate fix(es): {', '.join(args.patch)} (not the product as committed)")
+    with support.workdir(keep=args.keep or bool(args.py_spy)) as directory, ElicitationStack(
+        directory, headless=not args.headed, trace=args.trace, patches=tuple(args.patch)
+    ) as stack:
+        print(f"   stack up in {time.monotonic() - started:.1f} s; RSS KiB {stack.process_rss()}")
+        for i in range(args.warmup):
+            stack.cycle(-1 - i)
+            time.sleep(args.gap)
+            stack.baseline(args.baseline_per_run)
+        baseline: list[float] = []
+        cycles = []
+        spies = profiler(args, stack, directory)
+        deadline = time.monotonic() + args.max_seconds
+        for i in range(args.runs):
+            if time.monotonic() > deadline:
+                print(f"   stopped after {i} runs: --max-seconds {args.max_seconds} reached")
+                break
+            cycles.append(stack.cycle(i))
+            # The baseline is taken in the quiet between cycles, on the same machine in the same run.
+            time.sleep(args.gap)
+            baseline += stack.baseline(args.baseline_per_run)
+        for spy in spies:
+            spy.send_signal(2)
+            spy.wait(timeout=30)
+        print(f"   measured in {time.monotonic() - deadline + args.max_seconds:.1f} s; RSS KiB {stack.process_rss()}")
+        result = report(cycles, baseline)
+        if stack.trace_path:
+            result["server_breakdown"] = trace_breakdown(cycles, stack.trace_path)
+    support.footer()
+    if args.json:
+        args.json.write_text(json.dumps({"latency": result, "cycles": [c.__dict__ for c in cycles]}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

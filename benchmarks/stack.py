@@ -1,0 +1,274 @@
+"""The full stack for the latency and soak benchmarks, and one measured cycle.
+
+Daphne (our own subprocess, flag ``KANDEV_FEATURES_ACP_ELICITATION=true``,
+SQLite file database, in-memory channel layer) -> the web app starts one
+``kandev-agentctl`` for one task session -> agentctl runs
+``benchmarks/bench_agent.py`` -> headless Debian chromium (Playwright) has the
+task page open as the operator.
+
+One cycle: the benchmark tells the agent ``go 1``; the agent writes one
+``elicitation/create``; the overlay appears in the page; Playwright picks
+"Blue" and clicks Submit; the agent reads agentctl's ACP answer; the overlay
+goes away. Everything stays in one agent session and one ACP turn.
+
+Clocks. The agent stamps ``time.time()`` (CLOCK_REALTIME). The page stamps
+``performance.timeOrigin + performance.now()`` (ms), taken inside the page by
+a MutationObserver (overlay inserted), a ``requestAnimationFrame`` callback
+(the first frame that can paint it), a capturing ``click`` listener (Submit
+clicked), a WebSocket ``message`` listener (the frame carrying the overlay
+arrived) and htmx's ``beforeSend``/``afterRequest`` events (the answer's
+POST). Before every cycle the page clock is calibrated against this process's
+``time.time()``: five ``page.evaluate`` round trips, and the one with the
+shortest round trip gives ``offset = page_ms - midpoint_ms`` (its half round
+trip is the uncertainty, printed with the results). Page times are converted
+to the agent's clock with that offset.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import support
+from .bench_agent import CONTROL_VAR, RECORD_VAR
+
+PROFILE_NAME = "Bench agent"
+
+#: Installed in the page before any script of the app runs.
+INSTRUMENT_JS = r"""
+(() => {
+  const now = () => performance.timeOrigin + performance.now();
+  const B = window.__bench = {overlays: {}, clicks: {}, sends: {}, answers: {}, frames: {}};
+  const OVERLAY = "[data-testid=clarification-overlay]";
+  function scan(node) {
+    if (node.nodeType !== 1) return;
+    const found = node.matches(OVERLAY) ? [node] : [];
+    node.querySelectorAll(OVERLAY).forEach((el) => found.push(el));
+    if (!found.length) return;
+    const t = now();
+    for (const el of found) {
+      const id = el.dataset.pendingId;
+      if (id && !(id in B.overlays)) {
+        const mark = B.overlays[id] = {dom: t, frame: null};
+        requestAnimationFrame(() => { mark.frame = now(); });
+      }
+    }
+  }
+  new MutationObserver((records) => {
+    for (const record of records) for (const node of record.addedNodes) scan(node);
+  }).observe(document, {childList: true, subtree: true});
+  // Our listener is added in the constructor, before htmx sets onmessage: it runs first.
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener("message", (event) => {
+        const t = now();
+        if (typeof event.data !== "string" || event.data.indexOf('data-testid="clarification-overlay"') < 0) return;
+        for (const m of event.data.matchAll(/data-testid="clarification-overlay"\s+data-pending-id="([^"]+)"/g)) {
+          if (!(m[1] in B.frames)) B.frames[m[1]] = t;
+        }
+      });
+    }
+  };
+  const pendingOf = (el) => {
+    const overlay = el && el.closest && el.closest(OVERLAY);
+    return overlay ? overlay.dataset.pendingId : null;
+  };
+  document.addEventListener("click", (event) => {
+    const submit = event.target.closest && event.target.closest("[data-testid=clarification-submit]");
+    const id = submit && pendingOf(submit);
+    if (id && !(id in B.clicks)) B.clicks[id] = now();
+  }, true);
+  // The answer's POST, known by its URL: the overlay may already be gone when it returns.
+  const requestOf = (detail) => {
+    const path = (detail.requestConfig && detail.requestConfig.path) || (detail.pathInfo && detail.pathInfo.requestPath) || "";
+    const m = /\/clarifications\/([^/]+)\/respond\//.exec(path);
+    return m ? m[1] : null;
+  };
+  document.addEventListener("htmx:beforeSend", (event) => {
+    const id = requestOf(event.detail);
+    if (id && !(id in B.sends)) B.sends[id] = now();
+  });
+  document.addEventListener("htmx:afterRequest", (event) => {
+    const id = requestOf(event.detail);
+    if (id && !(id in B.answers)) B.answers[id] = {t: now(), status: event.detail.xhr ? event.detail.xhr.status : 0};
+  });
+  window.__benchMarks = (id) => ({
+    dom: (B.overlays[id] || {}).dom, frame: (B.overlays[id] || {}).frame, ws: B.frames[id],
+    click: B.clicks[id], send: B.sends[id], answer: (B.answers[id] || {}).t, status: (B.answers[id] || {}).status,
+  });
+})();
+"""
+
+
+@dataclass
+class Cycle:
+    index: int
+    t_start: float  # time.time() when the agent was told to ask
+    create_to_overlay: float  # ms: elicitation/create written -> overlay in the DOM
+    create_to_frame: float  # ms: ... -> first animation frame after that
+    create_to_ws: float  # ms: ... -> WebSocket frame with the overlay arrived in the page
+    submit_to_read: float  # ms: Submit click -> ACP answer read by the agent
+    click_to_send: float  # ms: Submit click -> htmx sends the POST
+    send_to_read: float  # ms: POST sent -> ACP answer read
+    read_to_http: float  # ms: ACP answer read -> the POST's answer back in the page
+    clock_uncertainty: float  # ms: half the calibration round trip
+    answer_ok: bool
+    http_status: int
+    t_written: float = 0.0  # agent clock, s
+    t_read: float = 0.0  # agent clock, s
+    t_click: float = 0.0  # page clock converted to the agent clock, s
+
+
+def clock_offset(page, samples: int = 5) -> tuple[float, float]:
+    """``(page_ms - wall_ms, uncertainty_ms)`` from the shortest of ``samples`` round trips."""
+    best = None
+    for _ in range(samples):
+        t0 = time.time()
+        page_ms = page.evaluate("() => performance.timeOrigin + performance.now()")
+        t1 = time.time()
+        rtt = (t1 - t0) * 1000
+        if best is None or rtt < best[0]:
+            best = (rtt, page_ms - (t0 + t1) / 2 * 1000)
+    assert best is not None
+    return best[1], best[0] / 2
+
+
+class ElicitationStack:
+    """Server, operator, agent profile, browser page and one started agent session."""
+
+    def __init__(
+        self, directory: Path, *, trace: bool = False, patches: tuple[str, ...] = (), headless: bool = True
+    ) -> None:
+        self.directory = directory
+        self.trace_path = directory / "server-trace.jsonl" if trace else None
+        self.patches = patches
+        self.headless = headless
+        self._exit = ExitStack()
+        self.seq = 0
+
+    def __enter__(self) -> "ElicitationStack":
+        try:
+            self._start()
+        except BaseException:
+            self._exit.close()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        try:
+            self.control.send("end")
+        except Exception:
+            pass
+        self._exit.close()
+
+    def _start(self) -> None:
+        from playwright.sync_api import sync_playwright
+
+        database = support.migrated_database(self.directory)
+        extra = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
+        if self.trace_path:
+            extra["KANDEV_BENCH_TRACE"] = str(self.trace_path)
+        if self.patches:
+            extra["KANDEV_BENCH_PATCH"] = ",".join(self.patches)
+        env = support.server_environ(database, extra)
+        module = "benchmarks.trace_server" if (self.trace_path or self.patches) else "daphne"
+        self.server = self._exit.enter_context(
+            support.running_server(env, self.directory / "server.log", module=module)
+        )
+        ids = self.server.create_operator("bench")
+        self.task_id = ids["task_ids"][0]
+        self.record = support.AgentRecord(self.directory / "agent-record.jsonl")
+        self.control = support.Control(self.directory / "control.fifo")
+        self._exit.callback(self.control.close)
+        (self.directory / "workdir").mkdir()
+        self.server.add_profile(
+            ids["workspace_id"],
+            PROFILE_NAME,
+            support.bench_agent_command(),
+            {RECORD_VAR: str(self.record.path), CONTROL_VAR: str(self.control.path), "PYTHONPATH": str(support.ROOT)},
+            str(self.directory / "workdir"),
+        )
+        self.echo = support.EchoBaseline()
+        self._exit.callback(self.echo.close)
+
+        playwright = self._exit.enter_context(sync_playwright())
+        browser = playwright.chromium.launch(
+            executable_path=support.CHROMIUM, args=support.CHROMIUM_ARGS, headless=self.headless
+        )
+        self._exit.callback(browser.close)
+        self.page = page = browser.new_context().new_page()
+        page.set_default_timeout(20_000)
+        page.add_init_script(INSTRUMENT_JS)
+        page.goto(f"{self.server.url}/login/?next=/tasks/{self.task_id}/")
+        page.get_by_test_id("login-username").fill("bench")
+        page.get_by_test_id("login-password").fill(support.PASSWORD)
+        page.get_by_test_id("login-submit").click()
+        page.wait_for_url(lambda url: "/login/" not in url)
+        page.wait_for_selector("[data-testid=task-live][data-live=connected]")
+        page.get_by_test_id("session-start-profile").select_option(label=PROFILE_NAME)
+        page.get_by_test_id("session-start-prompt").fill("Benchmark: ask me questions")
+        page.get_by_test_id("session-start-submit").click()
+        self.record.wait_for(lambda e: e["event"] == "prompt", timeout=30)
+        page.wait_for_selector("[data-testid=task-sessions][data-session-state=RUNNING]")
+
+    # Measuring ------------------------------------------------------------------
+
+    def process_rss(self) -> dict[str, int]:
+        """RSS (KiB) of the Daphne process, its agentctl, and the agent."""
+        out = {"server": support.rss_kib(self.server.pid)}
+        agentctls = self.server.agentctl_pids()
+        out["agentctl"] = sum(support.rss_kib(pid) for pid in agentctls)
+        agents = [c for pid in agentctls for c in support.children_of(pid)]
+        out["agent"] = sum(support.rss_kib(pid) for pid in agents)
+        return out
+
+    def baseline(self, count: int) -> list[float]:
+        return [self.echo.round_trip() for _ in range(count)]
+
+    def cycle(self, index: int, *, timeout: float = 20.0) -> Cycle:
+        page = self.page
+        offset, uncertainty = clock_offset(page)
+        self.seq += 1
+        seq = self.seq
+        t_start = time.time()
+        self.control.send("go 1")
+        written = self.record.wait_for(lambda e: e["event"] == "written" and e["seq"] == seq, timeout=timeout)
+        overlay = page.wait_for_selector("[data-testid=clarification-overlay]", state="visible", timeout=timeout * 1000)
+        pending_id = overlay.get_attribute("data-pending-id")
+        scope = f"#clarification-{pending_id}"
+        page.click(f"{scope} [data-testid=clarification-option][data-option-id=Blue]")
+        page.click(f"{scope} [data-testid=clarification-submit]")
+        read = self.record.wait_for(lambda e: e["event"] == "read" and e["id"] == written["id"], timeout=timeout)
+        page.wait_for_selector(scope, state="detached", timeout=timeout * 1000)
+        marks = page.evaluate("(id) => window.__benchMarks(id)", pending_id)
+        deadline = time.monotonic() + 5
+        while marks.get("answer") is None and time.monotonic() < deadline:
+            time.sleep(0.002)
+            marks = page.evaluate("(id) => window.__benchMarks(id)", pending_id)
+
+        def wall(key: str) -> float:
+            value = marks.get(key)
+            return float("nan") if value is None else value - offset
+
+        t_written, t_read = written["t"] * 1000, read["t"] * 1000
+        return Cycle(
+            index=index,
+            t_start=t_start,
+            create_to_overlay=wall("dom") - t_written,
+            create_to_frame=wall("frame") - t_written,
+            create_to_ws=wall("ws") - t_written,
+            submit_to_read=t_read - wall("click"),
+            click_to_send=marks["send"] - marks["click"] if marks.get("send") else float("nan"),
+            send_to_read=t_read - wall("send"),
+            read_to_http=wall("answer") - t_read,
+            clock_uncertainty=uncertainty,
+            answer_ok=read.get("result") == {"action": "accept", "content": {"question_0": "Blue"}},
+            http_status=int(marks.get("status") or 0),
+            t_written=written["t"],
+            t_read=read["t"],
+            t_click=wall("click") / 1000,
+        )

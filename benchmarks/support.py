@@ -1,0 +1,432 @@
+"""What the benchmarks share: a Daphne server of our own, demo data, a headless
+chromium, a loopback WebSocket echo baseline, percentiles and /proc readings.
+
+Everything listens on 127.0.0.1. Nothing here is imported by the app or the
+tests; it mirrors e2e/conftest.py (server environment, once-migrated database,
+``manage.py demo --json``) without depending on pytest.
+
+``ROOT`` is the checkout the benchmarks belong to. Every process started here
+(the server, and through the agent profile's ``env`` agentctl and the agent)
+gets ``PYTHONPATH=ROOT``, so a copy of the repository (say ``git archive HEAD``
+unpacked elsewhere, plus this folder) is benchmarked as that copy, not as
+whatever the editable install points at.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import platform
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH_DIR = Path(__file__).resolve().parent
+PYTHON = sys.executable
+PASSWORD = "bench-password-123"
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    # A background tab must not be throttled: the benchmark page is the only one.
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+]
+
+
+# Numbers ----------------------------------------------------------------------
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The q-th percentile (0..100), linear interpolation between closest ranks."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    if len(ordered) == 1:
+        return ordered[0]
+    rank = (len(ordered) - 1) * q / 100.0
+    low, high = math.floor(rank), math.ceil(rank)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+@dataclass
+class Summary:
+    name: str
+    values: list[float]
+    unit: str = "ms"
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.values, 50)
+
+    @property
+    def p95(self) -> float:
+        return percentile(self.values, 95)
+
+    @property
+    def p99(self) -> float:
+        return percentile(self.values, 99)
+
+    def line(self, baseline: "Summary | None" = None) -> str:
+        text = (
+            f"{self.name:<44} n={len(self.values):<4} p50={self.p50:8.2f} p95={self.p95:8.2f} "
+            f"p99={self.p99:8.2f} max={max(self.values) if self.values else math.nan:8.2f} {self.unit}"
+        )
+        if baseline is not None and baseline.values:
+            text += (
+                f"  | x baseline: p50 {self.p50 / baseline.p50:6.1f}x"
+                f" p95 {self.p95 / baseline.p95:6.1f}x p99 {self.p99 / baseline.p99:6.1f}x"
+            )
+        return text
+
+    def as_dict(self, baseline: "Summary | None" = None) -> dict:
+        out = {"n": len(self.values), "p50": self.p50, "p95": self.p95, "p99": self.p99, "unit": self.unit}
+        if self.values:
+            out["max"] = max(self.values)
+            out["mean"] = statistics.fmean(self.values)
+        if baseline is not None and baseline.values:
+            out["ratio_p50"] = self.p50 / baseline.p50
+            out["ratio_p95"] = self.p95 / baseline.p95
+            out["ratio_p99"] = self.p99 / baseline.p99
+        return out
+
+
+def machine_description() -> str:
+    cpu = "unknown CPU"
+    with suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    memory = ""
+    with suppress(OSError):
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal"):
+                memory = f", {int(line.split()[1]) // 1024} MiB RAM"
+    return (
+        f"{os.cpu_count()} x {cpu}{memory}; Linux {platform.release()}; Python {platform.python_version()}"
+    )
+
+
+def git_state() -> str:
+    try:
+        head = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.strip()
+        return f"{head}{' (+ uncommitted changes)' if dirty else ''}"
+    except (OSError, subprocess.CalledProcessError):
+        return "not a git checkout"
+
+
+def load_average() -> str:
+    """The 1/5/15-minute load averages: other work on the machine skews every figure."""
+    with suppress(OSError):
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    return "unknown"
+
+
+def header(title: str) -> None:
+    print(f"== {title}")
+    print(f"   machine: {machine_description()}")
+    print(f"   code:    {ROOT} at {git_state()}")
+    print(f"   load average at start: {load_average()}")
+    sys.stdout.flush()
+
+
+def footer() -> None:
+    print(f"   load average at end: {load_average()}")
+
+
+# /proc --------------------------------------------------------------------------
+
+
+def rss_kib(pid: int) -> int:
+    """Resident set size of one process, KiB (VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+def children_of(pid: int) -> list[int]:
+    """Direct children of ``pid`` (Linux: /proc/<pid>/task/*/children)."""
+    found: list[int] = []
+    with suppress(OSError):
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            with suppress(OSError):
+                found += [int(x) for x in (task / "children").read_text().split()]
+    return found
+
+
+def cmdline(pid: int) -> str:
+    with suppress(OSError):
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    return ""
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of one process so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / ticks
+
+
+# A server of our own ------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("KANDEV_FEATURES_") and key not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "REDIS_URL"}
+    }
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "kandev_web.settings",
+            "KANDEV_PROFILE": "e2e",
+            "DATABASE_URL": f"sqlite:///{database}",
+            "SERVE_STATIC": "1",
+            "PYTHONUNBUFFERED": "1",
+            "PYTHONPATH": str(ROOT),
+            "LOG_LEVEL": os.environ.get("KANDEV_BENCH_LOG_LEVEL", "WARNING"),
+        }
+    )
+    env.update(extra or {})
+    return env
+
+
+def migrated_database(directory: Path) -> Path:
+    database = directory / "db.sqlite3"
+    subprocess.run(
+        [PYTHON, "manage.py", "migrate", "-v0"], cwd=ROOT, env=server_environ(database), check=True
+    )
+    return database
+
+
+@dataclass
+class Server:
+    url: str
+    env: dict[str, str]
+    process: subprocess.Popen
+    log_path: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [PYTHON, "manage.py", *args], cwd=ROOT, env=self.env, check=True, capture_output=True, text=True
+        )
+        return result.stdout
+
+    def create_operator(self, username: str, *, tasks: bool = True) -> dict:
+        return json.loads(
+            self.manage(
+                "demo", "--json", "--username", username, "--password", PASSWORD,
+                "--workspace", f"{username}'s workspace", "--no-staff", *([] if tasks else ["--no-tasks"]),
+            )
+        )
+
+    def add_profile(self, workspace_id: int, name: str, command: list[str], env: dict[str, str], working_dir: str) -> None:
+        """An agent profile running ``command`` (our scripted agent) in this workspace."""
+        code = (
+            "import json, os\n"
+            "from kandev_web.sessions.models import AgentProfile\n"
+            "spec = json.loads(os.environ['BENCH_PROFILE'])\n"
+            "AgentProfile.objects.update_or_create(workspace_id=spec['workspace_id'], name=spec['name'],"
+            " defaults={'agent_id': 'bench-agent', 'command': spec['command'], 'env': spec['env'],"
+            " 'working_dir': spec['working_dir']})\n"
+        )
+        spec = {"workspace_id": workspace_id, "name": name, "command": command, "env": env, "working_dir": working_dir}
+        subprocess.run(
+            [PYTHON, "manage.py", "shell", "-c", code], cwd=ROOT,
+            env={**self.env, "BENCH_PROFILE": json.dumps(spec)}, check=True, capture_output=True,
+        )
+
+    def descendants(self) -> list[int]:
+        out, todo = [], [self.pid]
+        while todo:
+            for child in children_of(todo.pop()):
+                out.append(child)
+                todo.append(child)
+        return out
+
+    def agentctl_pids(self) -> list[int]:
+        return [pid for pid in self.descendants() if "kandev-agentctl" in cmdline(pid) or "agentctl.cli" in cmdline(pid)]
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("server did not start listening")
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+@contextmanager
+def running_server(env: dict[str, str], log_path: Path, *, module: str = "daphne"):
+    """Daphne serving kandev-web with ``env`` in its own process group, until the block ends.
+
+    ``module`` is what runs Daphne: ``daphne`` itself, or ``benchmarks.trace_server``.
+    """
+    port = free_port()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+        try:
+            _wait_for_port(port, process, time.monotonic() + 30)
+            yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process, log_path=log_path)
+        finally:
+            stop_group(process)
+
+
+@contextmanager
+def workdir(keep: bool = False, prefix: str = "kandev-bench-"):
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        if not keep:
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            print(f"   kept {path}")
+
+
+# The loopback WebSocket baseline ------------------------------------------------
+
+
+class EchoBaseline:
+    """A bare WebSocket echo server in its own process, and a client here.
+
+    One round trip = send a 100-byte text frame, read the echo; timed with
+    ``time.perf_counter`` in this process. The server is ``benchmarks/echo_server.py``
+    (the ``websockets`` asyncio server, as agentctl uses), so both ends are
+    separate processes talking over 127.0.0.1, like browser and Daphne.
+    """
+
+    PAYLOAD = "x" * 100
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [PYTHON, str(BENCH_DIR / "echo_server.py")], stdout=subprocess.PIPE, text=True, start_new_session=True
+        )
+        assert self.process.stdout
+        port = int(self.process.stdout.readline())
+        from websockets.sync.client import connect
+
+        self.connection = connect(f"ws://127.0.0.1:{port}", compression=None)
+        self.samples: list[float] = []
+
+    def round_trip(self) -> float:
+        start = time.perf_counter()
+        self.connection.send(self.PAYLOAD)
+        self.connection.recv()
+        elapsed = (time.perf_counter() - start) * 1000
+        self.samples.append(elapsed)
+        return elapsed
+
+    def close(self) -> None:
+        with suppress(Exception):
+            self.connection.close()
+        stop_group(self.process)
+
+
+# Scripted agent's record --------------------------------------------------------
+
+
+@dataclass
+class AgentRecord:
+    """Reads ``benchmarks/bench_agent.py``'s JSON-lines record as it grows."""
+
+    path: Path
+    _offset: int = 0
+    _partial: str = ""
+    events: list[dict] = field(default_factory=list)
+
+    def poll(self) -> list[dict]:
+        if not self.path.exists():
+            return []
+        with self.path.open() as file:
+            file.seek(self._offset)
+            chunk = file.read()
+            self._offset = file.tell()
+        text = self._partial + chunk
+        lines = text.split("\n")
+        self._partial = lines.pop()
+        new = [json.loads(line) for line in lines if line.strip()]
+        self.events += new
+        return new
+
+    def wait_for(self, predicate, timeout: float = 10.0, interval: float = 0.0005) -> dict:
+        deadline = time.monotonic() + timeout
+        while True:
+            for event in self.events:
+                if predicate(event):
+                    return event
+            if time.monotonic() > deadline:
+                raise TimeoutError("the agent did not record the expected event in time")
+            if not self.poll():
+                time.sleep(interval)
+
+
+class Control:
+    """The benchmark's side of the agent's control FIFO: one command per line."""
+
+    def __init__(self, path: Path) -> None:
+        os.mkfifo(path)
+        self.path = path
+        # Read-write, so opening never blocks waiting for the agent to open its end.
+        self.fd = os.open(path, os.O_RDWR)
+
+    def send(self, command: str) -> None:
+        os.write(self.fd, (command + "\n").encode())
+
+    def close(self) -> None:
+        with suppress(OSError):
+            os.close(self.fd)
+
+
+def bench_agent_command() -> list[str]:
+    return [PYTHON, str(BENCH_DIR / "bench_agent.py")]

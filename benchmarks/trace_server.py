@@ -1,0 +1,176 @@
+"""Daphne with timing probes (and, on request, candidate fixes) patched in from outside.
+
+    python -m benchmarks.trace_server -b 127.0.0.1 -p PORT kandev_web.asgi:application
+
+Used by ``latency --trace`` / ``--patch``; the app's files are not touched.
+
+``KANDEV_BENCH_TRACE=<file>``: append one JSON line per probe, ``[t, thread,
+name, detail]`` with ``t = time.time()``: agentctl notifications reaching the
+runner (``apply>``/``apply<``), each after-commit ``group_send`` (``send>``,
+``send<``), each consumer handler (``consumer>``/``consumer<``), each frame a
+consumer writes to a browser (``ws``), and the answer view (``respond>``,
+``respond<``, ``forward>``, ``forward<``).
+
+``KANDEV_BENCH_PATCH=<name,...>``: candidate fixes, to measure before
+proposing them:
+
+- ``persistent-db``: ``CONN_MAX_AGE = 600``, so consumers and the runner reuse
+  their SQLite connection instead of opening one (and running the WAL pragma)
+  for every ``database_sync_to_async`` call and request;
+- ``sqlite-synchronous-normal``: ``PRAGMA synchronous=NORMAL`` with WAL;
+- ``loop-safe-layer``: the in-memory channel layer puts a message on a
+  channel's queue from the event loop that queue belongs to
+  (``run_coroutine_threadsafe``), instead of from whichever loop called
+  ``group_send``. Without it, a ``group_send`` made on the agent runner's loop
+  (every notification agentctl sends) completes a future of Daphne's loop from
+  another thread, which does not wake that loop: the consumer runs only when
+  Daphne's loop wakes up for something else.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+import os
+import sys
+import threading
+import time
+
+_lock = threading.Lock()
+_trace = None
+
+
+def probe(name: str, detail=None) -> None:
+    if _trace is None:
+        return
+    line = json.dumps([time.time(), threading.current_thread().name, name, detail], default=str)
+    with _lock:
+        _trace.write(line + "\n")
+
+
+def _wrap_async(owner, attribute: str, label: str, detail=lambda *a, **k: None) -> None:
+    original = getattr(owner, attribute)
+
+    @functools.wraps(original)
+    async def wrapper(*args, **kwargs):
+        probe(f"{label}>", detail(*args, **kwargs))
+        try:
+            return await original(*args, **kwargs)
+        finally:
+            probe(f"{label}<", detail(*args, **kwargs))
+
+    setattr(owner, attribute, wrapper)
+
+
+def _wrap_sync(owner, attribute: str, label: str, detail=lambda *a, **k: None) -> None:
+    original = getattr(owner, attribute)
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        probe(f"{label}>", detail(*args, **kwargs))
+        try:
+            return original(*args, **kwargs)
+        finally:
+            probe(f"{label}<", detail(*args, **kwargs))
+
+    setattr(owner, attribute, wrapper)
+
+
+def install_probes() -> None:
+    from kandev_web import live_consumer
+    from kandev_web.board import live
+    from kandev_web.clarifications import elicitations, views
+    from kandev_web.sessions import runtime
+    from kandev_web.sessions.consumers import TaskConsumer
+
+    _wrap_async(runtime.Runner, "_apply", "apply", lambda self, ref, action, payload: action)
+
+    def send_after_commit(group, event):
+        from asgiref.sync import async_to_sync
+        from channels.layers import get_channel_layer
+        from django.db import transaction
+
+        def send():
+            probe("send>", [group, event.get("type")])
+            async_to_sync(get_channel_layer().group_send)(group, event)
+            probe("send<", [group, event.get("type")])
+
+        transaction.on_commit(send)
+
+    live.send_after_commit = send_after_commit
+    for name in ("task_changed", "board_changed", "message_changed", "clarification_settled", "notify"):
+        if hasattr(TaskConsumer, name):
+            _wrap_async(TaskConsumer, name, "consumer", lambda self, event, _n=name: _n)
+
+    original_send = live_consumer.LiveConsumer.send
+
+    async def send(self, text_data=None, bytes_data=None, close=False):
+        overlay = text_data is not None and 'data-testid="clarification-overlay"' in text_data
+        probe("ws", {"bytes": len(text_data or ""), "overlay": overlay})
+        return await original_send(self, text_data=text_data, bytes_data=bytes_data, close=close)
+
+    live_consumer.LiveConsumer.send = send
+    _wrap_sync(views, "respond", "respond")
+    _wrap_sync(elicitations, "forward", "forward")
+
+
+def patch_loop_safe_layer() -> None:
+    from channels.layers import InMemoryChannelLayer
+
+    original = InMemoryChannelLayer.send
+
+    async def send(self, channel, message):
+        queue = self.channels.get(channel)
+        owner = getattr(queue, "_loop", None)
+        if owner is not None and owner is not asyncio.get_running_loop() and owner.is_running():
+            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(original(self, channel, message), owner))
+            return
+        await original(self, channel, message)
+
+    InMemoryChannelLayer.send = send
+
+
+def patch_persistent_db() -> None:
+    """Keep database connections open between requests and consumer calls (``CONN_MAX_AGE``)."""
+    from django.conf import settings
+
+    settings.DATABASES["default"]["CONN_MAX_AGE"] = 600
+
+
+def patch_sqlite_synchronous_normal() -> None:
+    """WAL with ``synchronous=NORMAL``: commits no longer fsync (only checkpoints do)."""
+    from django.conf import settings
+
+    options = settings.DATABASES["default"].setdefault("OPTIONS", {})
+    options["init_command"] = options.get("init_command", "") + "PRAGMA synchronous=NORMAL;"
+
+
+PATCHES = {
+    "loop-safe-layer": patch_loop_safe_layer,
+    "persistent-db": patch_persistent_db,
+    "sqlite-synchronous-normal": patch_sqlite_synchronous_normal,
+}
+
+
+def main() -> None:
+    global _trace
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev_web.settings")
+    # Settings patches before the app (and its first database connection) exists.
+    for name in filter(None, os.environ.get("KANDEV_BENCH_PATCH", "").split(",")):
+        PATCHES[name]()
+        print(f"trace_server: patched {name}", file=sys.stderr)
+    import kandev_web.asgi  # noqa: F401  (sets Django up, so the app's modules can be patched)
+
+    path = os.environ.get("KANDEV_BENCH_TRACE")
+    if path:
+        _trace = open(path, "a", buffering=1)  # noqa: SIM115
+        install_probes()
+    from daphne.cli import CommandLineInterface
+
+    sys.argv = ["daphne", *sys.argv[1:]]
+    CommandLineInterface.entrypoint()
+
+
+if __name__ == "__main__":
+    main()
