@@ -32,6 +32,7 @@ text, answers or anything else the operator typed; they may be secrets.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
 from collections.abc import Set
@@ -49,10 +50,16 @@ from kandev_web.agentctl.elicitation import (
     normalise,
     validate_answers,
 )
-from kandev_web.agentctl.envelope import ActionError, Emit, ErrorCode, Payload
+from kandev_web.agentctl.envelope import MAX_FRAME_BYTES, ActionError, Emit, ErrorCode, Payload
 from kandev_web.agentctl.jsonrpc import JsonRpcId
 
 logger = logging.getLogger(__name__)
+
+#: The largest ``elicitation.requested`` payload: a frame's limit, less room for the
+#: envelope around it. A form's request message is the prompt of every question
+#: without a description, so a request under the 1 MiB params limit can announce
+#: far more than that.
+MAX_ANNOUNCEMENT_BYTES = MAX_FRAME_BYTES - 1024
 
 #: Why every pending elicitation of the process is being settled at once.
 EndReason = Literal["agent_exited", "agentctl_shutdown"]
@@ -210,6 +217,10 @@ class ElicitationHandler:
             "expires_at": _rfc3339(created_at + self.answer_timeout),
             "questions": form.wire_questions(),
         }
+        size = len(json.dumps(announcement, ensure_ascii=False, separators=(",", ":")).encode())
+        if size > MAX_ANNOUNCEMENT_BYTES:
+            logger.info("elicitation/create declined: too_large (a %d-byte announcement)", size)
+            return None
         pending = _Pending(id=pending_id, form=form, request_id=request_id, announcement=announcement)
         pending.timer = asyncio.get_running_loop().call_later(
             self.answer_timeout.total_seconds(), self._settle, pending, decline_response(), "declined", "answer_timeout"

@@ -24,6 +24,7 @@ import asyncio
 import itertools
 import json
 import logging
+import re
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Literal, TypeGuard
 
@@ -38,6 +39,11 @@ FrameObserver = Callable[[Direction, str], None]
 
 #: Generous, because an agent may send a whole file in one tool-call update.
 LINE_LIMIT = 50 * 1024 * 1024
+
+#: A JSON escape of a UTF-16 surrogate: the only way a lone surrogate, which no
+#: UTF-8 text can carry, gets into a parsed frame (``"\\ud800"``).
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 INVALID_REQUEST = -32600
 METHOD_NOT_FOUND = -32601
@@ -199,8 +205,14 @@ class JsonRpcPeer:
             self._observe("in", text)
         try:
             message = json.loads(text)
-        except ValueError:
-            # Never log the line itself: it may hold prompt or question text.
+            if _SURROGATE_ESCAPE.search(text):
+                # Paired escapes decode to one character; lone ones would make every
+                # later encode of this text (a stream frame, a database row) fail.
+                message = _without_lone_surrogates(message)
+        except (ValueError, RecursionError):
+            # RecursionError: nested deeper than the parser goes, as unreadable as
+            # a line that is not JSON. Never log the line itself: it may hold
+            # prompt or question text.
             logger.warning("the %s sent a line that is not JSON (%d bytes); skipped", self._label, len(line))
             return
         if not isinstance(message, dict):
@@ -289,3 +301,14 @@ class JsonRpcPeer:
             )
         else:
             future.set_result(message.get("result"))
+
+
+def _without_lone_surrogates(value: Any) -> Any:
+    """``value`` with every lone surrogate replaced by U+FFFD."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_lone_surrogates(item) for item in value]
+    if isinstance(value, dict):
+        return {_without_lone_surrogates(key): _without_lone_surrogates(item) for key, item in value.items()}
+    return value

@@ -112,7 +112,9 @@ def record_settled(payload: dict) -> None:
     if record is None:
         return
     outcome, reason = payload.get("outcome", ""), payload.get("reason", "")
-    response = {"outcome": outcome, "content": payload.get("content")} if outcome == "accepted" else {"outcome": outcome}
+    response = {"outcome": outcome, "rejected": reason == "operator_skipped"}
+    if outcome == "accepted":
+        response["content"] = payload.get("content")
     _settle(record, _STATUS.get((outcome, reason), Status.CANCELLED), reason, response)
 
 
@@ -176,15 +178,32 @@ def forward(record: Clarification, *, answers: list[dict], rejected: bool, rejec
     except StreamError as error:
         logger.warning("agentctl refused an elicitation answer: %s", error.code)
         return Delivery(False, _("Not delivered: the agent refused the answer."), "error")
-    record_settled(
-        {
-            "pending_id": record.pending_id,
-            "outcome": "declined" if result.get("action") == "decline" else "accepted",
-            "reason": "operator_skipped" if rejected else "operator",
-            "content": result.get("content"),
-        }
-    )
+    _record_delivered(record, answers, rejected, result)
     return Delivery(True)
+
+
+@transaction.atomic
+def _record_delivered(record: Clarification, answers: list[dict], rejected: bool, result: dict) -> None:
+    """Keep what the operator chose beside what went on the wire.
+
+    agentctl's ``elicitation.settled`` may be applied first (on the owning
+    process); either way the record ends with both.
+    """
+    current = Clarification.objects.select_for_update().select_related("session__task").get(pk=record.pk)
+    response = {
+        "outcome": "declined" if rejected else "accepted",
+        "content": result.get("content"),
+        "rejected": rejected,
+        "answers": [] if rejected else answers,
+    }
+    if current.status == Status.PENDING:
+        _settle(current, Status.REJECTED if rejected else Status.ANSWERED, "operator_skipped" if rejected else "operator", response)
+    else:
+        from . import services
+
+        current.response = {**(current.response or {}), **response}
+        current.save(update_fields=["response"])
+        services.update_messages(current, response=current.response)
 
 
 @transaction.atomic

@@ -8,7 +8,7 @@ register = template.Library()
 def answer_text(metadata: dict) -> str:
     """What the operator answered to one question of a ``clarification_request`` message."""
     response = metadata.get("response") or {}
-    if response.get("rejected"):
+    if response.get("rejected"):  # skipped, on either path
         return _("Skipped")
     question = metadata.get("question") or {}
     labels = {o.get("option_id"): o.get("label") for o in question.get("options", [])}
