@@ -19,8 +19,6 @@ import math
 import os
 import platform
 import shutil
-import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -29,6 +27,8 @@ import time
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
@@ -192,12 +192,6 @@ def cpu_seconds(pid: int) -> float:
 # A server of our own ------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {
         key: value
@@ -280,29 +274,6 @@ class Server:
         return [pid for pid in self.descendants() if "kandev-agentctl" in cmdline(pid) or "agentctl.cli" in cmdline(pid)]
 
 
-def _wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server did not start listening")
-
-
-def stop_group(process: subprocess.Popen) -> None:
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
 @contextmanager
 def running_server(env: dict[str, str], log_path: Path, *, module: str = "daphne"):
     """Daphne serving kandev-web with ``env`` in its own process group, until the block ends.
@@ -316,7 +287,7 @@ def running_server(env: dict[str, str], log_path: Path, *, module: str = "daphne
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
-            _wait_for_port(port, process, time.monotonic() + 30)
+            wait_for_port(port, process, time.monotonic() + 30)
             yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process, log_path=log_path)
         finally:
             stop_group(process)

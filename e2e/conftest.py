@@ -10,17 +10,17 @@ way Kandev's e2e specs restart their backend per spec. Inherited
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import sys
 import time
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
+
+from .processes import free_port, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
@@ -39,12 +39,6 @@ PASSWORD = "e2e-password-123"
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def server_environ(database: Path, extra: dict[str, str]) -> dict[str, str]:
@@ -102,29 +96,6 @@ class Server:
         return json.loads(self.manage(*args))
 
 
-def _wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server did not start listening")
-
-
-def _stop_group(process: subprocess.Popen) -> None:
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        with suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
 @contextmanager
 def running_server(env: dict[str, str], log_path: Path):
     """A Daphne process serving kandev-web with ``env``, until the block ends."""
@@ -141,10 +112,10 @@ def running_server(env: dict[str, str], log_path: Path):
             start_new_session=True,
         )
         try:
-            _wait_for_port(port, process, time.monotonic() + 30)
+            wait_for_port(port, process, time.monotonic() + 30)
             yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
         finally:
-            _stop_group(process)
+            stop_group(process)
 
 
 @pytest.fixture(scope="module")
