@@ -30,7 +30,7 @@ class TaskConsumer(LiveConsumer):
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return render_to_string("sessions/task.html#live-oob", task_context(task))
+        return render_to_string("sessions/task.html#live-oob", task_context(task, with_messages=False))
 
     def render_task_list(self):
         from .views import task_list_context

@@ -60,7 +60,8 @@ def task_detail(request, task_id):
     return render(request, "sessions/task.html", task_context(task) | task_list_context(task))
 
 
-def task_context(task: Task) -> dict:
+def task_context(task: Task, *, with_messages: bool = True) -> dict:
+    """What the task page shows; the live fragments need no timeline (``with_messages=False``)."""
     sessions = list(task.sessions.select_related("agent_profile"))
     current = sessions[0] if sessions else None
     execution = services.live_execution(current) if current else None
@@ -74,7 +75,7 @@ def task_context(task: Task) -> dict:
         "turn_open": bool(current and current.turns.filter(completed_at__isnull=True).exists()),
         "start_form": StartSessionForm(task=task),
         "clarifications": clarifications.pending_for_task(task.pk),
-        "messages": list(Message.objects.filter(session__task=task).order_by("created_at", "pk")),
+        "messages": list(Message.objects.filter(session__task=task).order_by("created_at", "pk")) if with_messages else [],
     }
 
 
