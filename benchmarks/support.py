@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
+from e2e.processes import server_environ as e2e_server_environ
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
@@ -193,24 +194,9 @@ def cpu_seconds(pid: int) -> float:
 
 
 def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("KANDEV_FEATURES_") and key not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "REDIS_URL"}
-    }
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "kandev_web.settings",
-            "KANDEV_PROFILE": "e2e",
-            "DATABASE_URL": f"sqlite:///{database}",
-            "SERVE_STATIC": "1",
-            "PYTHONUNBUFFERED": "1",
-            "PYTHONPATH": str(ROOT),
-            "LOG_LEVEL": os.environ.get("KANDEV_BENCH_LOG_LEVEL", "WARNING"),
-        }
-    )
-    env.update(extra or {})
-    return env
+    """The e2e suite's server environment, importable from here and quieter."""
+    quiet = {"PYTHONPATH": str(ROOT), "LOG_LEVEL": os.environ.get("KANDEV_BENCH_LOG_LEVEL", "WARNING")}
+    return e2e_server_environ(database, {**quiet, **(extra or {})})
 
 
 def migrated_database(directory: Path) -> Path:

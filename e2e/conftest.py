@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .processes import free_port, stop_group, wait_for_port
+from .processes import free_port, server_environ, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
@@ -39,25 +39,6 @@ PASSWORD = "e2e-password-123"
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
-
-
-def server_environ(database: Path, extra: dict[str, str]) -> dict[str, str]:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if not key.startswith("KANDEV_FEATURES_") and key not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "REDIS_URL"}
-    }
-    env.update(
-        {
-            "DJANGO_SETTINGS_MODULE": "kandev_web.settings",
-            "KANDEV_PROFILE": "e2e",
-            "DATABASE_URL": f"sqlite:///{database}",
-            "SERVE_STATIC": "1",
-            "PYTHONUNBUFFERED": "1",
-        }
-    )
-    env.update(extra)
-    return env
 
 
 @pytest.fixture(scope="session")

@@ -9,6 +9,7 @@ import socket
 import subprocess
 import time
 from contextlib import suppress
+from pathlib import Path
 
 
 def free_port() -> int:
@@ -40,3 +41,27 @@ def stop_group(process: subprocess.Popen) -> None:
         with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
+
+
+def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a kandev-web server under test: the e2e profile, its own SQLite file.
+
+    Inherited ``KANDEV_FEATURES_*`` variables are dropped so no flag leaks in;
+    ``extra`` (a spec module's ``SERVER_ENV``, say) is applied last.
+    """
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("KANDEV_FEATURES_") and key not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "REDIS_URL"}
+    }
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "kandev_web.settings",
+            "KANDEV_PROFILE": "e2e",
+            "DATABASE_URL": f"sqlite:///{database}",
+            "SERVE_STATIC": "1",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    env.update(extra or {})
+    return env

@@ -31,7 +31,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 #: The 0.101.0 prompt-suggestion side call (answering it with a tool_use is rejected).
 SUGGESTION_MARKER = "Reply with ONLY the suggestion"
@@ -74,7 +74,34 @@ def tool_result_text(block: dict[str, Any]) -> str:
     return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
 
 
-class FakeMessagesApi:
+class _Background:
+    """A loopback HTTP server of the test's own, served from a thread while in use."""
+
+    _server: ThreadingHTTPServer
+    _thread: threading.Thread
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> Self:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(5)
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+
+class FakeMessagesApi(_Background):
     """The scripted Messages API on 127.0.0.1, serving from a thread until ``stop()``."""
 
     def __init__(self, *, marker: str, questions: list[dict[str, Any]], final_text: str, no_tool_text: str) -> None:
@@ -88,26 +115,6 @@ class FakeMessagesApi:
         self._server = _Server(("127.0.0.1", 0), _MessagesHandler)
         self._server.fake = self
         self._thread = threading.Thread(target=self._server.serve_forever, name="fake messages api", daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> FakeMessagesApi:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
-
-    def __enter__(self) -> FakeMessagesApi:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     # What the test reads --------------------------------------------------
 
@@ -315,7 +322,7 @@ class _MessagesHandler(BaseHTTPRequestHandler):
             self.wfile.flush()
 
 
-class DenyingProxy:
+class DenyingProxy(_Background):
     """A loopback HTTP(S) proxy that answers 403 to everything and remembers what was tried.
 
     Set as ``HTTP(S)_PROXY``: anything that escapes ``NO_PROXY=127.0.0.1,localhost``
@@ -329,26 +336,6 @@ class DenyingProxy:
         self._server = _ProxyServer(("127.0.0.1", 0), _DenyHandler)
         self._server.proxy = self
         self._thread = threading.Thread(target=self._server.serve_forever, name="denying proxy", daemon=True)
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> DenyingProxy:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
-
-    def __enter__(self) -> DenyingProxy:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
     def record(self, attempt: str) -> None:
         with self._lock:
