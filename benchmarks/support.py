@@ -29,21 +29,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
+from e2e.processes import CHROMIUM as E2E_CHROMIUM
+from e2e.processes import CHROMIUM_ARGS as E2E_CHROMIUM_ARGS
 from e2e.processes import server_environ as e2e_server_environ
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
 PYTHON = sys.executable
 PASSWORD = "bench-password-123"
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = E2E_CHROMIUM or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
+    *E2E_CHROMIUM_ARGS,
     # A background tab must not be throttled: the benchmark page is the only one.
     "--disable-background-timer-throttling",
     "--disable-renderer-backgrounding",

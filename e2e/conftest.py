@@ -8,7 +8,6 @@ way Kandev's e2e specs restart their backend per spec. Inherited
 """
 
 import json
-import os
 import shutil
 import subprocess
 import sys
@@ -20,19 +19,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .processes import free_port, server_environ, stop_group, wait_for_port
+from .processes import CHROMIUM, CHROMIUM_ARGS, free_port, server_environ, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PASSWORD = "e2e-password-123"
 
 

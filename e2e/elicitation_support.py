@@ -15,8 +15,8 @@ def agent_said(page, prefix: str) -> dict | list:
     # The report streams in; it is whole once its turn is over.
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false")
     text = message.inner_text()
-    start = text.index(prefix) + len(prefix)
-    value, _ = json.JSONDecoder().raw_decode(text[start:].lstrip())
+    offset = text.index(prefix) + len(prefix)
+    value, _ = json.JSONDecoder().raw_decode(text[offset:].lstrip())
     return value
 
 

@@ -4,12 +4,26 @@ No pytest here: ``benchmarks/`` imports it too.
 """
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
 import time
 from contextlib import suppress
 from pathlib import Path
+
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+#: Debian's chromium as root on a machine with no network beyond loopback.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 def free_port() -> int:

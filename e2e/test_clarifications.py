@@ -8,7 +8,6 @@ suite passing unmodified.
 import json
 import re
 
-import pytest
 from playwright.sync_api import expect
 
 from .conftest import fresh_task, login

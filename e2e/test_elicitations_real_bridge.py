@@ -17,12 +17,12 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import pytest
 from playwright.sync_api import expect
 
 from tests.bridge.conftest import BRIDGE_VERSIONS, Bridge, find_bridge
+from tests.bridge.ask_script import COLOUR, ENVS, FINAL_TEXT, fake_api, prompt
 from tests.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, tool_result_text
 from tests.bridge.harness import marked_processes
 
@@ -33,30 +33,7 @@ from .real_bridge_support import claude_bridge_environment, create_profile, kill
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 
 MARKER = "KANDEV-E2E-BRIDGE-PROBE"
-PROMPT = f"{MARKER}: use the AskUserQuestion tool right now to ask me to pick a colour and the environments."
-COLOUR = "Pick a colour"
-ENVS = "Which environments should it deploy to?"
-QUESTIONS: list[dict[str, Any]] = [
-    {
-        "question": COLOUR,
-        "header": "Colour",
-        "multiSelect": False,
-        "options": [{"label": "Red", "description": "The warm one."}, {"label": "Blue", "description": "The cool one."}],
-    },
-    {
-        "question": ENVS,
-        "header": "Envs",
-        "multiSelect": True,
-        # The CLI's tool schema requires a description on every option.
-        "options": [
-            {"label": "dev", "description": "Developer sandbox."},
-            {"label": "staging", "description": "Pre-production."},
-            {"label": "prod", "description": "Customers."},
-        ],
-    },
-]
-FINAL_TEXT = "Thanks: Blue, deploying to dev and prod."
-NO_TOOL_TEXT = "I don't have the AskUserQuestion tool here. Pick a colour: Red or Blue?"
+PROMPT = prompt(MARKER)
 #: The answers as the model reads them: keyed by question text, multi-select in declaration order.
 EXPECTED_ANSWERS = {COLOUR: "Blue", ENVS: "dev, prod"}
 #: ``"question"="answer"`` pairs in the tool result the model gets.
@@ -84,7 +61,7 @@ class ClaudeRun:
 def claude(request, tmp_path):
     """One bridge version, offline, and whatever of its run is left killed afterwards."""
     bridge = find_bridge(request.param)
-    api = FakeMessagesApi(marker=MARKER, questions=QUESTIONS, final_text=FINAL_TEXT, no_tool_text=NO_TOOL_TEXT)
+    api = fake_api(MARKER)
     marker = uuid.uuid4().hex
     workdir = tmp_path / "project"
     workdir.mkdir()

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from . import services
 from .forms import TaskCreateForm, TaskEditForm
 from .models import Board, Task
-from .queries import board_columns, cards_for
+from .queries import board_columns
 
 
 def home(request):

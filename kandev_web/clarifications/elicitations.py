@@ -18,7 +18,7 @@ from django.utils.translation import gettext_lazy
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
 from kandev_web.board import live
 from kandev_web.sessions import events
-from kandev_web.sessions.models import AgentExecution, MessageType, TaskSession
+from kandev_web.sessions.models import AgentExecution, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
 
 from .models import Clarification, Source, Status

@@ -18,9 +18,7 @@ from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext as _
 
-from kandev_web.board import live
 from kandev_web.board.models import TaskState
 from kandev_web.sessions import events
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession

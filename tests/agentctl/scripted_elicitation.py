@@ -18,6 +18,24 @@ from kandev_web.agentctl.testing import Inbox, open_session, text_prompt
 
 SESSION = "sess-1"
 
+#: A well-formed one-question form, as the Claude bridge sends it (minus the companion).
+COLOUR_FORM = {
+    "mode": "form",
+    "sessionId": SESSION,
+    "toolCallId": "toolu_1",
+    "message": "Pick a colour",
+    "requestedSchema": {
+        "type": "object",
+        "properties": {
+            "question_0": {
+                "type": "string",
+                "title": "Colour",
+                "oneOf": [{"const": "Red", "title": "Red"}, {"const": "Blue", "title": "Blue"}],
+            }
+        },
+    },
+}
+
 COLOURS = [
     {"const": "Red", "title": "Red", "description": "The warm one."},
     {"const": "Blue", "title": "Blue", "description": "The cool one."},

@@ -15,24 +15,10 @@ import pytest
 from kandev_web.agentctl.stream_client import Conflict, NotFound, StreamError
 from kandev_web.agentctl.testing import message_text, open_session, text_prompt
 
+from scripted_elicitation import COLOUR_FORM
+
 pytestmark = pytest.mark.asyncio
 
-FORM = {
-    "mode": "form",
-    "sessionId": "sess-1",
-    "toolCallId": "toolu_1",
-    "message": "Pick a colour",
-    "requestedSchema": {
-        "type": "object",
-        "properties": {
-            "question_0": {
-                "type": "string",
-                "title": "Colour",
-                "oneOf": [{"const": "Red", "title": "Red"}, {"const": "Blue", "title": "Blue"}],
-            }
-        },
-    },
-}
 
 
 def _answered(request_id: object) -> list[dict]:
@@ -43,7 +29,7 @@ def _answered(request_id: object) -> list[dict]:
 async def test_elicitation_create_with_id_0_is_declined_when_the_flag_is_off(start_agentctl, connect, scripted) -> None:
     steps = [
         {"expect": "session/prompt"},
-        {"send": {"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": FORM}},
+        {"send": {"jsonrpc": "2.0", "id": 0, "method": "elicitation/create", "params": COLOUR_FORM}},
         *_answered(0),
         {"reply": {"stopReason": "end_turn"}},
     ]

@@ -31,8 +31,8 @@ from scripted_elicitation import (
     single,
 )
 from kandev_web.agentctl.elicitation.ordering import d1_sorted
-from kandev_web.agentctl.stream_client import NotFound, StreamError, ValidationFailed
-from kandev_web.agentctl.testing import open_session, text_prompt
+from kandev_web.agentctl.stream_client import NotFound, ValidationFailed
+from kandev_web.agentctl.testing import open_session
 
 pytestmark = pytest.mark.asyncio
 

@@ -43,6 +43,8 @@ from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient
 from kandev_web.agentctl.testing import Inbox, open_session, text_prompt
 
+from scripted_elicitation import COLOUR_FORM
+
 SESSION = "sess-1"
 #: How long one example may take end to end before agentctl counts as stuck.
 STEP_TIMEOUT = 15.0
@@ -451,30 +453,14 @@ def check(outcome: Outcome, params: Any) -> None:
     assert size <= MAX_FRAME_BYTES, f"a {len(dump(params))}-byte request was announced in {size} bytes"
 
 
-WELL_FORMED = {
-    "mode": "form",
-    "sessionId": SESSION,
-    "toolCallId": "toolu_1",
-    "message": "Pick a colour",
-    "requestedSchema": {
-        "type": "object",
-        "properties": {
-            "question_0": {
-                "type": "string",
-                "title": "Colour",
-                "oneOf": [{"const": "Red", "title": "Red"}, {"const": "Blue", "title": "Blue"}],
-            }
-        },
-    },
-}
 
 
 def assert_still_serves(live: LiveAgentctl) -> None:
     """A well-formed form is still announced and answered, and the list is empty afterwards."""
-    outcome = live.ask(dump(WELL_FORMED))
+    outcome = live.ask(dump(COLOUR_FORM))
     assert outcome.requested is not None, "a well-formed form was not announced"
     assert [q["id"] for q in outcome.requested["questions"]] == ["question_0"]
-    check(outcome, WELL_FORMED)
+    check(outcome, COLOUR_FORM)
 
 
 FUZZ = settings(

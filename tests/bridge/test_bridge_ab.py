@@ -24,34 +24,12 @@ import pytest
 from kandev_web.agentctl.testing import message_text, text_prompt
 
 from .conftest import Bridge
-from .fake_messages_api import FakeMessagesApi, tool_result_text
+from .ask_script import COLOUR, ENVS, FINAL_TEXT, NO_TOOL_TEXT, fake_api, prompt
+from .fake_messages_api import tool_result_text
 from .harness import BridgeRun, bridge_session, open_session
 
 MARKER = "KANDEV-AB-PROBE"
-PROMPT = f"{MARKER}: use the AskUserQuestion tool right now to ask me to pick a colour and the environments."
-COLOUR = "Pick a colour"
-ENVS = "Which environments should it deploy to?"
-QUESTIONS: list[dict[str, Any]] = [
-    {
-        "question": COLOUR,
-        "header": "Colour",
-        "multiSelect": False,
-        "options": [{"label": "Red", "description": "The warm one."}, {"label": "Blue", "description": "The cool one."}],
-    },
-    {
-        "question": ENVS,
-        "header": "Envs",
-        "multiSelect": True,
-        # The CLI's tool schema requires a description on every option.
-        "options": [
-            {"label": "dev", "description": "Developer sandbox."},
-            {"label": "staging", "description": "Pre-production."},
-            {"label": "prod", "description": "Customers."},
-        ],
-    },
-]
-FINAL_TEXT = "Thanks: Blue, deploying to dev and prod."
-NO_TOOL_TEXT = "I don't have the AskUserQuestion tool here. Pick a colour: Red or Blue?"
+PROMPT = prompt(MARKER)
 
 # The operator clicks prod before dev; agentctl answers in declaration order.
 OPERATOR_ANSWERS = [
@@ -61,10 +39,6 @@ OPERATOR_ANSWERS = [
 EXPECTED_CONTENT = {"question_0": "Blue", "question_1": ["dev", "prod"]}
 
 
-def fake_api() -> FakeMessagesApi:
-    return FakeMessagesApi(marker=MARKER, questions=QUESTIONS, final_text=FINAL_TEXT, no_tool_text=NO_TOOL_TEXT)
-
-
 def turns_completed(run: BridgeRun, session_id: str) -> list[dict[str, Any]]:
     return [turn for turn in run.inbox.all("turn.completed") if turn["session_id"] == session_id]
 
@@ -72,7 +46,7 @@ def turns_completed(run: BridgeRun, session_id: str) -> list[dict[str, Any]]:
 @pytest.mark.asyncio
 @pytest.mark.timeout(180)
 async def test_flag_on_askuserquestion_round_trip_ends_the_same_prompt(bridge: Bridge, tmp_path: Path) -> None:
-    async with bridge_session(bridge, tmp_path, fake_api()) as run:
+    async with bridge_session(bridge, tmp_path, fake_api(MARKER)) as run:
         session_id = await open_session(run, elicitation=True)
         turn = await run.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt(PROMPT)})
 
@@ -146,7 +120,7 @@ async def test_flag_on_askuserquestion_round_trip_ends_the_same_prompt(bridge: B
 @pytest.mark.asyncio
 @pytest.mark.timeout(180)
 async def test_flag_off_offers_no_askuserquestion_and_asks_nobody(bridge: Bridge, tmp_path: Path) -> None:
-    async with bridge_session(bridge, tmp_path, fake_api()) as run:
+    async with bridge_session(bridge, tmp_path, fake_api(MARKER)) as run:
         session_id = await open_session(run, elicitation=False)
         turn = await run.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt(PROMPT)})
 

@@ -7,7 +7,6 @@ from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.clarifications import elicitations, services
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.notifications.models import Delivery
-from kandev_web.sessions import runtime
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
 
