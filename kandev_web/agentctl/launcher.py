@@ -47,6 +47,10 @@ class AgentctlProcess:
         """A stream client for this agentctl (not yet connected)."""
         return AgentStreamClient(self.url, self.token, **options)
 
+    async def wait(self) -> int:
+        """agentctl's exit code, once it has exited."""
+        return await self.process.wait()
+
     async def stop(self, timeout: float = 10.0) -> int:
         """SIGTERM, which agentctl treats as ``agent.shutdown``; SIGKILL if it hangs."""
         if self.process.returncode is None:

@@ -73,9 +73,14 @@ class _Client:
 
 
 class StreamServer:
-    """Serves the agent stream; ``handle`` answers each request."""
+    """Serves the agent stream; ``handle`` answers each request.
 
-    def __init__(self, token: str) -> None:
+    ``path`` lets the executor service (``kandev_web.executor``) speak the same
+    envelope, authentication and ordering on its own endpoint.
+    """
+
+    def __init__(self, token: str, *, path: str = PATH) -> None:
+        self._path = path
         self._expected_authorization = f"Bearer {token}".encode()
         self._clients: set[_Client] = set()
         self._answering: set[asyncio.Task[None]] = set()
@@ -94,7 +99,7 @@ class StreamServer:
         )
         bound_port = self._server.sockets[0].getsockname()[1]
         url_host = f"[{host}]" if ":" in host else host
-        return f"ws://{url_host}:{bound_port}{PATH}"
+        return f"ws://{url_host}:{bound_port}{self._path}"
 
     def broadcast(self, action: str, payload: Payload) -> None:
         frame = envelope.notification(action, payload)
@@ -114,7 +119,7 @@ class StreamServer:
             await self._server.wait_closed()
 
     def _authorize(self, connection: ServerConnection, request: Request) -> Response | None:
-        if urlsplit(request.path).path != PATH:
+        if urlsplit(request.path).path != self._path:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
         authorization = request.headers.get("Authorization", "").encode()
         if not hmac.compare_digest(authorization, self._expected_authorization):

@@ -1,11 +1,30 @@
+from django import forms
 from django.contrib import admin
 
-from .models import AgentProfile, Message, TaskSession
+from .models import AgentProfile, Executor, Message, TaskSession
+
+
+@admin.register(Executor)
+class ExecutorAdmin(admin.ModelAdmin):
+    list_display = ["name", "url"]
+    # The token is write-only here: shown once typed, never read back out.
+    fields = ["name", "url", "token"]
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        form.base_fields["token"].widget = forms.PasswordInput(render_value=False)
+        form.base_fields["token"].required = obj is None
+        return form
+
+    def save_model(self, request, obj, form, change):
+        if change and not form.cleaned_data.get("token"):
+            obj.token = type(obj).objects.values_list("token", flat=True).get(pk=obj.pk)
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(AgentProfile)
 class AgentProfileAdmin(admin.ModelAdmin):
-    list_display = ["name", "agent_id", "workspace"]
+    list_display = ["name", "agent_id", "workspace", "executor"]
 
 
 @admin.register(TaskSession)

@@ -15,6 +15,7 @@ from django.utils.translation import gettext as _
 
 from kandev_web.board import live
 from kandev_web.board.models import TaskState
+from kandev_web.executor.client import ExecutorAddress
 
 from . import signals
 from .models import Activity, AgentExecution, AuthorType, Message, MessageType, SessionState, TaskSession, Turn
@@ -278,9 +279,11 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
 
 
 @transaction.atomic
-def record_execution_started(execution_id: int, url: str, token: str, pid: int, *, owner: str) -> None:
+def record_execution_started(
+    execution_id: int, url: str, token: str, pid: int, *, owner: str, launch_id: str = ""
+) -> None:
     AgentExecution.objects.filter(pk=execution_id).update(
-        url=url, token=token, pid=pid, owner=owner, owner_heartbeat_at=timezone.now()
+        url=url, token=token, pid=pid, launch_id=launch_id, owner=owner, owner_heartbeat_at=timezone.now()
     )
 
 
@@ -295,6 +298,10 @@ class Orphan:
     session_id: int
     url: str
     token: str
+    pid: int | None = None
+    #: Set when agentctl runs on an executor host, which reports its end.
+    executor: ExecutorAddress | None = None
+    launch_id: str = ""
 
 
 def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
@@ -312,7 +319,18 @@ def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
             pk=execution.pk, owner=execution.owner, owner_heartbeat_at=execution.owner_heartbeat_at
         ).update(owner=owner, owner_heartbeat_at=timezone.now())
         if won:
-            claimed.append(Orphan(execution.pk, execution.session_id, execution.url, execution.token))
+            executor = execution.executor
+            claimed.append(
+                Orphan(
+                    execution.pk,
+                    execution.session_id,
+                    execution.url,
+                    execution.token,
+                    pid=execution.pid,
+                    executor=ExecutorAddress(executor.url, executor.token) if executor and execution.launch_id else None,
+                    launch_id=execution.launch_id,
+                )
+            )
     return claimed
 
 

@@ -4,6 +4,27 @@ from django.utils.translation import gettext_lazy as _
 from kandev_web.board.models import Task, Workspace
 
 
+class Executor(models.Model):
+    """A machine where agents run apart from the web processes.
+
+    It runs ``kandev-executor``, which starts one agentctl per execution there;
+    the web processes then reach that agentctl by URL and token like a local
+    one. ``token`` is a credential: never log it.
+    """
+
+    name = models.CharField(_("name"), max_length=200, unique=True)
+    url = models.CharField(
+        _("URL"), max_length=500, help_text=_("Where kandev-executor listens, e.g. ws://gpu-1:7310/executor/stream.")
+    )
+    token = models.CharField(_("token"), max_length=200, help_text=_("The KANDEV_EXECUTOR_TOKEN it was started with."))
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+
 class AgentProfile(models.Model):
     """How to start one kind of ACP agent: the command agentctl runs over stdio."""
 
@@ -15,6 +36,15 @@ class AgentProfile(models.Model):
     command = models.JSONField(_("command"), help_text=_("argv, as a JSON list of strings."))
     env = models.JSONField(_("environment"), default=dict, blank=True)
     working_dir = models.CharField(_("working directory"), max_length=500, blank=True)
+    executor = models.ForeignKey(
+        Executor,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="agent_profiles",
+        verbose_name=_("executor"),
+        help_text=_("The machine the agent runs on; empty runs it on the web machine that starts it."),
+    )
 
     class Meta:
         ordering = ["name", "pk"]
@@ -79,6 +109,10 @@ class AgentExecution(models.Model):
     url = models.CharField(max_length=500, blank=True)
     token = models.CharField(max_length=200, blank=True)
     pid = models.IntegerField(null=True, blank=True)
+    #: Where agentctl was started: an executor host (and its id for the
+    #: agentctl there), or the owning web machine when empty.
+    executor = models.ForeignKey(Executor, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    launch_id = models.CharField(max_length=100, blank=True)
     runtime_flags = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     ended_at = models.DateTimeField(null=True, blank=True)

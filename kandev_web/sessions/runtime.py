@@ -13,6 +13,7 @@ import asyncio
 import concurrent.futures
 import logging
 import os
+import secrets
 import socket
 import threading
 import uuid
@@ -26,6 +27,7 @@ from django.conf import settings
 
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
+from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
 
 from . import events
 
@@ -66,14 +68,19 @@ class ExecutionRef:
 
 @dataclass(frozen=True)
 class LaunchPlan:
+    task_id: int
     session_id: int
     execution_id: int
     agent_id: str
     argv: list[str]
+    #: The profile's own variables; the machine the agent runs on adds its own.
     env: dict[str, str]
-    cwd: str
+    #: The profile's working directory; empty means one per task.
+    workdir: str
     runtime_flags: dict[str, bool]
     mcp_servers: list[dict]
+    #: None runs agentctl here, on this web machine.
+    executor: ExecutorAddress | None = None
 
 
 @dataclass(frozen=True)
@@ -85,8 +92,13 @@ class Endpoint:
     token: str
 
 
-def agent_environment(profile_env: dict[str, str]) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in INHERITED_ENV or k.startswith(INHERITED_PREFIXES)}
+def agent_environment(profile_env: dict[str, str], *, remote: bool = False) -> dict[str, str]:
+    """What the agent gets from here; on an executor host, PATH, HOME and the like are that host's."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith(INHERITED_PREFIXES) or (k in INHERITED_ENV and not remote)
+    }
     env.update({str(k): str(v) for k, v in profile_env.items()})
     return env
 
@@ -102,7 +114,8 @@ class Runner:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
         self._owned: dict[int, AgentStreamClient] = {}
-        self._processes: dict[int, AgentctlProcess] = {}
+        self._processes: dict[int, AgentctlProcess | RemoteAgentctl] = {}
+        self._executors: dict[str, ExecutorClient] = {}
 
     # Thread plumbing ------------------------------------------------------
 
@@ -130,8 +143,8 @@ class Runner:
     async def start(self, plan: LaunchPlan, prompt: list[dict], turn_id: int) -> None:
         """Launch agentctl, initialise the agent, open the ACP session and send the first prompt."""
         try:
-            process = await launch(plan.argv, env=plan.env, host=settings.KANDEV_AGENTCTL_HOST)
-        except LaunchError as error:
+            process, cwd = await self._launch(plan)
+        except (LaunchError, StreamError, TimeoutError) as error:
             logger.warning("agentctl for session %s did not start: %s", plan.session_id, error)
             await database_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
             return
@@ -143,12 +156,17 @@ class Runner:
             await client.connect()
             self._owned[plan.execution_id] = client
             await database_sync_to_async(events.record_execution_started)(
-                plan.execution_id, process.url, process.token, process.pid, owner=PROCESS_ID
+                plan.execution_id,
+                process.url,
+                process.token,
+                process.pid,
+                owner=PROCESS_ID,
+                launch_id=getattr(process, "launch_id", ""),
             )
             await client.request(
                 "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
             )
-            session = await client.request("agent.session.new", {"cwd": plan.cwd, "mcp_servers": plan.mcp_servers})
+            session = await client.request("agent.session.new", {"cwd": cwd, "mcp_servers": plan.mcp_servers})
             await database_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
             answer = await client.request("agent.prompt", {"session_id": session["session_id"], "prompt": prompt})
             await database_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
@@ -156,6 +174,27 @@ class Runner:
             logger.warning("starting the agent for session %s failed: %s", plan.session_id, error)
             await database_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
             await self._stop_process(plan.execution_id)
+
+    async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | RemoteAgentctl, str]:
+        """Start agentctl where the profile says, and return it with the agent's working directory."""
+        if plan.executor is None:
+            cwd = working_dir(plan.task_id, plan.workdir)
+            return await launch(plan.argv, env=plan.env, host=settings.KANDEV_AGENTCTL_HOST), cwd
+        remote = await self._executor(plan.executor).launch(
+            plan.argv,
+            env=plan.env,
+            token=secrets.token_urlsafe(32),
+            workdir=plan.workdir,
+            workdir_name=f"task-{plan.task_id}",
+        )
+        return remote, remote.cwd
+
+    def _executor(self, address: ExecutorAddress) -> ExecutorClient:
+        """This process's one connection to an executor host, shared by its executions there."""
+        client = self._executors.get(address.url)
+        if client is None:
+            client = self._executors[address.url] = ExecutorClient(address)
+        return client
 
     def _stream_client(self, ref: ExecutionRef, url: str, token: str) -> AgentStreamClient:
         """The owning stream: applies every notification, tracks and recovers the connection."""
@@ -208,11 +247,22 @@ class Runner:
             return
         self._owned[orphan.execution_id] = client
         logger.info("adopted the agent execution %s", orphan.execution_id)
+        if orphan.executor is not None:
+            # On an executor host its end is still reported, now to us.
+            try:
+                remote = await self._executor(orphan.executor).attach(
+                    orphan.launch_id, orphan.url, orphan.pid, orphan.token
+                )
+            except (StreamError, TimeoutError) as error:
+                logger.warning("cannot follow the adopted execution %s: %s", orphan.execution_id, error)
+            else:
+                self._processes[orphan.execution_id] = remote
+                asyncio.get_running_loop().create_task(self._watch(orphan.execution_id, remote))
         await self._reconnected(ref, client)
 
-    async def _watch(self, execution_id: int, process: AgentctlProcess) -> None:
+    async def _watch(self, execution_id: int, process: AgentctlProcess | RemoteAgentctl) -> None:
         """When agentctl itself ends (killed, crashed, shut down), so does the execution."""
-        code = await process.process.wait()
+        code = await process.wait()
         await database_sync_to_async(events.record_agent_exited)(
             execution_id, {"exit_code": code, "signal": None}, agentctl_gone=True
         )

@@ -11,12 +11,13 @@ from django.utils.translation import gettext as _
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, Conflict, NotFound, StreamError
 from kandev_web.board import live
 from kandev_web.board.models import Task, TaskState
+from kandev_web.executor.client import ExecutorAddress
 from kandev_web.flags.services import runtime_flags
 
 from . import events
 from .mcp_tokens import mcp_server_for_agent, new_token
 from .models import Activity, AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
-from .runtime import Endpoint, LaunchPlan, agent_environment, runner, working_dir
+from .runtime import Endpoint, LaunchPlan, agent_environment, runner
 
 
 class SessionActionError(Exception):
@@ -46,7 +47,8 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: st
             activity=Activity.GENERATING,
             mcp_token_hash=mcp_token_hash,
         )
-        execution = AgentExecution.objects.create(session=session, runtime_flags=runtime_flags())
+        executor = profile.executor
+        execution = AgentExecution.objects.create(session=session, runtime_flags=runtime_flags(), executor=executor)
         turn = Turn.objects.create(session=session)
         events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
         old_step = task.step_id
@@ -56,14 +58,16 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: st
         live.board_changed(task.board_id, step_ids=[old_step, task.step_id])
         events.session_changed(session)
         plan = LaunchPlan(
+            task_id=task.pk,
             session_id=session.pk,
             execution_id=execution.pk,
             agent_id=profile.agent_id,
             argv=[str(arg) for arg in profile.command],
-            env=agent_environment(profile.env),
-            cwd=working_dir(task.pk, profile.working_dir),
+            env=agent_environment(profile.env, remote=executor is not None),
+            workdir=profile.working_dir,
             runtime_flags=execution.runtime_flags,
             mcp_servers=[mcp_server_for_agent(mcp_url, mcp_token)],
+            executor=ExecutorAddress(executor.url, executor.token) if executor else None,
         )
         transaction.on_commit(lambda: runner.submit(runner.start(plan, text_prompt(prompt), turn.pk)))
     return session

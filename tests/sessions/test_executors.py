@@ -1,0 +1,71 @@
+"""Registering executor hosts, and what a session started on one asks of it."""
+
+import pytest
+from django.contrib import admin
+from django.core.management import CommandError, call_command
+from django.test import RequestFactory
+
+from kandev_web.board.models import Workspace
+from kandev_web.sessions.models import AgentProfile, Executor
+from kandev_web.sessions.runtime import agent_environment
+
+
+def profile(workspace, name="Claude"):
+    return AgentProfile.objects.create(workspace=workspace, name=name, agent_id="claude-acp", command=["claude"])
+
+
+def test_the_command_registers_an_executor_with_the_token_from_the_environment(workspace, monkeypatch):
+    claude, elsewhere = profile(workspace), profile(Workspace.objects.create(name="Other"))
+    monkeypatch.setenv("KANDEV_EXECUTOR_TOKEN", "s3cret")
+    call_command("executor", "gpu-1", "ws://gpu-1:7310/executor/stream", "--assign", "Claude", "--workspace", "Platform")
+    executor = Executor.objects.get(name="gpu-1")
+    assert (executor.url, executor.token) == ("ws://gpu-1:7310/executor/stream", "s3cret")
+    claude.refresh_from_db(), elsewhere.refresh_from_db()
+    assert claude.executor == executor and elsewhere.executor is None
+
+    monkeypatch.setenv("KANDEV_EXECUTOR_TOKEN", "rotated")
+    call_command("executor", "gpu-1", "wss://gpu-1.lan/executor/stream")
+    executor.refresh_from_db()
+    assert (executor.url, executor.token) == ("wss://gpu-1.lan/executor/stream", "rotated")
+    assert Executor.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("env", "args", "message"),
+    [
+        ({}, ["gpu-1", "ws://gpu-1:7310/executor/stream"], "KANDEV_EXECUTOR_TOKEN is not set"),
+        ({"KANDEV_EXECUTOR_TOKEN": "t"}, ["gpu-1", "http://gpu-1:7310/"], "ws://"),
+        ({"KANDEV_EXECUTOR_TOKEN": "t"}, ["gpu-1", "ws://gpu-1:7310/executor/stream", "--assign", "Nope"], "Nope"),
+    ],
+)
+def test_the_command_refuses_what_would_not_work(db, monkeypatch, env, args, message):
+    monkeypatch.delenv("KANDEV_EXECUTOR_TOKEN", raising=False)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    with pytest.raises(CommandError, match=message):
+        call_command("executor", *args)
+    assert not Executor.objects.exists()
+
+
+def test_an_agent_on_an_executor_host_gets_its_path_and_home_from_that_host(monkeypatch):
+    monkeypatch.setenv("PATH", "/web/bin")
+    monkeypatch.setenv("KANDEV_ELICITATION_ANSWER_TIMEOUT", "90s")
+    here = agent_environment({"ANTHROPIC_MODEL": "x"})
+    there = agent_environment({"ANTHROPIC_MODEL": "x"}, remote=True)
+    assert here["PATH"] == "/web/bin" and "PATH" not in there
+    for env in (here, there):
+        assert env["KANDEV_ELICITATION_ANSWER_TIMEOUT"] == "90s" and env["ANTHROPIC_MODEL"] == "x"
+
+
+def test_the_admin_never_shows_an_executor_token_and_keeps_it_when_left_blank(db, make_operator):
+    executor = Executor.objects.create(name="gpu-1", url="ws://gpu-1:7310/executor/stream", token="s3cret")
+    request = RequestFactory().get("/")
+    request.user = make_operator("root", staff=True)
+    model_admin = admin.site._registry[Executor]
+    form_class = model_admin.get_form(request, executor)
+    assert "s3cret" not in str(form_class(instance=executor)["token"])
+    form = form_class({"name": "gpu-1", "url": "ws://gpu-2:7310/executor/stream", "token": ""}, instance=executor)
+    assert form.is_valid(), form.errors
+    model_admin.save_model(request, form.save(commit=False), form, change=True)
+    executor.refresh_from_db()
+    assert (executor.url, executor.token) == ("ws://gpu-2:7310/executor/stream", "s3cret")
