@@ -7,6 +7,7 @@ and read frames through this module, so the two sides cannot drift apart.
 
 from __future__ import annotations
 
+import copy
 import json
 import uuid
 from collections.abc import Callable
@@ -17,6 +18,9 @@ from typing import Any
 
 #: No frame on the stream may be larger than this (contract, "Connection").
 MAX_FRAME_BYTES = 1 << 20
+
+#: Ends a string agentctl cut short so that its notification fits in a frame.
+TRUNCATION_MARK = "… [truncated: the frame exceeded 1 MiB]"
 
 Payload = dict[str, Any]
 
@@ -111,7 +115,66 @@ def error(
 
 
 def notification(action: str, payload: Payload) -> str:
-    return encode(FrameType.NOTIFICATION, action, payload, id=str(uuid.uuid4()))
+    """A notification frame within ``MAX_FRAME_BYTES`` whenever cutting strings can get it there.
+
+    What an agent says (a tool call's whole diff, say) can outgrow a frame.
+    Rather than drop it or break the contract, its longest strings are cut and
+    marked, and the payload says ``"truncated": true``. Only a payload whose
+    very structure is too big is sent whole (the caller hears of it by size).
+    """
+    frame_id = str(uuid.uuid4())
+    frame = encode(FrameType.NOTIFICATION, action, payload, id=frame_id)
+    if len(frame.encode()) <= MAX_FRAME_BYTES:
+        return frame
+    fitted = shorten_to_fit(
+        payload,
+        lambda candidate: len(encode(FrameType.NOTIFICATION, action, candidate, id=frame_id).encode()),
+        MAX_FRAME_BYTES,
+    )
+    return frame if fitted is None else encode(FrameType.NOTIFICATION, action, fitted, id=frame_id)
+
+
+def shorten_to_fit(payload: Payload, size_of: Callable[[Payload], int], limit: int) -> Payload | None:
+    """A copy of ``payload`` with its longest strings cut to a prefix plus ``TRUNCATION_MARK``
+    until ``size_of`` it is at most ``limit``; None when no string is left to cut.
+
+    Keys, numbers and the shape are kept; only string values shrink.
+    """
+    fitted = copy.deepcopy(payload)
+    fitted["truncated"] = True
+    mark_bytes = _utf8_bytes(TRUNCATION_MARK)
+    while (excess := size_of(fitted) - limit) > 0:
+        slot = _longest_string(fitted)
+        if slot is None or _utf8_bytes(slot[0][slot[1]]) <= mark_bytes:
+            return None
+        container, key = slot
+        # Cut in bytes, since the limit is in bytes; a character split in two
+        # is dropped whole. Escapes only make the JSON shrink faster.
+        encoded = container[key].encode("utf-8", "surrogatepass")
+        keep = max(0, len(encoded) - excess - mark_bytes)
+        container[key] = encoded[:keep].decode("utf-8", "ignore") + TRUNCATION_MARK
+    return fitted
+
+
+def _utf8_bytes(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def _longest_string(value: Any) -> tuple[Any, Any] | None:
+    """Where the longest string value (in UTF-8 bytes) sits: ``(container, key or index)``."""
+    best: tuple[Any, Any] | None = None
+    best_length = -1
+    stack = [value]
+    while stack:
+        node = stack.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+        for key, item in items:
+            if isinstance(item, str):
+                if (length := _utf8_bytes(item)) > best_length:
+                    best, best_length = (node, key), length
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    return best
 
 
 def decode(data: str | bytes, *, max_bytes: int | None = None) -> Frame:

@@ -103,9 +103,9 @@ class StreamServer:
 
     def broadcast(self, action: str, payload: Payload) -> None:
         frame = envelope.notification(action, payload)
-        size = len(frame.encode())
-        if size > envelope.MAX_FRAME_BYTES:
-            # Sent anyway: dropping it would lose what the agent said.
+        if (size := len(frame.encode())) > envelope.MAX_FRAME_BYTES:
+            # Its strings were cut as far as they go; only a structure this
+            # big gets here, and it is sent rather than lost.
             logger.warning("a %s notification of %d bytes exceeds the 1 MiB frame limit", action, size)
         for client in self._clients:
             client.send(frame)

@@ -6,6 +6,8 @@ import json
 from datetime import datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kandev_web.agentctl import envelope
 from kandev_web.agentctl.envelope import BadFrame, ErrorCode, Frame, FrameType
@@ -77,5 +79,82 @@ def test_a_frame_over_one_mebibyte_is_refused_but_named() -> None:
 
 
 def test_clients_may_read_frames_over_the_limit() -> None:
-    data = envelope.notification("session.update", {"padding": "x" * envelope.MAX_FRAME_BYTES})
+    data = envelope.encode(FrameType.NOTIFICATION, "session.update", {"padding": "x" * envelope.MAX_FRAME_BYTES}, id="n")
     assert envelope.decode(data).action == "session.update"
+
+
+# Notifications over the limit: strings cut, shape kept -------------------------
+
+LIMIT = 4096
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3000),
+    lambda children: st.lists(children, max_size=6) | st.dictionaries(st.text(max_size=8), children, max_size=6),
+    max_leaves=30,
+)
+
+
+def dumped_size(payload: dict) -> int:
+    return len(json.dumps(payload, ensure_ascii=False).encode())
+
+
+def shape(value: object) -> object:
+    """``value`` with every string replaced by the same placeholder."""
+    if isinstance(value, dict):
+        return {key: shape(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [shape(item) for item in value]
+    return "<str>" if isinstance(value, str) else value
+
+
+def strings(value: object) -> list[str]:
+    if isinstance(value, dict):
+        return [text for item in value.values() for text in strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in strings(item)]
+    return [value] if isinstance(value, str) else []
+
+
+@given(st.dictionaries(st.text(max_size=8), json_values, max_size=6))
+def test_a_payload_over_the_limit_is_cut_to_fit_keeping_its_shape(payload: dict) -> None:
+    fitted = envelope.shorten_to_fit(payload, dumped_size, LIMIT)
+    if fitted is None:
+        # Only when even the shortest cut of every string leaves it too big.
+        minimal = {**_cut_everything(payload), "truncated": True}
+        assert dumped_size(minimal) > LIMIT
+        return
+    assert dumped_size(fitted) <= LIMIT
+    assert fitted.pop("truncated") is True
+    assert shape(fitted) == shape(payload)
+    for original, cut in zip(strings(payload), strings(fitted), strict=True):
+        assert cut == original or (
+            cut.endswith(envelope.TRUNCATION_MARK) and original.startswith(cut.removesuffix(envelope.TRUNCATION_MARK))
+        )
+
+
+def _cut_everything(value: object) -> object:
+    mark_bytes = len(envelope.TRUNCATION_MARK.encode())
+    if isinstance(value, dict):
+        return {key: _cut_everything(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_cut_everything(item) for item in value]
+    if isinstance(value, str) and len(value.encode()) > mark_bytes:
+        return envelope.TRUNCATION_MARK
+    return value
+
+
+def test_a_notification_over_one_mebibyte_is_sent_within_it_marked() -> None:
+    text = "ü" * envelope.MAX_FRAME_BYTES  # two bytes each
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    data = envelope.notification("session.update", {"session_id": "s", "update": update})
+    assert len(data.encode()) <= envelope.MAX_FRAME_BYTES
+    payload = envelope.decode(data, max_bytes=envelope.MAX_FRAME_BYTES).payload
+    assert payload["truncated"] is True and payload["session_id"] == "s"
+    cut = payload["update"]["content"]["text"]
+    assert cut.endswith(envelope.TRUNCATION_MARK) and text.startswith(cut.removesuffix(envelope.TRUNCATION_MARK))
+    # Most of what fits is kept, not just a token prefix.
+    assert len(cut.encode()) > envelope.MAX_FRAME_BYTES * 0.99
+
+
+def test_a_notification_within_the_limit_is_untouched() -> None:
+    payload = {"session_id": "s", "update": {"text": "x" * 1000}}
+    assert envelope.decode(envelope.notification("session.update", payload)).payload == payload

@@ -148,3 +148,32 @@ async def test_a_prompt_must_be_a_list_of_content_blocks(start_agentctl, connect
     session_id = await open_session(client)
     with pytest.raises(ValidationFailed):
         await client.request("agent.prompt", {"session_id": session_id, "prompt": prompt})
+
+
+async def test_an_update_over_one_mebibyte_reaches_a_strict_client_cut_and_marked(start_agentctl, scripted) -> None:
+    diff = "+ added line\n" * 200_000  # 2.6 MB of tool output
+    update = {"sessionUpdate": "tool_call_update", "toolCallId": "t", "content": [{"type": "text", "text": diff}]}
+    steps = [
+        {"expect": "session/prompt"},
+        {"send": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "sess-1", "update": update}}},
+        {"reply": {"stopReason": "end_turn"}},
+    ]
+    agentctl = await start_agentctl(scripted.argv(steps))
+    headers = {"Authorization": f"Bearer {agentctl.token}"}
+    # A client that holds agentctl to the contract: no frame over 1 MiB.
+    async with await ws_connect(agentctl.url, additional_headers=headers, max_size=envelope.MAX_FRAME_BYTES) as connection:
+        for request_id, action, payload in [
+            ("i", "agent.initialize", {"agent_id": "scripted"}),
+            ("s", "agent.session.new", {"cwd": "/tmp"}),
+            ("p", "agent.prompt", {"session_id": scripted.session_id, "prompt": text_prompt("go")}),
+        ]:
+            await connection.send(envelope.request(action, payload, id=request_id))
+            frames = [json.loads(await asyncio.wait_for(connection.recv(), 10))]
+        while frames[-1]["action"] != "turn.completed":
+            frames.append(json.loads(await asyncio.wait_for(connection.recv(), 10)))
+    [sent] = [frame["payload"] for frame in frames if frame["action"] == "session.update"]
+    assert sent["truncated"] is True
+    text = sent["update"]["content"][0]["text"]
+    assert text.endswith(envelope.TRUNCATION_MARK) and diff.startswith(text.removesuffix(envelope.TRUNCATION_MARK))
+    assert sent["update"]["toolCallId"] == "t" and len(text) > 800_000  # most of what fits is kept
+    assert frames[-1]["payload"]["stop_reason"] == "end_turn"
