@@ -5,6 +5,7 @@ With the agent on this machine, and on an executor host.
 
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -41,6 +42,12 @@ def test_question_survives_a_killed_web_process(browser, fresh_database):
             # The new process adopted the stream: the agent's answer is recorded by it.
             assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Blue"}}
             expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")
+            # agentctl was the dead process's child; the adopter still notices when it goes.
+            with sqlite3.connect(fresh_database) as db:
+                [(pid,)] = db.execute("SELECT pid FROM agent_sessions_agentexecution").fetchall()
+            os.kill(pid, signal.SIGKILL)
+            expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
+            expect(page.get_by_test_id("session-error")).to_contain_text("stopped unexpectedly")
 
 
 def test_an_adopted_execution_on_an_executor_host_is_still_followed_to_its_end(browser, fresh_database, tmp_path):

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from channels.db import database_sync_to_async
 from django.conf import settings
@@ -116,6 +117,9 @@ class Runner:
         self._owned: dict[int, AgentStreamClient] = {}
         self._processes: dict[int, AgentctlProcess | RemoteAgentctl] = {}
         self._executors: dict[str, ExecutorClient] = {}
+        #: Adopted executions whose agentctl nobody here can wait on: the
+        #: process that started it is gone. Their URL, to check on them.
+        self._unwatched: dict[int, str] = {}
 
     # Thread plumbing ------------------------------------------------------
 
@@ -229,6 +233,7 @@ class Runner:
                 orphans = await database_sync_to_async(events.claim_orphans)(PROCESS_ID, stale_after=3 * interval)
                 for orphan in orphans:
                     await self._adopt(orphan)
+                await self._check_unwatched()
             except Exception:
                 logger.exception("supervising agent executions failed; trying again")
             await asyncio.sleep(interval)
@@ -258,7 +263,26 @@ class Runner:
             else:
                 self._processes[orphan.execution_id] = remote
                 asyncio.get_running_loop().create_task(self._watch(orphan.execution_id, remote))
+        else:
+            self._unwatched[orphan.execution_id] = orphan.url
         await self._reconnected(ref, client)
+
+    async def _check_unwatched(self) -> None:
+        """End adopted executions whose agentctl is gone: its port refuses connections.
+
+        A frozen agentctl or an unreachable host does not refuse, so those
+        stay up (and their stream keeps reconnecting); only a closed port ends them.
+        """
+        for execution_id, url in list(self._unwatched.items()):
+            client = self._owned.get(execution_id)
+            if client is None:
+                del self._unwatched[execution_id]
+            elif not client.connected and await _refuses_connections(url):
+                del self._unwatched[execution_id]
+                await database_sync_to_async(events.record_agent_exited)(
+                    execution_id, {"exit_code": None, "signal": None}, agentctl_gone=True
+                )
+                await self._stop_process(execution_id)
 
     async def _watch(self, execution_id: int, process: AgentctlProcess | RemoteAgentctl) -> None:
         """When agentctl itself ends (killed, crashed, shut down), so does the execution."""
@@ -296,6 +320,18 @@ class Runner:
         except (StreamError, TimeoutError):
             # agentctl is already gone; make sure the process is too.
             await self._stop_process(endpoint.execution_id)
+
+
+async def _refuses_connections(url: str) -> bool:
+    parts = urlsplit(url)
+    try:
+        _, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, parts.port), 2.0)
+    except ConnectionRefusedError:
+        return True
+    except (OSError, TimeoutError):
+        return False
+    writer.close()
+    return False
 
 
 runner = Runner()
