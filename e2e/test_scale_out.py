@@ -21,6 +21,7 @@ from kandev_web.executor.testing import running_executor
 
 from .conftest import ROOT, login, running_server, server_environ
 from .elicitation_support import agent_said, option, start
+from .processes import free_port
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +137,18 @@ def test_an_agent_on_an_executor_host_is_answered_through_either_web_process(bro
     for page in (on_a, on_b):
         expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
         expect(page.get_by_test_id("session-error")).to_contain_text("stopped unexpectedly")
+
+
+def test_an_executor_host_that_is_down_fails_the_session_saying_so(browser, servers):
+    a, _ = servers
+    ids = a.create_operator("offline", workspace="Offline", tasks=True)
+    down = f"ws://127.0.0.1:{free_port()}/executor/stream"
+    subprocess.run(
+        [sys.executable, "manage.py", "executor", "gpu-down", down, "--assign", "Mock agent", "--workspace", "Offline"],
+        cwd=ROOT, env={**a.env, "KANDEV_EXECUTOR_TOKEN": "unused"}, check=True, capture_output=True,
+    )
+    page = browser.new_context().new_page()
+    login(page, a, "offline", f"/tasks/{ids['task_ids'][0]}/")
+    start(page, "elicit-single")
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
+    expect(page.get_by_test_id("session-error")).to_contain_text(f"The executor host at {down} could not start the agent")

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from channels.db import database_sync_to_async
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
@@ -150,7 +151,13 @@ class Runner:
             process, cwd = await self._launch(plan)
         except (LaunchError, StreamError, TimeoutError) as error:
             logger.warning("agentctl for session %s did not start: %s", plan.session_id, error)
-            await database_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
+            reason = str(error)
+            if plan.executor is not None:
+                reason = _("The executor host at %(url)s could not start the agent: %(error)s") % {
+                    "url": plan.executor.url,
+                    "error": reason or _("no answer in time"),
+                }
+            await database_sync_to_async(events.record_start_failed)(plan.session_id, reason)
             return
         self._processes[plan.execution_id] = process
         asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
