@@ -13,9 +13,10 @@ For each size: the median wall time of ``--repeats`` GETs (after one warm-up
 GET, no query capture while timing), and the number of SQL queries of one GET
 captured with ``CaptureQueriesContext`` (middleware included: session and
 user). The same for the task page (its task list shows every task of the
-board) and for the two live fragments a change re-renders (one board column
-for ``board.changed``; the task list for each open task page). The board's
-query count must be the same for every size and at most 12.
+board), for the two live patches one ``board.changed`` of one task renders
+(the board's, and the task list's for each open task page), and for the
+board's "Show more" (the second page of a column). The board's query count
+must be the same for every size and at most 12.
 """
 
 from __future__ import annotations
@@ -167,11 +168,11 @@ def main(argv: list[str] | None = None) -> int:
     with support.workdir(keep=args.keep) as directory:
         setup_django(directory / "board.sqlite3")
         from django.contrib.auth import get_user_model
-        from django.template.loader import render_to_string
         from django.test import Client
 
-        from kandev_web.board.views import render_columns
-        from kandev_web.sessions.views import task_list_context
+        from kandev_web.board.queries import CARDS_PER_PAGE
+        from kandev_web.board.views import render_changes
+        from kandev_web.sessions.views import render_task_rows
 
         user = get_user_model().objects.create_user("bench", password=support.PASSWORD)
         client = Client()
@@ -196,25 +197,32 @@ def main(argv: list[str] | None = None) -> int:
             return call
 
         header = f"{'tasks':>6} | {'board GET ms':>12} {'queries':>7} {'KiB':>6} | {'task page ms':>12} {'queries':>7} | " \
-                 f"{'column frag ms':>14} {'queries':>7} | {'task list frag ms':>17} {'queries':>7}"
+                 f"{'board patch ms':>14} {'queries':>7} | {'task row patch ms':>17} {'queries':>7} | " \
+                 f"{'show more ms':>12} {'queries':>7}"
         print(header)
         print("-" * len(header))
         for size in sizes:
             board, task = boards[size]["board"], boards[size]["task"]
-            first_step = board.steps.first().pk
+            first_step = board.steps.first()
+            changed = {"step_ids": [task.step_id], "task_ids": [task.pk]}
             row = {
                 "board_page": measure(get(f"/boards/{board.pk}/"), args.repeats),
                 "task_page": measure(get(f"/tasks/{task.pk}/"), args.repeats),
-                "column_fragment": measure(lambda: render_columns(board, [first_step]), args.repeats),
-                "task_list_fragment": measure(
-                    lambda: render_to_string("sessions/task.html#task-list-oob", task_list_context(task)), args.repeats
-                ),
+                "board_patch": measure(lambda: render_changes(board, **changed), args.repeats),
+                "task_row_patch": measure(lambda: render_task_rows(board.pk, task.pk, [task.pk]), args.repeats),
             }
+            in_order = first_step.tasks.order_by("position", "pk").values_list("position", "pk")
+            if len(in_order) > CARDS_PER_PAGE:  # the column has a "Show more": time its second page
+                position, pk = in_order[CARDS_PER_PAGE - 1]
+                more = f"/boards/{board.pk}/steps/{first_step.pk}/cards/?after={position},{pk}"
+                row["show_more"] = measure(get(more), args.repeats)
             results[size] = {key: {"ms": ms, "queries": q, "bytes": b} for key, (ms, q, b) in row.items()}
-            b, t, c, tl = row["board_page"], row["task_page"], row["column_fragment"], row["task_list_fragment"]
+            b, t, c, tl = (row[key] for key in ("board_page", "task_page", "board_patch", "task_row_patch"))
+            m = row.get("show_more")
+            m = f"{m[0]:>12.1f} {m[1]:>7}" if m else f"{'-':>12} {'-':>7}"
             print(
                 f"{size:>6} | {b[0]:>12.1f} {b[1]:>7} {b[2] // 1024:>6} | {t[0]:>12.1f} {t[1]:>7} | "
-                f"{c[0]:>14.1f} {c[1]:>7} | {tl[0]:>17.1f} {tl[1]:>7}"
+                f"{c[0]:>14.1f} {c[1]:>7} | {tl[0]:>17.1f} {tl[1]:>7} | {m}"
             )
         counts = {results[s]["board_page"]["queries"] for s in sizes}
         constant = len(counts) == 1
@@ -224,8 +232,8 @@ def main(argv: list[str] | None = None) -> int:
             f"target board query count <= {TARGET_QUERIES} for any N: "
             f"{'MET' if constant and worst <= TARGET_QUERIES else 'MISSED'} ({worst})"
         )
-        for key in ("task_page", "column_fragment", "task_list_fragment"):
-            counts_k = sorted({results[s][key]["queries"] for s in sizes})
+        for key in ("task_page", "board_patch", "task_row_patch", "show_more"):
+            counts_k = sorted({results[s][key]["queries"] for s in sizes if key in results[s]})
             print(f"{key} query count constant in N: {'YES' if len(counts_k) == 1 else 'NO'} ({counts_k})")
         largest = boards[sizes[-1]]["board"]
         if args.show_queries:

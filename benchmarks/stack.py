@@ -141,11 +141,18 @@ class ElicitationStack:
     """Server, operator, agent profile, browser page and one started agent session."""
 
     def __init__(
-        self, directory: Path, *, trace: bool = False, patches: tuple[str, ...] = (), headless: bool = True
+        self,
+        directory: Path,
+        *,
+        trace: bool = False,
+        patches: tuple[str, ...] = (),
+        headless: bool = True,
+        tracemalloc: bool = False,
     ) -> None:
         self.directory = directory
         self.trace_path = directory / "server-trace.jsonl" if trace else None
         self.patches = patches
+        self.tracemalloc = tracemalloc
         self.headless = headless
         self._exit = ExitStack()
         self.seq = 0
@@ -174,8 +181,10 @@ class ElicitationStack:
             extra["KANDEV_BENCH_TRACE"] = str(self.trace_path)
         if self.patches:
             extra["KANDEV_BENCH_PATCH"] = ",".join(self.patches)
+        if self.tracemalloc:
+            extra["KANDEV_BENCH_TRACEMALLOC"] = str(self.directory)
         env = support.server_environ(database, extra)
-        module = "benchmarks.trace_server" if (self.trace_path or self.patches) else "daphne"
+        module = "benchmarks.trace_server" if (self.trace_path or self.patches or self.tracemalloc) else "daphne"
         self.server = self._exit.enter_context(
             support.running_server(env, self.directory / "server.log", module=module)
         )

@@ -11,6 +11,13 @@ runner (``apply>``/``apply<``), each after-commit ``group_send`` (``send>``,
 consumer writes to a browser (``ws``), and the answer view (``respond>``,
 ``respond<``, ``forward>``, ``forward<``).
 
+``KANDEV_BENCH_TRACEMALLOC=<folder>``: on each ``SIGUSR1``, a snapshot of
+the Python allocations, after a full garbage collection, in
+``<folder>/snapshot-<n>.pickle`` (used by ``benchmarks.leak``). Tracing (25
+frames) starts at the first signal: from start-up it would slow Daphne's
+start past the harness's patience, and only what is allocated after the first
+snapshot and still alive at a later one matters.
+
 ``KANDEV_BENCH_PATCH=<name,...>``: candidate fixes, to measure before
 proposing them:
 
@@ -31,11 +38,15 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import json
 import os
+import signal
 import sys
 import threading
 import time
+import tracemalloc
+from pathlib import Path
 
 _lock = threading.Lock()
 _trace = None
@@ -153,9 +164,25 @@ PATCHES = {
 }
 
 
+def trace_allocations(folder: Path) -> None:
+    """On every SIGUSR1, write a snapshot of the allocations traced since the first one."""
+    taken = []
+
+    def snapshot(signum, frame):
+        if not tracemalloc.is_tracing():
+            tracemalloc.start(25)
+        gc.collect()
+        taken.append(folder / f"snapshot-{len(taken) + 1}.pickle")
+        tracemalloc.take_snapshot().dump(taken[-1])
+
+    signal.signal(signal.SIGUSR1, snapshot)
+
+
 def main() -> None:
     global _trace
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev_web.settings")
+    if os.environ.get("KANDEV_BENCH_TRACEMALLOC"):
+        trace_allocations(Path(os.environ["KANDEV_BENCH_TRACEMALLOC"]))
     # Settings patches before the app (and its first database connection) exists.
     for name in filter(None, os.environ.get("KANDEV_BENCH_PATCH", "").split(",")):
         PATCHES[name]()

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login
+from .conftest import login, open_task
 
 
 @pytest.fixture(scope="module")
@@ -15,6 +15,8 @@ def team(server):
 
 def open_board(browser, server, team, username):
     context = browser.new_context()
+    # Counts htmx's errors (a swap without a target, a failed request) for tests to check.
+    context.add_init_script("window.htmxErrors = 0; addEventListener('htmx:error', () => window.htmxErrors++);")
     page = context.new_page()
     login(page, server, username, f"/boards/{team['board_id']}/")
     expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
@@ -27,6 +29,14 @@ def column(page, step_id):
 
 def card_titled(page, title):
     return page.locator("li[data-task-id]").filter(has_text=title)
+
+
+def head(page, step_id):
+    return column(page, step_id).get_by_test_id("kanban-column-head")
+
+
+def titles(page, step_id):
+    return column(page, step_id).get_by_test_id("task-card-title")
 
 
 def test_board_shows_default_steps_with_counts(browser, server, team):
@@ -50,7 +60,7 @@ def test_created_task_appears_live_in_a_second_browser(browser, server, team):
         card = card_titled(page, "Ship the <b>parser</b>")
         expect(card).to_be_visible()
         expect(card).to_have_attribute("data-step-id", str(backlog))
-        expect(column(page, backlog)).to_have_attribute("data-count", "1")
+        expect(head(page, backlog)).to_have_attribute("data-count", "1")
         # Agent and operator text is escaped, never rendered as markup.
         expect(card.locator("b")).to_have_count(0)
     expect(alice.get_by_test_id("task-form-title")).to_have_value("")
@@ -58,7 +68,7 @@ def test_created_task_appears_live_in_a_second_browser(browser, server, team):
     card_titled(alice, "Ship the <b>parser</b>").get_by_test_id("task-move-right").click()
     for page in (alice, bob):
         expect(column(page, in_progress).locator("li[data-task-id]")).to_have_count(1)
-        expect(column(page, backlog)).to_have_attribute("data-count", "0")
+        expect(head(page, backlog)).to_have_attribute("data-count", "0")
         expect(column(page, in_progress).get_by_test_id("kanban-column-count")).to_have_text("1")
 
 
@@ -136,3 +146,80 @@ def test_task_page_shows_details_and_follows_live_edits(browser, server, team):
     current = bob.locator("[data-testid^=task-row-].current")
     expect(current).to_contain_text("Investigate the slow query")
     expect(current.get_by_test_id("task-state-backlog")).to_be_visible()
+
+
+def test_a_long_column_shows_fifty_cards_and_show_more_brings_the_rest_while_it_changes(browser, server):
+    ids = server.create_operator("carol", workspace="Big")
+    server.create_operator("dave", workspace="Big")
+    backlog, in_progress = ids["step_ids"][0], ids["step_ids"][1]
+    server.manage("shell", "-c", (
+        "from kandev_web.board.models import Step, Task; step = Step.objects.get(pk=%d); "
+        "Task.objects.bulk_create(Task(board_id=step.board_id, step=step, title=f'Bulk {i:02d}', position=i) "
+        "for i in range(55))" % backlog
+    ))
+    everything = [f"Bulk {i:02d}" for i in range(55)]
+    carol = open_board(browser, server, ids, "carol")
+    dave = open_board(browser, server, ids, "dave")
+    for page in (carol, dave):
+        expect(titles(page, backlog)).to_have_text(everything[:50])
+        expect(head(page, backlog)).to_have_attribute("data-count", "55")
+        expect(column(page, backlog).get_by_test_id("kanban-column-show-more")).to_be_visible()
+
+    carol.get_by_test_id("kanban-column-show-more").click()
+    expect(titles(carol, backlog)).to_have_text(everything)
+    expect(column(carol, backlog).get_by_test_id("kanban-column-show-more")).to_have_count(0)
+
+    # Dave moves the first card on: both pages lose it from Backlog and show it in In Progress.
+    card_titled(dave, "Bulk 00").get_by_test_id("task-move-right").click()
+    for page in (carol, dave):
+        expect(titles(page, in_progress)).to_have_text(["Bulk 00"])
+        expect(head(page, backlog)).to_have_attribute("data-count", "54")
+    expect(titles(carol, backlog)).to_have_text(everything[1:])
+    expect(titles(dave, backlog)).to_have_text(everything[1:50])
+
+    # A new task goes to the end of Backlog: Carol, who shows all of it, sees it there;
+    # Dave's page stops at "Bulk 49" and shows it only once he asks for more.
+    carol.get_by_test_id("task-form-title").fill("Fresh one")
+    carol.get_by_test_id("task-create-submit").click()
+    expect(titles(carol, backlog)).to_have_text([*everything[1:], "Fresh one"])
+    expect(head(dave, backlog)).to_have_attribute("data-count", "55")
+    expect(titles(dave, backlog)).to_have_text(everything[1:50])
+    dave.get_by_test_id("kanban-column-show-more").click()
+    expect(titles(dave, backlog)).to_have_text([*everything[1:], "Fresh one"])
+    expect(column(dave, backlog).get_by_test_id("kanban-column-show-more")).to_have_count(0)
+    # A patch for a card a page does not show is dropped quietly, not an htmx "no target" error.
+    assert carol.evaluate("window.htmxErrors") == 0 and dave.evaluate("window.htmxErrors") == 0
+
+
+def test_the_task_list_on_a_task_page_follows_other_tasks_in_order(browser, server):
+    ids = server.create_operator("erin", workspace="Erin's", tasks=True)
+    watched, renamed, third = ids["task_ids"]
+    backlog = ids["step_ids"][0]
+    viewer = open_task(browser, server, "erin", watched)
+    rows = viewer.get_by_test_id("task-list").get_by_test_id("task-row-link")
+    before = rows.all_inner_texts()
+    board = open_board(browser, server, ids, "erin")
+
+    card = board.get_by_test_id(f"task-card-{renamed}")
+    card.get_by_test_id("task-edit").click()
+    board.get_by_test_id("task-edit-cancel").click()
+    expect(card).not_to_have_attribute("data-editing", "true")
+    expect(card.get_by_test_id("task-card-title")).to_have_text(before[1])
+    card.get_by_test_id("task-edit").click()
+    board.get_by_test_id("task-edit-title").fill("Renamed live")
+    board.get_by_test_id("task-edit-save").click()
+    expect(rows).to_have_text([before[0], "Renamed live", before[2]])
+
+    # Moved on: its row goes after the Backlog's tasks. Created: at the end of the Backlog.
+    board.get_by_test_id(f"task-card-{renamed}").get_by_test_id("task-move-right").click()
+    expect(rows).to_have_text([before[0], before[2], "Renamed live"])
+    board.get_by_test_id("task-form-title").fill("Newcomer")
+    board.get_by_test_id("task-create-submit").click()
+    expect(rows).to_have_text([before[0], before[2], "Newcomer", "Renamed live"])
+    expect(head(board, backlog)).to_have_attribute("data-count", "3")
+    board.once("dialog", lambda dialog: dialog.accept())
+    board.get_by_test_id(f"task-card-{third}").get_by_test_id("task-delete").click()
+    expect(rows).to_have_text([before[0], "Newcomer", "Renamed live"])
+    current = viewer.locator("[data-testid^=task-row-].current")
+    expect(current).to_have_attribute("data-task-id", str(watched))
+    expect(current.get_by_test_id("task-row-link")).to_have_attribute("aria-current", "page")

@@ -5,7 +5,7 @@ from .models import Board
 
 
 class BoardConsumer(LiveConsumer):
-    """Pushes re-rendered columns to every open view of a board."""
+    """Pushes the changed cards and column counts to every open view of a board."""
 
     def authorise(self, user):
         board_id = self.scope["url_route"]["kwargs"]["board_id"]
@@ -16,7 +16,10 @@ class BoardConsumer(LiveConsumer):
     def still_allowed(self):
         return Board.objects.for_user(self.user).filter(pk=self.board.pk).exists()
 
-    async def board_changed(self, event):
-        from .views import render_columns
+    def render_changes(self, step_ids, task_ids):
+        from .views import render_changes
 
-        await self.send_fragment(render_columns, self.board, event["step_ids"])
+        return render_changes(self.board, step_ids=step_ids, task_ids=task_ids)
+
+    async def board_changed(self, event):
+        await self.send_fragment(self.render_changes, event["step_ids"], event["task_ids"])

@@ -26,8 +26,14 @@ def send_after_commit(group: str, event: dict) -> None:
     transaction.on_commit(send)
 
 
-def board_changed(board_id: int, *, step_ids) -> None:
-    send_after_commit(board_group(board_id), {"type": "board.changed", "step_ids": sorted(set(step_ids))})
+def board_changed(board_id: int, *, step_ids, task_ids) -> None:
+    """``task_ids`` changed (or were deleted); ``step_ids`` are the columns whose count may have moved.
+
+    Naming the tasks lets every open page patch just their cards and rows
+    instead of re-rendering whole columns or the whole task list.
+    """
+    event = {"type": "board.changed", "step_ids": sorted(set(step_ids)), "task_ids": sorted(set(task_ids))}
+    send_after_commit(board_group(board_id), event)
 
 
 def task_changed(task_id: int) -> None:

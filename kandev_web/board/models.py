@@ -103,3 +103,8 @@ class Task(models.Model):
 
     def __str__(self):
         return self.title
+
+    @property
+    def sort_key(self) -> str:
+        """Its place in its column, as pages compare it (``data-sort-key``): position, then id."""
+        return f"{self.position},{self.pk}"

@@ -7,13 +7,17 @@ task's pending action; these are fetched for all cards at once, never per card.
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from django.db.models import OuterRef, Subquery
+from django.db.models import Count, F, OuterRef, Q, Subquery, Window
+from django.db.models.functions import RowNumber
 
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, TaskSession
 from kandev_web.sessions.pending import PendingAction, pending_actions, task_pending_action
 
 from .models import Board, Step, Task
 from .state_icons import StateIcon, task_state_icon
+
+#: Cards a column shows before its "Show more" button; each click shows as many again.
+CARDS_PER_PAGE = 50
 
 
 @dataclass
@@ -22,17 +26,27 @@ class Card:
     icon: StateIcon
     pending_action: PendingAction
 
+    @property
+    def row_key(self) -> str:
+        """Its place in the task page's list of the whole board: by step, then as in its column."""
+        return f"{self.task.step.position},{self.task.sort_key}"
+
 
 @dataclass
 class Column:
+    """One step of the board: its task count and the cards this page shows (a prefix in order)."""
+
     step: Step
     cards: list[Card] = field(default_factory=list)
     prev_step: Step | None = None
     next_step: Step | None = None
+    count: int = 0
+    more: bool = False
 
     @property
-    def count(self) -> int:
-        return len(self.cards)
+    def through(self) -> str:
+        """The sort key of the last card shown when more follow ("" when none do): where "Show more" resumes."""
+        return self.cards[-1].task.sort_key if self.more and self.cards else ""
 
 
 def cards_for(tasks) -> list[Card]:
@@ -74,15 +88,85 @@ def _last_step_ids(board_ids: set[int]) -> set[int]:
     return set(Step.objects.filter(board__in=board_ids, pk=Subquery(last)).values_list("pk", flat=True))
 
 
-def board_columns(board: Board, step_ids: list[int] | None = None) -> list[Column]:
-    """The board's columns (or only ``step_ids``), each with its cards."""
+def _columns(board: Board) -> dict[int, Column]:
+    """An empty column per step, in order, each knowing its neighbours (for the move buttons)."""
     steps = list(board.steps.all())
     columns = {step.pk: Column(step=step) for step in steps}
     for before, after in zip(steps, steps[1:]):
         columns[before.pk].next_step = after
         columns[after.pk].prev_step = before
-    wanted = step_ids if step_ids is not None else list(columns)
-    tasks = Task.objects.filter(board=board, step__in=wanted).order_by("position", "pk")
-    for card in cards_for(tasks):
+    return columns
+
+
+def _in_column_order(pks) -> list[Card]:
+    return cards_for(Task.objects.filter(pk__in=pks).order_by("position", "pk"))
+
+
+def board_columns(board: Board) -> list[Column]:
+    """Every column with its count and its first ``CARDS_PER_PAGE`` cards.
+
+    One query ranks the tasks within their step and counts them, whatever the
+    board's size; only the first page of each column is then read as cards.
+    """
+    columns = _columns(board)
+    first_pages = list(
+        Task.objects.filter(board=board)
+        .order_by()
+        .annotate(
+            rank=Window(RowNumber(), partition_by=F("step"), order_by=(F("position").asc(), F("pk").asc())),
+            in_step=Window(Count("pk"), partition_by=F("step")),
+        )
+        .filter(rank__lte=CARDS_PER_PAGE)
+        .values_list("pk", "step_id", "in_step")
+    )
+    for _, step_id, in_step in first_pages:
+        columns[step_id].count = in_step
+    for card in _in_column_order([pk for pk, _, _ in first_pages]):
         columns[card.task.step_id].cards.append(card)
-    return [columns[pk] for pk in columns if pk in wanted]
+    for column in columns.values():
+        column.more = column.count > len(column.cards)
+    return list(columns.values())
+
+
+def column_page(board: Board, step_id: int, after: tuple[int, int]) -> Column:
+    """The next ``CARDS_PER_PAGE`` cards of one column after the sort key ``after`` (position, pk).
+
+    Keyed on the last card shown rather than an offset, so cards moved or
+    deleted meanwhile neither repeat nor skip one.
+    """
+    column = _columns(board)[step_id]
+    position, pk = after
+    following = Task.objects.filter(step=column.step).filter(
+        Q(position__gt=position) | Q(position=position, pk__gt=pk)
+    )
+    pks = list(following.order_by("position", "pk").values_list("pk", flat=True)[: CARDS_PER_PAGE + 1])
+    column.cards = _in_column_order(pks[:CARDS_PER_PAGE])
+    column.more = len(pks) > CARDS_PER_PAGE
+    column.count = column.step.tasks.count()
+    return column
+
+
+def changed_cards(board: Board, *, step_ids, task_ids) -> tuple[list[Column], list[int]]:
+    """What a live patch of the board shows after ``task_ids`` changed.
+
+    The columns of ``step_ids`` (and of the changed tasks) with their counts,
+    each holding only the changed cards now in it; and the ids of the tasks
+    that are gone.
+    """
+    columns = _columns(board)
+    cards = cards_for(Task.objects.filter(board=board, pk__in=task_ids))
+    for card in cards:
+        columns[card.task.step_id].cards.append(card)
+    wanted = (set(step_ids) | {card.task.step_id for card in cards}) & columns.keys()
+    in_steps = Task.objects.filter(board=board, step__in=wanted).order_by().values("step")
+    counts = dict(in_steps.annotate(n=Count("pk")).values_list("step", "n"))
+    for step_id in wanted:
+        columns[step_id].count = counts.get(step_id, 0)
+    gone = sorted(set(task_ids) - {card.task.pk for card in cards})
+    return [column for pk, column in columns.items() if pk in wanted], gone
+
+
+def board_rows(board_id: int, task_ids) -> tuple[list[Card], list[int]]:
+    """The task-list rows of ``task_ids`` that still exist on the board, and the ids of those gone."""
+    cards = cards_for(Task.objects.filter(board=board_id, pk__in=task_ids))
+    return cards, sorted(set(task_ids) - {card.task.pk for card in cards})

@@ -17,7 +17,7 @@ def create_task(board: Board, *, title: str, description: str, step: Step) -> Ta
     task = Task.objects.create(
         board=board, step=step, title=title, description=description, position=_next_position(step)
     )
-    live.board_changed(board.pk, step_ids=[step.pk])
+    live.board_changed(board.pk, step_ids=[step.pk], task_ids=[task.pk])
     return task
 
 
@@ -25,7 +25,7 @@ def create_task(board: Board, *, title: str, description: str, step: Step) -> Ta
 def update_task(task: Task, *, title: str, description: str) -> Task:
     task.title, task.description = title, description
     task.save(update_fields=["title", "description", "updated_at"])
-    live.board_changed(task.board_id, step_ids=[task.step_id])
+    live.board_changed(task.board_id, step_ids=[task.step_id], task_ids=[task.pk])
     live.task_changed(task.pk)
     return task
 
@@ -38,7 +38,7 @@ def move_task(task: Task, step: Step) -> Task:
     old_step_id = task.step_id
     task.step, task.position = step, _next_position(step)
     task.save(update_fields=["step", "position", "updated_at"])
-    live.board_changed(task.board_id, step_ids=[old_step_id, step.pk])
+    live.board_changed(task.board_id, step_ids=[old_step_id, step.pk], task_ids=[task.pk])
     live.task_changed(task.pk)
     return task
 
@@ -47,5 +47,5 @@ def move_task(task: Task, step: Step) -> Task:
 def delete_task(task: Task) -> None:
     board_id, step_id, task_id = task.board_id, task.step_id, task.pk
     task.delete()
-    live.board_changed(board_id, step_ids=[step_id])
+    live.board_changed(board_id, step_ids=[step_id], task_ids=[task_id])
     live.task_changed(task_id)

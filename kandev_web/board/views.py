@@ -1,10 +1,11 @@
 """Board pages. Views are thin: check access, validate, call a service, render.
 
-HTMX requests get the affected columns back as out-of-band fragments; the same
-fragments reach every other open board through the board consumer.
+HTMX requests get a live patch back (the changed cards and the counts of their
+columns, out of band); the same patch reaches every other open board through
+the board consumer.
 """
 
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
@@ -12,7 +13,7 @@ from django.views.decorators.http import require_POST
 from . import services
 from .forms import TaskCreateForm, TaskEditForm
 from .models import Board, Task
-from .queries import board_columns
+from .queries import board_columns, changed_cards, column_page
 
 
 def home(request):
@@ -23,20 +24,31 @@ def home(request):
 
 
 def _board(request, board_id) -> Board:
-    return get_object_or_404(Board.objects.for_user(request.user), pk=board_id)
+    return get_object_or_404(Board.objects.for_user(request.user).select_related("workspace"), pk=board_id)
 
 
 def _task(request, task_id) -> Task:
     return get_object_or_404(Task.objects.for_user(request.user).select_related("board"), pk=task_id)
 
 
-def render_columns(board: Board, step_ids=None, *, request=None) -> str:
-    """The out-of-band column fragments for ``step_ids`` (all when ``None``)."""
+def render_changes(board: Board, *, step_ids, task_ids, request=None) -> str:
+    """The live patch after ``task_ids`` changed: their cards, and the counts of ``step_ids``.
+
+    A page puts each card in its place by its sort key (app.js), so the same
+    patch is right for every open board whatever it shows, and applying it
+    twice (the actor's response and its socket) changes nothing.
+    """
+    columns, gone = changed_cards(board, step_ids=step_ids, task_ids=task_ids)
     return render_to_string(
-        "board/board.html#columns-oob",
-        {"board": board, "columns": board_columns(board, step_ids)},
-        request=request,
+        "board/board.html#changes-oob", {"board": board, "columns": columns, "gone": gone}, request=request
     )
+
+
+def _patch(html: str) -> HttpResponse:
+    """A response that is only out-of-band content: the element that asked stays as it is."""
+    response = HttpResponse(html)
+    response["HX-Reswap"] = "none"
+    return response
 
 
 def board(request, board_id):
@@ -61,7 +73,7 @@ def task_create(request, board_id):
         {"board": board, "form": TaskCreateForm(board=board, initial={"step": task.step})},
         request=request,
     )
-    return HttpResponse(fresh + render_columns(board, [task.step_id], request=request))
+    return HttpResponse(fresh + render_changes(board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
 
 
 def task_edit(request, task_id):
@@ -69,11 +81,27 @@ def task_edit(request, task_id):
     form = TaskEditForm(request.POST or None, instance=task)
     if request.method == "POST" and form.is_valid():
         services.update_task(task, **form.cleaned_data)
-        # The re-rendered column replaces the form; there is nothing else to swap.
-        response = HttpResponse(render_columns(task.board, [task.step_id], request=request))
-        response["HX-Reswap"] = "none"
-        return response
+        # The patched card replaces the form; there is nothing else to swap.
+        return _patch(render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
     return render(request, "board/board.html#edit-form", {"task": task, "form": form})
+
+
+def task_card(request, task_id):
+    """The card as it is now, put back in place of its edit form ("Cancel")."""
+    task = _task(request, task_id)
+    return _patch(render_changes(task.board, step_ids=[], task_ids=[task.pk], request=request))
+
+
+def column_more(request, board_id, step_id):
+    """The "Show more" button: the next page of one column's cards, after the sort key ``?after=position,id``."""
+    board = _board(request, board_id)
+    step = get_object_or_404(board.steps, pk=step_id)
+    try:
+        position, pk = (int(part) for part in request.GET.get("after", "").split(","))
+    except ValueError:
+        return HttpResponseBadRequest()
+    column = column_page(board, step.pk, (position, pk))
+    return render(request, "board/board.html#column-page", {"board": board, "column": column})
 
 
 @require_POST
@@ -82,7 +110,8 @@ def task_move(request, task_id):
     step = get_object_or_404(task.board.steps, pk=request.POST.get("step"))
     old_step_id = task.step_id
     services.move_task(task, step)
-    return HttpResponse(render_columns(task.board, [old_step_id, step.pk], request=request))
+    changes = render_changes(task.board, step_ids=[old_step_id, step.pk], task_ids=[task.pk], request=request)
+    return HttpResponse(changes)
 
 
 @require_POST
@@ -91,5 +120,5 @@ def task_delete(request, task_id):
     board, step_id = task.board, task.step_id
     services.delete_task(task)
     if request.headers.get("HX-Request"):
-        return HttpResponse(render_columns(board, [step_id], request=request))
+        return HttpResponse(render_changes(board, step_ids=[step_id], task_ids=[task_id], request=request))
     return redirect("board:board", board_id=board.pk)

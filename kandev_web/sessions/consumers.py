@@ -13,8 +13,8 @@ class TaskConsumer(LiveConsumer):
     def authorise(self, user):
         self.user = user
         self.task_id = self.scope["url_route"]["kwargs"]["task_id"]
-        board_id = Task.objects.for_user(user).filter(pk=self.task_id).values_list("board_id", flat=True).first()
-        return [live.task_group(self.task_id), live.board_group(board_id)] if board_id else []
+        self.board_id = Task.objects.for_user(user).filter(pk=self.task_id).values_list("board_id", flat=True).first()
+        return [live.task_group(self.task_id), live.board_group(self.board_id)] if self.board_id else []
 
     def still_allowed(self):
         # A deleted task is still "allowed": its viewers are told it is gone.
@@ -32,11 +32,10 @@ class TaskConsumer(LiveConsumer):
             return render_to_string("sessions/task.html#deleted-oob")
         return render_to_string("sessions/task.html#live-oob", task_context(task, with_messages=False))
 
-    def render_task_list(self):
-        from .views import task_list_context
+    def render_task_rows(self, task_ids):
+        from .views import render_task_rows
 
-        task = self._task()
-        return render_to_string("sessions/task.html#task-list-oob", task_list_context(task)) if task else ""
+        return render_task_rows(self.board_id, self.task_id, task_ids)
 
     def render_message(self, message_id, created):
         message = Message.objects.filter(pk=message_id, session__task_id=self.task_id).first()
@@ -48,7 +47,7 @@ class TaskConsumer(LiveConsumer):
         await self.send_fragment(self.render_task)
 
     async def board_changed(self, event):
-        await self.send_fragment(self.render_task_list)
+        await self.send_fragment(self.render_task_rows, event["task_ids"])
 
     async def clarification_settled(self, event):
         """Why a question left the overlay, for everyone who was looking at it."""

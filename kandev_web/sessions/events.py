@@ -40,7 +40,7 @@ def message_changed(message: Message, *, created: bool) -> None:
 def session_changed(session: TaskSession) -> None:
     """The session's state moved: its task page, and the icon on every board card."""
     live.task_changed(session.task_id)
-    live.board_changed(session.task.board_id, step_ids=[session.task.step_id])
+    live.board_changed(session.task.board_id, step_ids=[session.task.step_id], task_ids=[session.task_id])
 
 
 def _locked_session(session_id: int) -> TaskSession:
@@ -229,7 +229,7 @@ def record_turn_completed(session_id: int, payload: dict) -> None:
         old_step = task.step_id
         task.step = _review_step(task) or task.step
         task.save(update_fields=["state", "step", "updated_at"])
-        live.board_changed(task.board_id, step_ids=[old_step, task.step_id])
+        live.board_changed(task.board_id, step_ids=[old_step, task.step_id], task_ids=[task.pk])
     session_changed(session)
     signals.turn_ended.send(TaskSession, session=session, turn=turn, stop_reason=stop_reason)
 

@@ -55,7 +55,7 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: st
         task.state = TaskState.IN_PROGRESS
         task.step = _start_step(task) or task.step
         task.save(update_fields=["state", "step", "updated_at"])
-        live.board_changed(task.board_id, step_ids=[old_step, task.step_id])
+        live.board_changed(task.board_id, step_ids=[old_step, task.step_id], task_ids=[task.pk])
         events.session_changed(session)
         plan = LaunchPlan(
             task_id=task.pk,
@@ -107,7 +107,7 @@ def send_prompt(session: TaskSession, prompt: str) -> None:
         task.state = TaskState.IN_PROGRESS
         task.step = _start_step(task) or task.step
         task.save(update_fields=["state", "step", "updated_at"])
-        live.board_changed(task.board_id, step_ids=[old_step, task.step_id])
+        live.board_changed(task.board_id, step_ids=[old_step, task.step_id], task_ids=[task.pk])
         events.session_changed(session)
     try:
         answer = _send(session, "agent.prompt", {"session_id": session.acp_session_id, "prompt": text_prompt(prompt)})

@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
 from kandev_web.clarifications import services as clarifications
-from kandev_web.board.queries import cards_for
+from kandev_web.board.queries import board_rows, cards_for
 
 from . import services
 from .mcp_tokens import MCP_PATH
@@ -81,7 +81,14 @@ def task_context(task: Task, *, with_messages: bool = True) -> dict:
 
 def task_list_context(task: Task) -> dict:
     rows = cards_for(Task.objects.filter(board=task.board_id).order_by("step__position", "position", "pk"))
-    return {"task": task, "rows": rows}
+    return {"current_task_id": task.pk, "rows": rows}
+
+
+def render_task_rows(board_id: int, current_task_id: int, task_ids) -> str:
+    """The live patch of a task page's task list: only the rows of ``task_ids``, each put in its place by app.js."""
+    rows, gone = board_rows(board_id, task_ids)
+    context = {"current_task_id": current_task_id, "rows": rows, "gone": gone}
+    return render_to_string("sessions/task.html#task-rows-oob", context)
 
 
 @require_POST

@@ -1,4 +1,4 @@
-// Small behaviours htmx does not cover: live-socket state, drag and drop.
+// Small behaviours htmx does not cover: live-socket state, placing live cards and rows, drag and drop.
 (function () {
   "use strict";
 
@@ -30,6 +30,47 @@
       }
     }
   });
+
+  // Live patches of board cards and task rows arrive in #live-inbox, one item per
+  // changed task: either the task gone (data-live-remove) or its new card, which
+  // names its list (data-live-into) and its place in it (data-sort-key). The server
+  // cannot know what each page shows, so the page places the card: its old copy
+  // goes wherever it was (a moved task changes column), and the card goes before
+  // the first one that sorts after it — or nowhere when it sorts past the point
+  // up to which this column is shown (data-through), where "Show more" will bring it.
+  function sortKey(value) {
+    return value.split(",").map(Number);
+  }
+
+  function sortsAfter(a, b) {
+    const i = a.findIndex((part, index) => part !== b[index]);
+    return i >= 0 && a[i] > b[i];
+  }
+
+  function applyPatch(item) {
+    item.remove();
+    if (item.dataset.liveRemove) {
+      document.getElementById(item.dataset.liveRemove)?.remove();
+      return;
+    }
+    document.getElementById(item.id)?.remove();
+    const list = document.getElementById(item.dataset.liveInto);
+    if (!list) return;
+    const key = sortKey(item.dataset.sortKey);
+    const end = list.querySelector(":scope > [data-through]");
+    if (end && end.dataset.through && sortsAfter(key, sortKey(end.dataset.through))) return;
+    const next = Array.from(list.children).find(
+      (other) => other.dataset.sortKey && sortsAfter(sortKey(other.dataset.sortKey), key),
+    );
+    list.insertBefore(item, next || end);
+  }
+
+  // Observed rather than hooked into htmx, so a patch is applied however it
+  // arrives (socket or response) and after everything else in the same message.
+  const inbox = document.getElementById("live-inbox");
+  if (inbox) {
+    new MutationObserver(() => Array.from(inbox.children).forEach(applyPatch)).observe(inbox, { childList: true });
+  }
 
   // Drag a card onto a column to move it; the move buttons do the same without a mouse.
   document.addEventListener("dragstart", (event) => {

@@ -70,8 +70,8 @@ async def _member_sees_a_created_task():
     backlog = await database_sync_to_async(lambda: board.steps.first())()
     await database_sync_to_async(services.create_task)(board, title="Live <i>one</i>", description="", step=backlog)
     html = await communicator.receive_from(timeout=20)
-    assert f'id="kanban-column-{backlog.pk}"' in html
-    assert 'hx-swap-oob="true"' in html
+    assert f'id="kanban-column-head-{backlog.pk}"' in html
+    assert f'data-live-into="kanban-cards-{backlog.pk}"' in html
     assert "Live &lt;i&gt;one&lt;/i&gt;" in html
     await communicator.disconnect()
 
@@ -105,8 +105,40 @@ async def test_task_socket_follows_changes_and_deletion():
     assert connected
     await database_sync_to_async(services.update_task)(task, title="Watched", description="")
     frames = [await communicator.receive_from(timeout=20) for _ in range(2)]
-    assert any('id="task-list"' in frame and "Watched" in frame for frame in frames)
+    assert any(f'id="task-row-{task.pk}"' in frame and "Watched" in frame for frame in frames)
     assert any('data-testid="task-title">Watched<' in frame for frame in frames)
+    task_id = task.pk
     await database_sync_to_async(services.delete_task)(task)
-    assert 'data-testid="task-deleted-notice"' in await communicator.receive_from(timeout=20)
+    frames = [await communicator.receive_from(timeout=20) for _ in range(2)]
+    assert any(f'data-live-remove="task-row-{task_id}"' in frame for frame in frames)
+    assert any('data-testid="task-deleted-notice"' in frame for frame in frames)
     await communicator.disconnect()
+
+
+async def test_a_change_to_another_task_sends_only_its_card_and_row():
+    """A task page and a board open while one task of a busy board changes: only that task is re-sent."""
+    board, member, _ = await setup_board()
+
+    @database_sync_to_async
+    def tasks():
+        backlog = board.steps.first()
+        return [Task.objects.create(board=board, step=backlog, title=f"Task {i}", position=i) for i in range(5)]
+
+    watched, *others = await tasks()
+    changed = others[2]
+    cookie = await database_sync_to_async(session_cookie)(member)
+    task_page, connected, _ = await connect(f"/ws/tasks/{watched.pk}/", ORIGIN, cookie)
+    board_page, board_connected, _ = await connect(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
+    assert connected and board_connected
+    await database_sync_to_async(services.update_task)(changed, title="Renamed", description="")
+
+    row = await task_page.receive_from(timeout=20)
+    assert f'id="task-row-{changed.pk}"' in row and "Renamed" in row
+    assert row.count('<li id="task-row-') == 1
+    assert 'class="task-row"' in row, "the changed row is not the page's current task"
+    card = await board_page.receive_from(timeout=20)
+    assert f'id="task-card-{changed.pk}"' in card and "Renamed" in card
+    assert card.count('<li id="task-card-') == 1
+    assert await task_page.receive_nothing(timeout=0.2), "a task.changed for another task reached this page"
+    await task_page.disconnect()
+    await board_page.disconnect()

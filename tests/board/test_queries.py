@@ -4,7 +4,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from kandev_web.board.queries import board_columns
+from kandev_web.board import queries
+from kandev_web.board.queries import board_columns, changed_cards
 from kandev_web.board.models import Task
 from kandev_web.sessions.models import Activity, Message, MessageType, SessionState, TaskSession, Turn
 
@@ -27,18 +28,45 @@ def populate(board, n):
 
 
 def count_queries(board):
-    with CaptureQueriesContext(connection) as queries:
+    with CaptureQueriesContext(connection) as captured:
         columns = board_columns(board)
         [card.icon for column in columns for card in column.cards]
-    return len(queries), columns
+    return len(captured), columns
 
 
 @pytest.mark.parametrize("n", [5, 60])
 def test_board_query_count_is_constant(board, n):
     populate(board, n)
-    queries, columns = count_queries(board)
-    assert queries <= 6
+    count, columns = count_queries(board)
+    assert count <= 7
     assert sum(column.count for column in columns) == n
+
+
+def test_columns_longer_than_a_page_show_the_first_page_in_order(board, monkeypatch):
+    monkeypatch.setattr(queries, "CARDS_PER_PAGE", 4)
+    tasks = populate(board, 30)
+    columns = board_columns(board)
+    for column in columns:
+        in_step = [t.pk for t in tasks if t.step_id == column.step.pk]
+        assert [card.task.pk for card in column.cards] == in_step[:4]
+        assert (column.count, column.more) == (len(in_step), True)
+        assert column.through == f"{column.cards[-1].task.position},{column.cards[-1].task.pk}"
+
+
+def test_a_live_patch_reads_the_same_number_of_queries_for_any_board(board, workspace):
+    from kandev_web.board.models import Board
+
+    large = Board.objects.create(workspace=workspace, name="Large")
+    large.add_default_steps()
+    counts = []
+    for each, n in ((board, 4), (large, 80)):
+        tasks = populate(each, n)
+        with CaptureQueriesContext(connection) as captured:
+            columns, gone = changed_cards(each, step_ids=[tasks[1].step_id], task_ids=[tasks[1].pk, 10_000])
+        counts.append(len(captured))
+        assert [card.task.pk for column in columns for card in column.cards] == [tasks[1].pk]
+        assert gone == [10_000]
+    assert counts[0] == counts[1]
 
 
 def test_same_count_for_small_and_large_boards(board, workspace):

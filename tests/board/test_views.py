@@ -1,11 +1,22 @@
 """Board views: access, HTMX fragments, and changes announced after commit."""
 
+import re
+
 import pytest
 from django.test import Client
 
+from kandev_web.board import queries
 from kandev_web.board.models import Board, Task, Workspace
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+def column_count(html: str, step) -> int:
+    return int(re.search(rf'id="kanban-column-head-{step.pk}"[^>]*data-count="(\d+)"', html).group(1))
+
+
+def card_ids(html: str) -> list[int]:
+    return [int(pk) for pk in re.findall(r'<li id="task-card-(\d+)"', html)]
 
 
 @pytest.fixture
@@ -35,8 +46,8 @@ def test_board_page_has_a_column_per_step_with_counts(client, board, make_task):
     response = client.get(f"/boards/{board.pk}/")
     for step in board.steps.all():
         assert f'data-testid="kanban-column-{step.pk}"' in response.text
-    backlog = board.steps.first()
-    assert f'data-step-id="{backlog.pk}" data-count="1"' in response.text
+    backlog, doing = board.steps.all()[:2]
+    assert (column_count(response.text, backlog), column_count(response.text, doing)) == (1, 0)
 
 
 def test_another_workspaces_board_and_task_are_404(client, make_operator):
@@ -51,7 +62,7 @@ def test_another_workspaces_board_and_task_are_404(client, make_operator):
     assert Task.objects.filter(pk=task.pk, step=other_board.steps.first()).exists()
 
 
-def test_create_returns_a_fresh_form_and_the_column_out_of_band(client, board, django_capture_on_commit_callbacks):
+def test_create_returns_a_fresh_form_and_the_new_card_out_of_band(client, board, django_capture_on_commit_callbacks):
     backlog = board.steps.first()
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = client.post(
@@ -59,7 +70,10 @@ def test_create_returns_a_fresh_form_and_the_column_out_of_band(client, board, d
         )
     assert response.status_code == 200
     assert 'id="task-create-form"' in response.text
-    assert f'id="kanban-column-{backlog.pk}"' in response.text and 'hx-swap-oob="true"' in response.text
+    task = Task.objects.get()
+    assert card_ids(response.text) == [task.pk]
+    assert f'data-live-into="kanban-cards-{backlog.pk}"' in response.text
+    assert column_count(response.text, backlog) == 1
     assert "<script>x</script>" not in response.text
     assert "Write &lt;script&gt;x&lt;/script&gt;" in response.text
     assert len(callbacks) == 1, "one live event, sent after commit"
@@ -86,8 +100,10 @@ def test_move_appends_to_the_target_column(client, board, make_task):
     response = client.post(f"/tasks/{task.pk}/move/", {"step": doing.pk}, **HTMX)
     task.refresh_from_db()
     assert (task.step, task.position) == (doing, 1)
-    assert f'id="kanban-column-{backlog.pk}"' in response.text
-    assert f'id="kanban-column-{doing.pk}"' in response.text
+    # Only the moved card, placed after the one already there, and both columns' counts.
+    assert card_ids(response.text) == [task.pk]
+    assert f'data-live-into="kanban-cards-{doing.pk}" data-sort-key="1,{task.pk}"' in response.text
+    assert (column_count(response.text, backlog), column_count(response.text, doing)) == (0, 2)
 
 
 def test_edit_and_delete(client, make_task):
@@ -99,6 +115,59 @@ def test_edit_and_delete(client, make_task):
     assert (task.title, task.description) == ("New", "d")
     client.post(f"/tasks/{task.pk}/delete/", **HTMX)
     assert not Task.objects.filter(pk=task.pk).exists()
+
+
+def test_cancelling_an_edit_puts_the_card_back(client, make_task):
+    task = make_task("Kept")
+    response = client.get(f"/tasks/{task.pk}/card/", **HTMX)
+    assert card_ids(response.text) == [task.pk]
+    assert response["HX-Reswap"] == "none"
+
+
+def test_a_deleted_card_is_removed_from_every_page(client, make_task):
+    task = make_task("Gone")
+    response = client.post(f"/tasks/{task.pk}/delete/", **HTMX)
+    assert f'data-live-remove="task-card-{task.pk}"' in response.text
+    assert column_count(response.text, task.step) == 0
+
+
+@pytest.fixture
+def small_pages(monkeypatch):
+    monkeypatch.setattr(queries, "CARDS_PER_PAGE", 3)
+
+
+def test_a_long_column_shows_a_page_of_cards_and_show_more(client, board, make_task, small_pages):
+    backlog = board.steps.first()
+    tasks = [make_task(f"Task {i}", position=i) for i in range(7)]
+    html = client.get(f"/boards/{board.pk}/").text
+    assert card_ids(html) == [t.pk for t in tasks[:3]]
+    assert column_count(html, backlog) == 7
+    assert 'data-testid="kanban-column-show-more"' in html
+    assert f'/boards/{board.pk}/steps/{backlog.pk}/cards/?after=2,{tasks[2].pk}"' in html
+
+
+def test_show_more_brings_the_next_page_after_the_last_card_shown(client, board, make_task, small_pages):
+    backlog = board.steps.first()
+    tasks = [make_task(f"Task {i}", position=i) for i in range(7)]
+    url = f"/boards/{board.pk}/steps/{backlog.pk}/cards/"
+    # The last card shown was deleted meanwhile: the page still starts right after it.
+    last_shown = tasks[2].pk
+    tasks[2].delete()
+    second = client.get(url, {"after": f"2,{last_shown}"}, **HTMX).text
+    assert card_ids(second) == [t.pk for t in tasks[3:6]]
+    assert f'?after=5,{tasks[5].pk}"' in second and 'data-more="true"' in second
+    assert column_count(second, backlog) == 6
+    last = client.get(url, {"after": f"5,{tasks[5].pk}"}, **HTMX).text
+    assert card_ids(last) == [tasks[6].pk]
+    assert 'data-more="false"' in last and "kanban-column-show-more" not in last
+
+
+def test_show_more_refuses_a_malformed_key_and_another_boards_step(client, board, workspace):
+    backlog = board.steps.first()
+    assert client.get(f"/boards/{board.pk}/steps/{backlog.pk}/cards/", {"after": "x"}).status_code == 400
+    other = Board.objects.create(workspace=workspace, name="Other")
+    other.add_default_steps()
+    assert client.get(f"/boards/{board.pk}/steps/{other.steps.first().pk}/cards/", {"after": "0,0"}).status_code == 404
 
 
 def test_get_is_refused_for_state_changes(client, make_task):

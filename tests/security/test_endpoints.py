@@ -96,7 +96,13 @@ def _objects(name: str) -> dict[str, object]:
     )
     return {
         "workspace": workspace,
-        "values": {"board_id": board.pk, "task_id": task.pk, "session_id": session.pk, "pending_id": pending_id},
+        "values": {
+            "board_id": board.pk,
+            "step_id": task.step_id,
+            "task_id": task.pk,
+            "session_id": session.pk,
+            "pending_id": pending_id,
+        },
         "task": task,
         "clarification": clarification,
         "permission": permission,
@@ -186,9 +192,8 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     client = Client()
     client.force_login(operator)
     foreign = _url(world, endpoint, objects=world.theirs["values"])
-    missing = _url(
-        world, endpoint, objects={"board_id": 999_999, "task_id": 999_999, "session_id": 999_999, "pending_id": "nope"}
-    )
+    nowhere = {"board_id": 999_999, "step_id": 999_999, "task_id": 999_999, "session_id": 999_999, "pending_id": "nope"}
+    missing = _url(world, endpoint, objects=nowhere)
     data = {"prompt": "x", "option_id": "ok", "action": "skip", "title": "Hijacked", "enabled": "true"}
     for method in ("get", "post"):
         theirs = getattr(client, method)(foreign, data)
@@ -208,6 +213,6 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
 
 def test_every_object_parameter_is_covered():
     """A new object-naming URL parameter needs a foreign value above before it ships."""
-    known = {"board_id", "task_id", "session_id", "pending_id"} | GLOBAL_PARAMETERS
+    known = {"board_id", "step_id", "task_id", "session_id", "pending_id"} | GLOBAL_PARAMETERS
     unknown = {p for e in ENDPOINTS for p in e.parameters} - known
     assert not unknown, f"decide what these URL parameters name and test them: {sorted(unknown)}"
