@@ -14,7 +14,7 @@ import secrets
 import signal
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ class AgentctlProcess:
     process: asyncio.subprocess.Process
     url: str
     pid: int
-    token: str
+    token: str = field(repr=False)
 
     def client(self, **options: Any) -> AgentStreamClient:
         """A stream client for this agentctl (not yet connected)."""

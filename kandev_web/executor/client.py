@@ -22,7 +22,7 @@ class ExecutorAddress:
     """Where an executor host's ``kandev-executor`` listens; ``token`` is a credential."""
 
     url: str
-    token: str
+    token: str = field(repr=False)
 
 
 @dataclass
@@ -33,7 +33,7 @@ class RemoteAgentctl:
     launch_id: str
     url: str
     pid: int
-    token: str
+    token: str = field(repr=False)
     cwd: str = ""
     _ended: asyncio.Future[int | None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 

@@ -18,7 +18,7 @@ import socket
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -91,7 +91,7 @@ class Endpoint:
 
     execution_id: int
     url: str
-    token: str
+    token: str = field(repr=False)
 
 
 def agent_environment(profile_env: dict[str, str], *, remote: bool = False) -> dict[str, str]:
@@ -117,7 +117,7 @@ class Runner:
         self._lock = threading.Lock()
         self._owned: dict[int, AgentStreamClient] = {}
         self._processes: dict[int, AgentctlProcess | RemoteAgentctl] = {}
-        self._executors: dict[str, ExecutorClient] = {}
+        self._executors: dict[ExecutorAddress, ExecutorClient] = {}
         #: Adopted executions whose agentctl nobody here can wait on: the
         #: process that started it is gone. Their URL, to check on them.
         self._unwatched: dict[int, str] = {}
@@ -172,7 +172,7 @@ class Runner:
                 process.token,
                 process.pid,
                 owner=PROCESS_ID,
-                launch_id=getattr(process, "launch_id", ""),
+                launch_id=process.launch_id if isinstance(process, RemoteAgentctl) else "",
             )
             await client.request(
                 "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
@@ -202,9 +202,9 @@ class Runner:
 
     def _executor(self, address: ExecutorAddress) -> ExecutorClient:
         """This process's one connection to an executor host, shared by its executions there."""
-        client = self._executors.get(address.url)
+        client = self._executors.get(address)
         if client is None:
-            client = self._executors[address.url] = ExecutorClient(address)
+            client = self._executors[address] = ExecutorClient(address)
         return client
 
     def _stream_client(self, ref: ExecutionRef, url: str, token: str) -> AgentStreamClient:

@@ -16,12 +16,14 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from kandev_web.agentctl.launcher import AgentctlProcess
 from kandev_web.agentctl.stream_client import AgentStreamClient, StreamError, ValidationFailed
 from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
 from kandev_web.executor.cli import TOKEN_VAR
-from kandev_web.executor.client import ExecutorClient
+from kandev_web.executor.client import ExecutorAddress, ExecutorClient
 from kandev_web.executor.service import advertised_url
 from kandev_web.executor.testing import executor_command, running_executor
+from kandev_web.sessions.runtime import Endpoint
 
 MOCK_AGENT = [sys.executable, "-m", "kandev_web.mock_agent"]
 
@@ -159,3 +161,12 @@ def test_without_a_token_the_executor_does_not_start(tmp_path):
 )
 def test_agentctl_urls_name_the_host_other_machines_use(url, host, expected):
     assert advertised_url(url, host) == expected
+
+
+def test_credentials_stay_out_of_reprs_that_end_up_in_logs_and_tracebacks():
+    for value in (
+        ExecutorAddress("ws://gpu-1:7310/executor/stream", "s3cret"),
+        AgentctlProcess(None, "ws://127.0.0.1:1/agent/stream", 1, "s3cret"),
+        Endpoint(1, "ws://127.0.0.1:1/agent/stream", "s3cret"),
+    ):
+        assert "s3cret" not in repr(value)
