@@ -12,10 +12,12 @@ branch of the state icon is exercised.
 For each size: the median wall time of ``--repeats`` GETs (after one warm-up
 GET, no query capture while timing), and the number of SQL queries of one GET
 captured with ``CaptureQueriesContext`` (middleware included: session and
-user). The same for the task page (its task list shows every task of the
-board), for the two live patches one ``board.changed`` of one task renders
-(the board's, and the task list's for each open task page), and for the
-board's "Show more" (the second page of a column). The board's query count
+user). The same for the task page (its task list shows a page of rows per
+step, and the task itself: a task in the middle of the board, from 1,000
+tasks on past its step's first page), for the two live patches one ``board.changed`` of one task
+renders (the board's, and the task list's for each open task page), and for
+the two "Show more" (the second page of a board column, and of the same step
+in the task page's task list). The board's query count
 must be the same for every size and at most 12.
 """
 
@@ -196,9 +198,9 @@ def main(argv: list[str] | None = None) -> int:
                 return response.content
             return call
 
-        header = f"{'tasks':>6} | {'board GET ms':>12} {'queries':>7} {'KiB':>6} | {'task page ms':>12} {'queries':>7} | " \
+        header = f"{'tasks':>6} | {'board GET ms':>12} {'queries':>7} {'KiB':>6} | {'task page ms':>12} {'queries':>7} {'KiB':>6} | " \
                  f"{'board patch ms':>14} {'queries':>7} | {'task row patch ms':>17} {'queries':>7} | " \
-                 f"{'show more ms':>12} {'queries':>7}"
+                 f"{'show more ms':>12} {'queries':>7} | {'rows more ms':>12} {'queries':>7}"
         print(header)
         print("-" * len(header))
         for size in sizes:
@@ -209,19 +211,21 @@ def main(argv: list[str] | None = None) -> int:
                 "board_page": measure(get(f"/boards/{board.pk}/"), args.repeats),
                 "task_page": measure(get(f"/tasks/{task.pk}/"), args.repeats),
                 "board_patch": measure(lambda: render_changes(board, **changed), args.repeats),
-                "task_row_patch": measure(lambda: render_task_rows(board.pk, task.pk, [task.pk]), args.repeats),
+                "task_row_patch": measure(lambda: render_task_rows(board.pk, task.pk, **changed), args.repeats),
             }
             in_order = first_step.tasks.order_by("position", "pk").values_list("position", "pk")
             if len(in_order) > CARDS_PER_PAGE:  # the column has a "Show more": time its second page
                 position, pk = in_order[CARDS_PER_PAGE - 1]
                 more = f"/boards/{board.pk}/steps/{first_step.pk}/cards/?after={position},{pk}"
                 row["show_more"] = measure(get(more), args.repeats)
+                rows_more = f"/tasks/{task.pk}/steps/{first_step.pk}/rows/?after={position},{pk}"
+                row["task_list_more"] = measure(get(rows_more), args.repeats)
             results[size] = {key: {"ms": ms, "queries": q, "bytes": b} for key, (ms, q, b) in row.items()}
             b, t, c, tl = (row[key] for key in ("board_page", "task_page", "board_patch", "task_row_patch"))
-            m = row.get("show_more")
-            m = f"{m[0]:>12.1f} {m[1]:>7}" if m else f"{'-':>12} {'-':>7}"
+            more = [row.get(key) for key in ("show_more", "task_list_more")]
+            m = " | ".join(f"{x[0]:>12.1f} {x[1]:>7}" if x else f"{'-':>12} {'-':>7}" for x in more)
             print(
-                f"{size:>6} | {b[0]:>12.1f} {b[1]:>7} {b[2] // 1024:>6} | {t[0]:>12.1f} {t[1]:>7} | "
+                f"{size:>6} | {b[0]:>12.1f} {b[1]:>7} {b[2] // 1024:>6} | {t[0]:>12.1f} {t[1]:>7} {t[2] // 1024:>6} | "
                 f"{c[0]:>14.1f} {c[1]:>7} | {tl[0]:>17.1f} {tl[1]:>7} | {m}"
             )
         counts = {results[s]["board_page"]["queries"] for s in sizes}
@@ -232,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
             f"target board query count <= {TARGET_QUERIES} for any N: "
             f"{'MET' if constant and worst <= TARGET_QUERIES else 'MISSED'} ({worst})"
         )
-        for key in ("task_page", "board_patch", "task_row_patch", "show_more"):
+        for key in ("task_page", "board_patch", "task_row_patch", "show_more", "task_list_more"):
             counts_k = sorted({results[s][key]["queries"] for s in sizes if key in results[s]})
             print(f"{key} query count constant in N: {'YES' if len(counts_k) == 1 else 'NO'} ({counts_k})")
         largest = boards[sizes[-1]]["board"]

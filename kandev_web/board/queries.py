@@ -26,11 +26,6 @@ class Card:
     icon: StateIcon
     pending_action: PendingAction
 
-    @property
-    def row_key(self) -> str:
-        """Its place in the task page's list of the whole board: by step, then as in its column."""
-        return f"{self.task.step.position},{self.task.sort_key}"
-
 
 @dataclass
 class Column:
@@ -42,6 +37,8 @@ class Column:
     next_step: Step | None = None
     count: int = 0
     more: bool = False
+    #: A card shown although it sorts past ``cards`` (the task page's own task, beyond its step's page).
+    pinned: Card | None = None
 
     @property
     def through(self) -> str:
@@ -88,9 +85,15 @@ def _last_step_ids(board_ids: set[int]) -> set[int]:
     return set(Step.objects.filter(board__in=board_ids, pk=Subquery(last)).values_list("pk", flat=True))
 
 
-def _columns(board: Board) -> dict[int, Column]:
+def parse_sort_key(value: str) -> tuple[int, int]:
+    """A sort key as pages send it back ("position,id", see ``Task.sort_key``); ``ValueError`` if it is not one."""
+    position, pk = (int(part) for part in value.split(","))
+    return position, pk
+
+
+def _columns(board: Board | int) -> dict[int, Column]:
     """An empty column per step, in order, each knowing its neighbours (for the move buttons)."""
-    steps = list(board.steps.all())
+    steps = list(Step.objects.filter(board=board).order_by("position", "pk"))
     columns = {step.pk: Column(step=step) for step in steps}
     for before, after in zip(steps, steps[1:]):
         columns[before.pk].next_step = after
@@ -102,11 +105,13 @@ def _in_column_order(pks) -> list[Card]:
     return cards_for(Task.objects.filter(pk__in=pks).order_by("position", "pk"))
 
 
-def board_columns(board: Board) -> list[Column]:
+def board_columns(board: Board, *, pinned_task_id: int | None = None) -> list[Column]:
     """Every column with its count and its first ``CARDS_PER_PAGE`` cards.
 
     One query ranks the tasks within their step and counts them, whatever the
     board's size; only the first page of each column is then read as cards.
+    ``pinned_task_id`` (a task of this board) is read with them, in the same
+    queries, and is its column's ``pinned`` card when it is not on the first page.
     """
     columns = _columns(board)
     first_pages = list(
@@ -121,8 +126,14 @@ def board_columns(board: Board) -> list[Column]:
     )
     for _, step_id, in_step in first_pages:
         columns[step_id].count = in_step
-    for card in _in_column_order([pk for pk, _, _ in first_pages]):
-        columns[card.task.step_id].cards.append(card)
+    shown = [pk for pk, _, _ in first_pages]
+    pinned = {pinned_task_id} - set(shown) - {None}
+    for card in cards_for(Task.objects.filter(board=board, pk__in=[*shown, *pinned]).order_by("position", "pk")):
+        column = columns[card.task.step_id]
+        if card.task.pk in pinned:
+            column.pinned = card
+        else:
+            column.cards.append(card)
     for column in columns.values():
         column.more = column.count > len(column.cards)
     return list(columns.values())
@@ -146,8 +157,8 @@ def column_page(board: Board, step_id: int, after: tuple[int, int]) -> Column:
     return column
 
 
-def changed_cards(board: Board, *, step_ids, task_ids) -> tuple[list[Column], list[int]]:
-    """What a live patch of the board shows after ``task_ids`` changed.
+def changed_cards(board: Board | int, *, step_ids, task_ids) -> tuple[list[Column], list[int]]:
+    """What a live patch of the board (or of a task page's task list) shows after ``task_ids`` changed.
 
     The columns of ``step_ids`` (and of the changed tasks) with their counts,
     each holding only the changed cards now in it; and the ids of the tasks
@@ -165,8 +176,3 @@ def changed_cards(board: Board, *, step_ids, task_ids) -> tuple[list[Column], li
     gone = sorted(set(task_ids) - {card.task.pk for card in cards})
     return [column for pk, column in columns.items() if pk in wanted], gone
 
-
-def board_rows(board_id: int, task_ids) -> tuple[list[Card], list[int]]:
-    """The task-list rows of ``task_ids`` that still exist on the board, and the ids of those gone."""
-    cards = cards_for(Task.objects.filter(board=board_id, pk__in=task_ids))
-    return cards, sorted(set(task_ids) - {card.task.pk for card in cards})

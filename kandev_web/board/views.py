@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from . import services
 from .forms import TaskCreateForm, TaskEditForm
 from .models import Board, Task
-from .queries import board_columns, changed_cards, column_page
+from .queries import board_columns, changed_cards, column_page, parse_sort_key
 
 
 def home(request):
@@ -97,10 +97,10 @@ def column_more(request, board_id, step_id):
     board = _board(request, board_id)
     step = get_object_or_404(board.steps, pk=step_id)
     try:
-        position, pk = (int(part) for part in request.GET.get("after", "").split(","))
+        after = parse_sort_key(request.GET.get("after", ""))
     except ValueError:
         return HttpResponseBadRequest()
-    column = column_page(board, step.pk, (position, pk))
+    column = column_page(board, step.pk, after)
     return render(request, "board/board.html#column-page", {"board": board, "column": column})
 
 

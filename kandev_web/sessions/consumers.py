@@ -32,10 +32,10 @@ class TaskConsumer(LiveConsumer):
             return render_to_string("sessions/task.html#deleted-oob")
         return render_to_string("sessions/task.html#live-oob", task_context(task, with_messages=False))
 
-    def render_task_rows(self, task_ids):
+    def render_task_rows(self, step_ids, task_ids):
         from .views import render_task_rows
 
-        return render_task_rows(self.board_id, self.task_id, task_ids)
+        return render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
 
     def render_message(self, message_id, created):
         message = Message.objects.filter(pk=message_id, session__task_id=self.task_id).first()
@@ -47,7 +47,7 @@ class TaskConsumer(LiveConsumer):
         await self.send_fragment(self.render_task)
 
     async def board_changed(self, event):
-        await self.send_fragment(self.render_task_rows, event["task_ids"])
+        await self.send_fragment(self.render_task_rows, event["step_ids"], event["task_ids"])
 
     async def clarification_settled(self, event):
         """Why a question left the overlay, for everyone who was looking at it."""

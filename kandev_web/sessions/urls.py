@@ -6,6 +6,7 @@ app_name = "sessions"
 urlpatterns = [
     path("tasks/<int:task_id>/", views.task_detail, name="task"),
     path("tasks/<int:task_id>/sessions/", views.session_start, name="start"),
+    path("tasks/<int:task_id>/steps/<int:step_id>/rows/", views.task_list_more, name="task-list-more"),
     path("sessions/<int:session_id>/prompt/", views.session_prompt, name="prompt"),
     path("sessions/<int:session_id>/cancel/", views.session_cancel, name="cancel"),
     path("sessions/<int:session_id>/stop/", views.session_stop, name="stop"),

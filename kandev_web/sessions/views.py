@@ -6,7 +6,7 @@ the task through its socket) or with a toast saying why nothing happened.
 
 from django import forms
 from django.conf import settings
-from django.http import HttpResponse
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
 from django.utils.translation import gettext_lazy as _
@@ -14,7 +14,7 @@ from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
 from kandev_web.clarifications import services as clarifications
-from kandev_web.board.queries import board_rows, cards_for
+from kandev_web.board.queries import board_columns, cards_for, changed_cards, column_page, parse_sort_key
 
 from . import services
 from .mcp_tokens import MCP_PATH
@@ -57,17 +57,21 @@ def toast(message, *, level="error", status=200) -> HttpResponse:
 
 def task_detail(request, task_id):
     task = _task(request, task_id)
-    return render(request, "sessions/task.html", task_context(task) | task_list_context(task))
+    task_list = task_list_context(task)
+    return render(request, "sessions/task.html", task_context(task, card=task_list["current_card"]) | task_list)
 
 
-def task_context(task: Task, *, with_messages: bool = True) -> dict:
-    """What the task page shows; the live fragments need no timeline (``with_messages=False``)."""
+def task_context(task: Task, *, with_messages: bool = True, card=None) -> dict:
+    """What the task page shows; the live fragments need no timeline (``with_messages=False``).
+
+    ``card`` is the task's card when the caller has read it already (the task list has).
+    """
     sessions = list(task.sessions.select_related("agent_profile"))
     current = sessions[0] if sessions else None
     execution = services.live_execution(current) if current else None
     return {
         "task": task,
-        "card": cards_for(Task.objects.filter(pk=task.pk))[0],
+        "card": card or cards_for(Task.objects.filter(pk=task.pk))[0],
         "sessions": sessions,
         "current_session": current,
         "agent_live": execution is not None,
@@ -80,15 +84,39 @@ def task_context(task: Task, *, with_messages: bool = True) -> dict:
 
 
 def task_list_context(task: Task) -> dict:
-    rows = cards_for(Task.objects.filter(board=task.board_id).order_by("step__position", "position", "pk"))
-    return {"current_task_id": task.pk, "rows": rows}
+    """The task list beside the task page: the board's steps, each with its first page of rows, as the board shows them.
+
+    The page's own task is always among them (its step's ``pinned`` row when
+    it sorts past that step's first page), read in the same queries.
+    """
+    groups = board_columns(task.board, pinned_task_id=task.pk)
+    current = next(
+        (card for group in groups for card in (*group.cards, group.pinned) if card and card.task.pk == task.pk),
+        None,
+    )
+    return {"current_task_id": task.pk, "current_card": current, "groups": groups}
 
 
-def render_task_rows(board_id: int, current_task_id: int, task_ids) -> str:
-    """The live patch of a task page's task list: only the rows of ``task_ids``, each put in its place by app.js."""
-    rows, gone = board_rows(board_id, task_ids)
-    context = {"current_task_id": current_task_id, "rows": rows, "gone": gone}
+def render_task_rows(board_id: int, current_task_id: int, *, step_ids, task_ids) -> str:
+    """The live patch of a task page's task list after ``task_ids`` changed: their rows and the counts of their steps.
+
+    app.js puts each row in its place by its sort key, as it does the board's cards.
+    """
+    groups, gone = changed_cards(board_id, step_ids=step_ids, task_ids=task_ids)
+    context = {"current_task_id": current_task_id, "groups": groups, "gone": gone}
     return render_to_string("sessions/task.html#task-rows-oob", context)
+
+
+def task_list_more(request, task_id, step_id):
+    """A step's "Show more" in the task list: its next rows after the sort key ``?after=position,id``."""
+    task = _task(request, task_id)
+    step = get_object_or_404(task.board.steps, pk=step_id)
+    try:
+        after = parse_sort_key(request.GET.get("after", ""))
+    except ValueError:
+        return HttpResponseBadRequest()
+    group = column_page(task.board, step.pk, after)
+    return render(request, "sessions/task.html#task-list-page", {"current_task_id": task.pk, "group": group})
 
 
 @require_POST

@@ -38,6 +38,8 @@
   // goes wherever it was (a moved task changes column), and the card goes before
   // the first one that sorts after it — or nowhere when it sorts past the point
   // up to which this column is shown (data-through), where "Show more" will bring it.
+  // A pinned item (the task page's own task in its task list) is always shown: past
+  // data-through it goes last, just before "Show more", marked data-beyond="true".
   function sortKey(value) {
     return value.split(",").map(Number);
   }
@@ -58,7 +60,9 @@
     if (!list) return;
     const key = sortKey(item.dataset.sortKey);
     const end = list.querySelector(":scope > [data-through]");
-    if (end && end.dataset.through && sortsAfter(key, sortKey(end.dataset.through))) return;
+    const beyond = Boolean(end && end.dataset.through && sortsAfter(key, sortKey(end.dataset.through)));
+    if (item.dataset.pinned === "true") item.dataset.beyond = String(beyond);
+    else if (beyond) return;
     const next = Array.from(list.children).find(
       (other) => other.dataset.sortKey && sortsAfter(sortKey(other.dataset.sortKey), key),
     );

@@ -85,3 +85,22 @@ def test_cards_show_waiting_for_input_for_pending_clarifications(board):
     icons = {card.task.pk: card.icon.testid for column in board_columns(board) for card in column.cards}
     assert icons[tasks[1].pk] == "task-state-waiting-for-input"
     assert icons[tasks[0].pk] == "task-state-running"
+
+
+def test_a_pinned_task_past_its_columns_first_page_is_read_in_the_same_queries(board, monkeypatch):
+    monkeypatch.setattr(queries, "CARDS_PER_PAGE", 2)
+    tasks = populate(board, 20)
+    far, near = tasks[-1], tasks[0]
+    with CaptureQueriesContext(connection) as plain:
+        board_columns(board)
+    with CaptureQueriesContext(connection) as pinned:
+        columns = board_columns(board, pinned_task_id=far.pk)
+    assert len(pinned) == len(plain)
+    column = next(c for c in columns if c.step.pk == far.step_id)
+    assert column.pinned.task.pk == far.pk and far.pk not in [card.task.pk for card in column.cards]
+    assert column.through == column.cards[-1].task.sort_key, "Show more still resumes after the first page"
+    assert [c.pinned for c in columns if c is not column] == [None] * 3
+    # On the first page already: not pinned a second time.
+    columns = board_columns(board, pinned_task_id=near.pk)
+    assert all(c.pinned is None for c in columns)
+    assert near.pk in [card.task.pk for c in columns for card in c.cards]
