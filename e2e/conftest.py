@@ -118,6 +118,20 @@ def open_task(browser, server: Server, username: str, task_id: int):
     return page
 
 
+def watched_page(browser, server: Server, username: str, path: str, *, live: str):
+    """A new context logged in on ``path`` with its socket (test id ``live``) up.
+
+    It counts htmx's errors (a swap without a target, a failed request) in
+    ``window.htmxErrors``, for tests to check that live patches all landed.
+    """
+    context = browser.new_context()
+    context.add_init_script("window.htmxErrors = 0; addEventListener('htmx:error', () => window.htmxErrors++);")
+    page = context.new_page()
+    login(page, server, username, path)
+    expect(page.get_by_test_id(live)).to_have_attribute("data-live", "connected")
+    return page
+
+
 def fresh_task(browser, server: Server, username: str):
     """A task of its own, in a workspace of its own, so tests do not depend on each other."""
     ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)

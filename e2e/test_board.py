@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login, open_task
+from .conftest import open_task, watched_page
 
 
 @pytest.fixture(scope="module")
@@ -14,13 +14,7 @@ def team(server):
 
 
 def open_board(browser, server, team, username):
-    context = browser.new_context()
-    # Counts htmx's errors (a swap without a target, a failed request) for tests to check.
-    context.add_init_script("window.htmxErrors = 0; addEventListener('htmx:error', () => window.htmxErrors++);")
-    page = context.new_page()
-    login(page, server, username, f"/boards/{team['board_id']}/")
-    expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
-    return page
+    return watched_page(browser, server, username, f"/boards/{team['board_id']}/", live="board-live")
 
 
 def column(page, step_id):

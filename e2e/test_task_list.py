@@ -4,18 +4,12 @@ import json
 
 from playwright.sync_api import expect
 
-from .conftest import login
+from .conftest import watched_page
 from .test_board import card_titled, open_board
 
 
 def open_task_page(browser, server, username, task_id):
-    context = browser.new_context()
-    # Counts htmx's errors (a swap without a target, a failed request) for the test to check.
-    context.add_init_script("window.htmxErrors = 0; addEventListener('htmx:error', () => window.htmxErrors++);")
-    page = context.new_page()
-    login(page, server, username, f"/tasks/{task_id}/")
-    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
-    return page
+    return watched_page(browser, server, username, f"/tasks/{task_id}/", live="task-live")
 
 
 def group(page, step_id):

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import os
-import signal
 import sys
 from collections.abc import Sequence
 
 from kandev_web.agentctl.controller import Controller
 from kandev_web.agentctl.durations import DurationError, Timeouts, load_timeouts
-from kandev_web.agentctl.server import StreamServer
+from kandev_web.agentctl.server import StreamServer, serve_until_shutdown
 
 TOKEN_VAR = "KANDEV_AGENTCTL_TOKEN"
 USAGE_ERROR = 2
@@ -75,10 +73,6 @@ async def _serve(
     host: str, port: int, token: str, agent_argv: list[str], agent_env: dict[str, str], timeouts: Timeouts
 ) -> int:
     shutdown = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, shutdown.set)
-
     server = StreamServer(token)
     controller = Controller(
         agent_argv=agent_argv,
@@ -87,20 +81,9 @@ async def _serve(
         emit=server.broadcast,
         request_shutdown=shutdown.set,
     )
-    try:
-        url = await server.start(host, port, controller.handle)
-    except OSError as error:
-        logger.error("cannot listen on %s:%d: %s", host, port, error.strerror or error)
-        return 1
-    sys.stdout.write(json.dumps({"event": "ready", "url": url, "pid": os.getpid()}) + "\n")
-    sys.stdout.flush()
-    logger.info("serving the agent stream at %s", url)
-
-    await shutdown.wait()
-    logger.info("shutting down")
-    await controller.close()
-    await server.close()
-    return 0
+    return await serve_until_shutdown(
+        server, host, port, controller.handle, shutdown=shutdown, close=controller.close, log=logger
+    )
 
 
 if __name__ == "__main__":

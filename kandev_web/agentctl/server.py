@@ -14,7 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
 import logging
+import os
+import signal
+import sys
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from urllib.parse import urlsplit
@@ -166,3 +170,38 @@ class StreamServer:
             )
         else:
             client.send(envelope.response(frame, payload))
+
+
+async def serve_until_shutdown(
+    server: StreamServer,
+    host: str,
+    port: int,
+    handle: RequestHandler,
+    *,
+    shutdown: asyncio.Event,
+    close: Callable[[], Awaitable[None]],
+    log: logging.Logger,
+) -> int:
+    """A command's life around its server: listen, print the ready line, wait, close.
+
+    agentctl and kandev-executor both print exactly one line on stdout once
+    listening, ``{"event": "ready", "url", "pid"}``, for whoever started them
+    to read the port from; they stop on SIGTERM or SIGINT, or when ``shutdown``
+    is set, and ``close()`` their own work before the server goes.
+    """
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, shutdown.set)
+    try:
+        url = await server.start(host, port, handle)
+    except OSError as error:
+        log.error("cannot listen on %s:%d: %s", host, port, error.strerror or error)
+        return 1
+    sys.stdout.write(json.dumps({"event": "ready", "url": url, "pid": os.getpid()}) + "\n")
+    sys.stdout.flush()
+    log.info("serving at %s", url)
+    await shutdown.wait()
+    log.info("shutting down")
+    await close()
+    await server.close()
+    return 0

@@ -12,16 +12,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import logging
 import os
-import signal
 import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kandev_web.agentctl.server import StreamServer
+from kandev_web.agentctl.server import StreamServer, serve_until_shutdown
 from kandev_web.executor.service import ExecutorService
 
 TOKEN_VAR = "KANDEV_EXECUTOR_TOKEN"
@@ -82,11 +80,6 @@ async def _serve(
     workdir_root: Path,
     base_env: dict[str, str],
 ) -> int:
-    shutdown = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, shutdown.set)
-
     server = StreamServer(token, path=PATH)
     service = ExecutorService(
         emit=server.broadcast,
@@ -95,20 +88,10 @@ async def _serve(
         advertise_host=advertise_host,
         workdir_root=workdir_root,
     )
-    try:
-        url = await server.start(host, port, service.handle)
-    except OSError as error:
-        logger.error("cannot listen on %s:%d: %s", host, port, error.strerror or error)
-        return 1
-    sys.stdout.write(json.dumps({"event": "ready", "url": url, "pid": os.getpid()}) + "\n")
-    sys.stdout.flush()
-    logger.info("serving at %s", url)
-
-    await shutdown.wait()
-    logger.info("shutting down; stopping the agentctls still running")
-    await service.close()
-    await server.close()
-    return 0
+    # Stopping the executor stops its agentctls first; their ends are reported as usual.
+    return await serve_until_shutdown(
+        server, host, port, service.handle, shutdown=asyncio.Event(), close=service.close, log=logger
+    )
 
 
 if __name__ == "__main__":
