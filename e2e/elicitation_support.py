@@ -20,6 +20,12 @@ def agent_said(page, prefix: str) -> dict | list:
     return value
 
 
+def expect_agentctl_gone(page) -> None:
+    """The session failed because its agentctl ended, as every open tab shows."""
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
+    expect(page.get_by_test_id("session-error")).to_contain_text("stopped unexpectedly")
+
+
 def card(page, question_id):
     return page.locator(f"[data-testid=clarification-question-card][data-question-id='{question_id}']")
 
