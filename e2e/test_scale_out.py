@@ -117,6 +117,7 @@ def test_an_agent_on_an_executor_host_is_answered_through_either_web_process(bro
     start(on_a, "elicit-single")
     for page in (on_a, on_b):
         expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
+        expect(page.get_by_test_id("session-executor")).to_have_attribute("data-executor", "gpu-1")
     url, pid, launch_id = execution_row(postgres_url, task_id)
     assert urlsplit(url).hostname == "127.0.0.2" and launch_id
     assert parent_pid(pid) == executor.process.pid  # started by the executor, not by a web process
@@ -132,6 +133,7 @@ def test_an_agent_on_an_executor_host_is_answered_through_either_web_process(bro
     os.kill(pid, signal.SIGKILL)
     for page in (on_a, on_b):
         expect_agentctl_gone(page)
+        expect(page.get_by_test_id("session-executor")).to_have_count(0)
 
 
 def test_an_executor_host_that_is_down_fails_the_session_saying_so(browser, servers):

@@ -74,7 +74,7 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: st
 
 
 def live_execution(session: TaskSession) -> AgentExecution | None:
-    return session.executions.filter(ended_at__isnull=True).first()
+    return session.executions.filter(ended_at__isnull=True).select_related("executor").first()
 
 
 def _endpoint(session: TaskSession) -> Endpoint:

@@ -76,6 +76,8 @@ def task_context(task: Task, *, with_messages: bool = True, card=None) -> dict:
         "current_session": current,
         "agent_live": execution is not None,
         "stream_connected": execution is not None and execution.stream_connected,
+        # Where the running agent is, when that is not the web machine.
+        "executor_name": execution.executor.name if execution is not None and execution.executor_id else "",
         "turn_open": bool(current and current.turns.filter(completed_at__isnull=True).exists()),
         "start_form": StartSessionForm(task=task),
         "clarifications": clarifications.pending_for_task(task.pk),
