@@ -128,7 +128,7 @@ def board_columns(board: Board, *, pinned_task_id: int | None = None) -> list[Co
         columns[step_id].count = in_step
     shown = [pk for pk, _, _ in first_pages]
     pinned = {pinned_task_id} - set(shown) - {None}
-    for card in cards_for(Task.objects.filter(board=board, pk__in=[*shown, *pinned]).order_by("position", "pk")):
+    for card in _in_column_order([*shown, *pinned]):
         column = columns[card.task.step_id]
         if card.task.pk in pinned:
             column.pinned = card

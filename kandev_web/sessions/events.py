@@ -327,7 +327,7 @@ def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
                     execution.url,
                     execution.token,
                     pid=execution.pid,
-                    executor=ExecutorAddress(executor.url, executor.token) if executor and execution.launch_id else None,
+                    executor=executor.address if executor and execution.launch_id else None,
                     launch_id=execution.launch_id,
                 )
             )

@@ -2,6 +2,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web.board.models import Task, Workspace
+from kandev_web.executor.client import ExecutorAddress
 
 
 class Executor(models.Model):
@@ -23,6 +24,11 @@ class Executor(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def address(self) -> ExecutorAddress:
+        """What the runner needs to reach it."""
+        return ExecutorAddress(self.url, self.token)
 
 
 class AgentProfile(models.Model):

@@ -11,7 +11,6 @@ from django.utils.translation import gettext as _
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, Conflict, NotFound, StreamError
 from kandev_web.board import live
 from kandev_web.board.models import Task, TaskState
-from kandev_web.executor.client import ExecutorAddress
 from kandev_web.flags.services import runtime_flags
 
 from . import events
@@ -67,7 +66,7 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: st
             workdir=profile.working_dir,
             runtime_flags=execution.runtime_flags,
             mcp_servers=[mcp_server_for_agent(mcp_url, mcp_token)],
-            executor=ExecutorAddress(executor.url, executor.token) if executor else None,
+            executor=executor.address if executor else None,
         )
         transaction.on_commit(lambda: runner.submit(runner.start(plan, text_prompt(prompt), turn.pk)))
     return session
