@@ -31,18 +31,24 @@ if settings.SERVE_STATIC:
 
 async def http_app(scope, receive, send):
     """The MCP endpoint (agents, bearer token) beside Django (operators, sessions)."""
-    # A restarted web process adopts the agents its predecessor left running
-    # as soon as anyone talks to it.
-    runner.ensure_started()
     if scope["path"] == MCP_PATH:
         await mcp_endpoint(scope, receive, send)
     else:
         await django_http(scope, receive, send)
 
 
-application = ProtocolTypeRouter(
+router = ProtocolTypeRouter(
     {
         "http": http_app,
         "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
+
+
+async def application(scope, receive, send):
+    # Agent streams run on this, the server's loop, from the first connection
+    # on; a restarted web process so adopts the agents its predecessor left
+    # running as soon as anyone talks to it.
+    if scope["type"] in ("http", "websocket"):
+        runner.ensure_started()
+    await router(scope, receive, send)

@@ -103,6 +103,10 @@ KANDEV_MCP_KEEPALIVE_SECONDS = env.float("KANDEV_MCP_KEEPALIVE_SECONDS", default
 # after about twice this.
 KANDEV_AGENT_STREAM_PING_SECONDS = env.float("KANDEV_AGENT_STREAM_PING_SECONDS", default=10.0)
 
+# How long an operator's answer waits for agentctl to confirm it; a frozen or
+# unreachable agent is reported as "not responding" after this, question still open.
+KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS = env.float("KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS", default=4.0)
+
 # Where the agentctl processes this web process starts listen. Loopback keeps
 # them private to this machine; an address the other web machines can reach
 # lets any of them serve the agent's operators (their streams need the token).
@@ -124,7 +128,7 @@ if REDIS_URL:
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "kandev_web.channel_layer.ThreadSafeInMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -7,35 +7,26 @@ never deduplicated: D4, AC-60) and forwards every operator answer to agentctl
 counts is decided in one place, the process holding the ACP request.
 """
 
+import asyncio
 import logging
-from dataclasses import dataclass
 
+from channels.db import database_sync_to_async
+from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
-from kandev_web.board import live
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
 
+from . import records
+from .delivery import Delivery, Outcome
 from .models import Clarification, Source, Status
+from .validation import Option, Question
 
 logger = logging.getLogger(__name__)
 
-#: Why an elicitation ended, as the operator is told (agentctl's reasons, plus ours).
-SETTLED_NOTICES = {
-    "operator": gettext_lazy("Answered."),
-    "operator_skipped": gettext_lazy("Skipped."),
-    "answer_timeout": gettext_lazy("Timed out: nobody answered in time, so the agent was told you skipped it."),
-    "turn_cancelled": gettext_lazy("Withdrawn: the turn was cancelled."),
-    "agent_cancelled_request": gettext_lazy("Withdrawn by the agent."),
-    "agent_exited": gettext_lazy("Withdrawn: the agent exited."),
-    "agentctl_shutdown": gettext_lazy("Withdrawn: the agent was stopped."),
-    "gone": gettext_lazy("Withdrawn: the agent no longer has this question."),
-}
 _STATUS = {
     ("accepted", "operator"): Status.ANSWERED,
     ("declined", "operator_skipped"): Status.REJECTED,
@@ -43,26 +34,23 @@ _STATUS = {
 }
 
 
-def _question(question: dict) -> dict:
-    """agentctl's wire question, in the shape the overlay and messages use."""
-    return {
-        "id": question["id"],
-        "title": question.get("title") or "",
-        "prompt": question.get("prompt") or "",
-        "kind": question.get("kind", "single"),
-        "accepts_text": bool(question.get("accepts_text")),
-        "sensitive": bool(question.get("sensitive")),
-        "options": [
-            {"option_id": o["id"], "label": o.get("label") or o["id"], "description": o.get("description") or ""}
-            for o in question.get("options", [])
-        ],
-    }
+def question_from_wire(question: dict) -> Question:
+    """agentctl's announced question (docs/agent-stream.md), as the overlay and timeline show it."""
+    return Question(
+        id=question["id"],
+        title=question.get("title") or "",
+        prompt=question.get("prompt") or "",
+        options=tuple(
+            Option(o["id"], o.get("label") or o["id"], o.get("description") or "") for o in question.get("options", [])
+        ),
+        kind=question.get("kind", "single"),
+        accepts_text=bool(question.get("accepts_text")),
+        sensitive=bool(question.get("sensitive")),
+    )
 
 
 @transaction.atomic
 def record_requested(execution_id: int, session_id: int, payload: dict) -> Clarification | None:
-    from . import services
-
     if Clarification.objects.filter(pending_id=payload["pending_id"]).exists():
         return None  # announced again after a reconnect
     session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=session_id)
@@ -72,11 +60,11 @@ def record_requested(execution_id: int, session_id: int, payload: dict) -> Clari
         turn=events.current_turn(session),
         execution_id=execution_id,
         source=Source.ELICITATION,
-        questions=[_question(q) for q in payload.get("questions", [])],
+        questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
         context=payload.get("message") or "",
         tool_call_id=payload.get("tool_call_id") or "",
     )
-    services.add_question_messages(record)
+    records.add_question_messages(record)
     # The turn is still open: the session stays RUNNING (AC-09); the pending
     # action is what turns the icon into "waiting for input".
     events.session_changed(session)
@@ -84,21 +72,6 @@ def record_requested(execution_id: int, session_id: int, payload: dict) -> Clari
 
     notifications.clarification_requested(record)
     return record
-
-
-def _settle(record: Clarification, status: str, reason: str, response: dict | None) -> None:
-    from . import services
-
-    Clarification.objects.filter(pk=record.pk).update(
-        status=status, settled_reason=reason, response=response, responded_at=timezone.now()
-    )
-    record.refresh_from_db()
-    services.update_messages(record, status=status, response=response, settled_reason=reason)
-    events.session_changed(record.session)
-    live.send_after_commit(
-        live.task_group(record.session.task_id),
-        {"type": "clarification.settled", "pending_id": record.pending_id, "reason": reason},
-    )
 
 
 @transaction.atomic
@@ -115,7 +88,7 @@ def record_settled(payload: dict) -> None:
     response = {"outcome": outcome, "rejected": reason == "operator_skipped"}
     if outcome == "accepted":
         response["content"] = payload.get("content")
-    _settle(record, _STATUS.get((outcome, reason), Status.CANCELLED), reason, response)
+    records.settle(record, _STATUS.get((outcome, reason), Status.CANCELLED), reason, response)
 
 
 def reconcile(execution_id: int, session_id: int, pending: list[dict]) -> None:
@@ -130,20 +103,10 @@ def reconcile(execution_id: int, session_id: int, pending: list[dict]) -> None:
             .filter(execution_id=execution_id, status=Status.PENDING)
             .exclude(pending_id__in=live_ids)
         ):
-            _settle(record, Status.CANCELLED, "gone", {"outcome": "cancelled"})
+            records.settle(record, Status.CANCELLED, "gone", {"outcome": "cancelled"})
 
 
-@dataclass(frozen=True)
-class Delivery:
-    """What became of an operator's answer to an elicitation."""
-
-    delivered: bool
-    message: str = ""
-    level: str = "info"
-    problems: tuple[str, ...] = ()
-
-
-def _wire_answers(record: Clarification, answers: list[dict]) -> list[dict]:
+def _wire_answers(answers: list[dict]) -> list[dict]:
     return [
         {
             "question_id": a["question_id"],
@@ -154,32 +117,53 @@ def _wire_answers(record: Clarification, answers: list[dict]) -> list[dict]:
     ]
 
 
-def forward(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str) -> Delivery:
-    """Send the answer to agentctl and report what happened; never decide locally first."""
+def _live_execution(record: Clarification) -> AgentExecution | None:
     execution = AgentExecution.objects.filter(pk=record.execution_id).first()
     if execution is None or not execution.is_live or record.agent_disconnected:
-        _record_undelivered(record, answers, rejected)
-        return Delivery(False, _("The agent is gone; your answer was recorded but not delivered."))
+        return None
+    return execution
+
+
+async def forward(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str) -> Delivery:
+    """Send the answer to agentctl and report what happened; never decide locally first.
+
+    Awaited on the server loop; an agentctl that does not answer within
+    ``KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS`` is reported as not responding,
+    with the question still open.
+    """
+    execution = await database_sync_to_async(_live_execution)(record)
+    if execution is None:
+        await database_sync_to_async(_record_undelivered)(record, answers, rejected)
+        return Delivery(Outcome.AGENT_GONE, _("The agent is gone; your answer was recorded but not delivered."))
     payload = {
         "pending_id": record.pending_id,
-        "answers": [] if rejected else _wire_answers(record, answers),
+        "answers": [] if rejected else _wire_answers(answers),
         "rejected": rejected,
         "reject_reason": reject_reason,
     }
+    endpoint = Endpoint(execution.pk, execution.url, execution.token)
     try:
-        result = runner.call(runner.request(Endpoint(execution.pk, execution.url, execution.token), "agent.elicitations.respond", payload))
+        async with asyncio.timeout(settings.KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS):
+            result = await runner.request(endpoint, "agent.elicitations.respond", payload)
     except NotFound:
-        return Delivery(False, _("This question was already answered or withdrawn."))
+        return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered or withdrawn."))
     except ValidationFailed as invalid:
-        problems = tuple(str(p.get("message", p)) if isinstance(p, dict) else str(p) for p in invalid.details.get("problems", []))
-        return Delivery(False, _("Your answer does not fit the question: %(problems)s") % {"problems": "; ".join(problems)}, "error", problems)
-    except (AgentStreamNotConnected, TimeoutError):
-        return Delivery(False, _("Not delivered: the connection to the agent is down. Your question is still open; try again."), "error")
+        problems = tuple(
+            str(p.get("message", p)) if isinstance(p, dict) else str(p) for p in invalid.details.get("problems", [])
+        )
+        message = _("Your answer does not fit the question: %(problems)s") % {"problems": "; ".join(problems)}
+        return Delivery(Outcome.INVALID, message, "error", problems)
+    except AgentStreamNotConnected:
+        message = _("Not delivered: the connection to the agent is down. Your question is still open; try again.")
+        return Delivery(Outcome.STREAM_DOWN, message, "error")
+    except TimeoutError:
+        message = _("The agent is not responding; your answer was not delivered. Your question is still open.")
+        return Delivery(Outcome.NOT_RESPONDING, message, "error")
     except StreamError as error:
         logger.warning("agentctl refused an elicitation answer: %s", error.code)
-        return Delivery(False, _("Not delivered: the agent refused the answer."), "error")
-    _record_delivered(record, answers, rejected, result)
-    return Delivery(True)
+        return Delivery(Outcome.REFUSED, _("Not delivered: the agent refused the answer."), "error")
+    await database_sync_to_async(_record_delivered)(record, answers, rejected, result)
+    return Delivery(Outcome.DELIVERED)
 
 
 @transaction.atomic
@@ -197,13 +181,11 @@ def _record_delivered(record: Clarification, answers: list[dict], rejected: bool
         "answers": [] if rejected else answers,
     }
     if current.status == Status.PENDING:
-        _settle(current, Status.REJECTED if rejected else Status.ANSWERED, "operator_skipped" if rejected else "operator", response)
+        records.settle(current, Status.REJECTED if rejected else Status.ANSWERED, "operator_skipped" if rejected else "operator", response)
     else:
-        from . import services
-
         current.response = {**(current.response or {}), **response}
         current.save(update_fields=["response"])
-        services.update_messages(current, response=current.response)
+        records.update_messages(current, response=current.response)
 
 
 @transaction.atomic
@@ -211,4 +193,4 @@ def _record_undelivered(record: Clarification, answers: list[dict], rejected: bo
     """Keep the operator's choice as a record of what they chose; nothing reaches the agent."""
     response = {"outcome": "undelivered", "rejected": rejected, "answers": [] if rejected else answers}
     if Clarification.objects.filter(pk=record.pk, status=Status.PENDING).exists():
-        _settle(record, Status.REJECTED if rejected else Status.ANSWERED, "undelivered", response)
+        records.settle(record, Status.REJECTED if rejected else Status.ANSWERED, "undelivered", response)

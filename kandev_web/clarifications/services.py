@@ -1,30 +1,30 @@
-"""Clarifications: create, answer, wait, and let go when the agent moves on.
+"""ask_user_question_kandev bundles: create, answer, wait, and let go when the agent moves on.
 
 Records live in the database so any web process can answer; the agent's
 waiting tool call (on whichever process serves it) is woken through the
 channel layer and re-reads the record, so a lost wake-up costs a keepalive
-interval, never an answer.
+interval, never an answer. Everything here is database work; reaching the
+agent is ``answering``'s job.
 """
 
 import asyncio
 import logging
 import uuid
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 
 from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from kandev_web.board.models import TaskState
 from kandev_web.sessions import events
-from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession
+from kandev_web.sessions.models import SessionState, TaskSession
 
+from . import records
 from .models import Clarification, Source, Status
-from .validation import Answer, Option, Question, dedup_key, parse_answers
+from .validation import Answer, Question, dedup_key, parse_answers
 
 logger = logging.getLogger(__name__)
 
@@ -52,19 +52,6 @@ def _wake(pending_id: str) -> None:
     transaction.on_commit(lambda: async_to_sync(get_channel_layer().group_send)(group, {"type": "wake"}))
 
 
-def _question_metadata(record: Clarification, index: int, question: dict) -> dict:
-    return {
-        "pending_id": record.pending_id,
-        "question_id": question["id"],
-        "question": question,
-        "question_index": index,
-        "question_total": len(record.questions),
-        "context": record.context,
-        "source": record.source,
-        "status": record.status,
-    }
-
-
 @transaction.atomic
 def request_clarification(session: TaskSession, questions: tuple[Question, ...], context: str = "") -> tuple[Clarification, bool]:
     """Record an ask_user_question_kandev bundle; the same pending bundle is returned, not repeated."""
@@ -84,7 +71,7 @@ def request_clarification(session: TaskSession, questions: tuple[Question, ...],
         context=context,
         dedup_key=key,
     )
-    add_question_messages(record)
+    records.add_question_messages(record)
     session.state = SessionState.WAITING_FOR_INPUT
     session.save(update_fields=["state", "updated_at"])
     task = session.task
@@ -97,45 +84,12 @@ def request_clarification(session: TaskSession, questions: tuple[Question, ...],
     return record, True
 
 
-def add_question_messages(record: Clarification) -> None:
-    """One agent-authored ``clarification_request`` per question; the last one requests input."""
-    for index, question in enumerate(record.questions):
-        events.add_message(
-            record.session,
-            type=MessageType.CLARIFICATION_REQUEST,
-            content=question["prompt"],
-            metadata=_question_metadata(record, index, question),
-            requests_input=index == len(record.questions) - 1,
-        )
+def respond(pending_id: str, *, answers: object = None, rejected: bool = False, reject_reason: str = "") -> Clarification:
+    """Answer a bundle, first answer wins; raise ``AlreadyAnswered`` or ``InvalidBundle``.
 
-
-def update_messages(record: Clarification, **changes) -> None:
-    for message in Message.objects.select_for_update().filter(
-        session=record.session_id, type=MessageType.CLARIFICATION_REQUEST, metadata__pending_id=record.pending_id
-    ):
-        message.metadata = {**message.metadata, **changes}
-        message.save(update_fields=["metadata"])
-        events.message_changed(message, created=False)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    record: Clarification
-    #: The agent had moved on, so the answer went to it as a new prompt (or nowhere).
-    resumed: bool = False
-
-
-def submit(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str):
-    """The answer fork: an elicitation goes to agentctl first; an ask_user_question bundle is settled here."""
-    if record.source == Source.ELICITATION:
-        from . import elicitations
-
-        return elicitations.forward(record, answers=answers, rejected=rejected, reject_reason=reject_reason)
-    return respond(record.pending_id, answers=answers, rejected=rejected, reject_reason=reject_reason)
-
-
-def respond(pending_id: str, *, answers: object = None, rejected: bool = False, reject_reason: str = "") -> Outcome:
-    """Answer an ask_user_question bundle, first answer wins; raise ``AlreadyAnswered`` or ``InvalidBundle``."""
+    A bundle the agent left behind (``agent_disconnected``) is answered all the
+    same, as a record; ``answering`` then tells the agent in a new prompt.
+    """
     with transaction.atomic():
         record = Clarification.objects.select_for_update().select_related("session__task").get(pending_id=pending_id)
         if record.status != Status.PENDING:
@@ -143,38 +97,18 @@ def respond(pending_id: str, *, answers: object = None, rejected: bool = False, 
         if rejected:
             response = {"rejected": True, "reject_reason": reject_reason.strip() or "User skipped", "answers": []}
         else:
-            parsed = parse_answers(_questions(record), answers)
-            response = {"rejected": False, "answers": [_answer_json(a) for a in parsed]}
-        updated = Clarification.objects.filter(pk=record.pk, status=Status.PENDING).update(
-            status=Status.REJECTED if rejected else Status.ANSWERED, response=response, responded_at=timezone.now()
-        )
-        if not updated:
-            raise AlreadyAnswered(pending_id)
-        record.refresh_from_db()
-        update_messages(record, status=record.status, response=response)
+            questions = tuple(Question.from_json(q) for q in record.questions)
+            response = {"rejected": False, "answers": [_answer_json(a) for a in parse_answers(questions, answers)]}
+        status, reason = (Status.REJECTED, "operator_skipped") if rejected else (Status.ANSWERED, "operator")
+        records.settle(record, status, reason, response)
         session = record.session
         if not record.agent_disconnected and session.state == SessionState.WAITING_FOR_INPUT:
             session.state = SessionState.RUNNING
             session.save(update_fields=["state", "updated_at"])
             session.task.state = TaskState.IN_PROGRESS
             session.task.save(update_fields=["state", "updated_at"])
-        events.session_changed(session)
         _wake(pending_id)
-    if record.agent_disconnected:
-        return Outcome(record, resumed=_resume_with_answer(record))
-    return Outcome(record)
-
-
-def _questions(record: Clarification) -> tuple[Question, ...]:
-    return tuple(
-        Question(
-            q["id"],
-            q.get("title", ""),
-            q["prompt"],
-            tuple(Option(o["option_id"], o["label"], o.get("description", "")) for o in q.get("options", [])),
-        )
-        for q in record.questions
-    )
+    return record
 
 
 def _answer_json(answer: Answer) -> dict:
@@ -201,18 +135,6 @@ def late_answer_prompt(record: Clarification) -> str:
     return "\n".join(lines)
 
 
-def _resume_with_answer(record: Clarification) -> bool:
-    from kandev_web.sessions import services as sessions
-
-    session = TaskSession.objects.get(pk=record.session_id)
-    try:
-        sessions.send_prompt(session, late_answer_prompt(record))
-    except sessions.SessionActionError as error:
-        logger.info("late answer for %s recorded but not delivered: %s", record.pending_id, error)
-        return False
-    return True
-
-
 @transaction.atomic
 def agent_moved_on(session_id: int) -> None:
     """The turn ended or the agent went away: pending questions can no longer reach it."""
@@ -221,15 +143,8 @@ def agent_moved_on(session_id: int) -> None:
     ):
         record.agent_disconnected = True
         record.save(update_fields=["agent_disconnected"])
-        update_messages(record, agent_disconnected=True)
+        records.update_messages(record, agent_disconnected=True)
         _wake(record.pending_id)
-
-
-def pending_for_task(task_id: int) -> list[Clarification]:
-    """The bundles the task's overlay shows: pending, in the session's current turn or left behind."""
-    return list(
-        Clarification.objects.filter(session__task_id=task_id, status=Status.PENDING).order_by("created_at", "pk")
-    )
 
 
 async def wait_for_answer(
@@ -271,8 +186,12 @@ async def wait_for_answer(
 
 @transaction.atomic
 def _expire(pending_id: str) -> None:
-    if Clarification.objects.filter(pending_id=pending_id, status=Status.PENDING).update(status=Status.EXPIRED):
-        record = Clarification.objects.select_related("session__task").get(pending_id=pending_id)
-        update_messages(record, status=Status.EXPIRED)
-        events.session_changed(record.session)
+    record = (
+        Clarification.objects.select_for_update()
+        .select_related("session__task")
+        .filter(pending_id=pending_id, status=Status.PENDING)
+        .first()
+    )
+    if record is not None:
+        records.settle(record, Status.EXPIRED, "answer_timeout", None)
 

@@ -28,20 +28,46 @@ class Option:
 
 @dataclass(frozen=True)
 class Question:
+    """One question as the overlay and the timeline show it, whichever way the agent asked.
+
+    Stored on the record as :meth:`as_json`; ``kind`` (``single``, ``multi``,
+    ``text``), ``accepts_text`` and ``sensitive`` come from an elicitation's
+    mapping. An ask_user_question_kandev question is a single choice that also
+    takes typed text.
+    """
+
     id: str
     title: str
     prompt: str
     options: tuple[Option, ...] = field(default_factory=tuple)
+    kind: str = "single"
+    accepts_text: bool = True
+    sensitive: bool = False
 
     def as_json(self) -> dict:
         return {
             "id": self.id,
             "title": self.title,
             "prompt": self.prompt,
+            "kind": self.kind,
+            "accepts_text": self.accepts_text,
+            "sensitive": self.sensitive,
             "options": [
                 {"option_id": o.option_id, "label": o.label, "description": o.description} for o in self.options
             ],
         }
+
+    @classmethod
+    def from_json(cls, data: dict) -> "Question":
+        return cls(
+            id=data["id"],
+            title=data.get("title", ""),
+            prompt=data.get("prompt", ""),
+            options=tuple(Option(o["option_id"], o["label"], o.get("description", "")) for o in data.get("options", [])),
+            kind=data.get("kind", "single"),
+            accepts_text=data.get("accepts_text", True),
+            sensitive=data.get("sensitive", False),
+        )
 
 
 @dataclass(frozen=True)

@@ -1,14 +1,23 @@
+from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
 
 from kandev_web.board import live
 from kandev_web.board.models import Task
+from kandev_web.clarifications import answer_frames, answering
+from kandev_web.clarifications.records import SETTLED_NOTICES
 from kandev_web.live_consumer import LiveConsumer
 
 from .models import Message
 
 
 class TaskConsumer(LiveConsumer):
-    """Pushes changes to every open view of one task: details, session, timeline, task list."""
+    """Every open view of one task: changes pushed to it, answers received from it.
+
+    Pushes details, session, timeline and task list as they change. Receives
+    the overlay's answers (``clarification.answer`` frames) and replies on the
+    same socket with what became of each, as the HTTP endpoint would.
+    """
 
     def authorise(self, user):
         self.user = user
@@ -51,8 +60,6 @@ class TaskConsumer(LiveConsumer):
 
     async def clarification_settled(self, event):
         """Why a question left the overlay, for everyone who was looking at it."""
-        from kandev_web.clarifications.elicitations import SETTLED_NOTICES
-
         notice = SETTLED_NOTICES.get(event["reason"])
         if notice:
             html = render_to_string("base.html#toast", {"message": notice, "level": "info", "reason": event["reason"]})
@@ -60,3 +67,42 @@ class TaskConsumer(LiveConsumer):
 
     async def message_changed(self, event):
         await self.send_fragment(self.render_message, event["message_id"], event["created"])
+
+    # Frames from the page ----------------------------------------------------
+
+    def _question(self, pending_id):
+        """The task's question ``pending_id``, if the operator may still answer it (checked now)."""
+        record = answering.question_for(self.user, pending_id)
+        if record.session.task_id != self.task_id:
+            raise answering.UnknownQuestion(pending_id)
+        return record
+
+    async def receive(self, text_data=None, bytes_data=None):
+        pending_id = None
+        try:
+            frame = answer_frames.decode(text_data, bytes_data)
+            pending_id = frame["pending_id"]
+            record = await database_sync_to_async(self._question)(pending_id)
+            submission = answer_frames.submission(frame, record.questions)
+        except answering.UnknownQuestion:
+            await self.reply(pending_id, "unknown", _("This question is not one you can answer here."), "error")
+            return
+        except answer_frames.BadFrame as bad:
+            await self.reply(pending_id, "bad_frame", str(bad), "error")
+            return
+        delivery = await answering.answer(
+            record,
+            answers=submission.answers,
+            rejected=submission.rejected,
+            reject_reason=submission.reject_reason,
+        )
+        await self.reply(pending_id, delivery.outcome, delivery.message, delivery.level)
+
+    async def reply(self, pending_id, outcome, message, level):
+        """What became of one frame: the overlay's outcome marker, and a toast when there is news."""
+        html = render_to_string(
+            "clarifications/overlay.html#outcome-oob", {"pending_id": pending_id, "outcome": outcome, "message": message}
+        )
+        if message:
+            html += render_to_string("base.html#toast", {"message": message, "level": level})
+        await self.send(text_data=html)

@@ -1,12 +1,15 @@
 """This web process's side of its agent executions.
 
-A runner thread with its own asyncio loop talks to agentctl processes, so sync
-code (views, services) can hand it work without caring which server loop, if
-any, it runs under. An execution started by this process is *owned*: the
-runner keeps its stream connected and applies every notification, exactly
-once. Any process reaches any live execution for requests (prompt, cancel,
-answers) through its stored URL and token, so an operator may be connected to
-whichever web process.
+Agent streams live on the ASGI server's own event loop, beside the page
+sockets: one loop, so a live update from an agent reaches a consumer with no
+thread hop, and no agent can hold a thread that pages need. Async code (a
+consumer, the answer service) awaits the runner directly; sync code (views in
+their request threads) hands it a coroutine with :meth:`Runner.call`.
+
+An execution started by this process is *owned*: the runner keeps its stream
+connected and applies every notification, exactly once. Any process reaches
+any live execution for requests (prompt, cancel, answers) through its stored
+URL and token, so an operator may be connected to whichever web process.
 """
 
 import asyncio
@@ -15,7 +18,6 @@ import logging
 import os
 import secrets
 import socket
-import threading
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -111,10 +113,13 @@ def working_dir(task_id: int, configured: str) -> str:
     return str(path)
 
 
+class NotServing(RuntimeError):
+    """Agents run inside the web server; this process has none (a management command, say)."""
+
+
 class Runner:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._lock = threading.Lock()
         self._owned: dict[int, AgentStreamClient] = {}
         self._processes: dict[int, AgentctlProcess | RemoteAgentctl] = {}
         self._executors: dict[ExecutorAddress, ExecutorClient] = {}
@@ -122,25 +127,45 @@ class Runner:
         #: process that started it is gone. Their URL, to check on them.
         self._unwatched: dict[int, str] = {}
 
-    # Thread plumbing ------------------------------------------------------
-
-    def _ensure_loop(self) -> asyncio.AbstractEventLoop:
-        with self._lock:
-            if self._loop is None:
-                loop = asyncio.new_event_loop()
-                threading.Thread(target=loop.run_forever, name="kandev-agent-runner", daemon=True).start()
-                asyncio.run_coroutine_threadsafe(self._supervise(), loop)
-                self._loop = loop
-            return self._loop
+    # The server's loop -----------------------------------------------------
 
     def ensure_started(self) -> None:
-        """Start this process's runner (and with it, adopting orphaned executions)."""
-        self._ensure_loop()
+        """Bind the runner to the running server loop and start supervising (adopting orphans).
+
+        Called by the ASGI application on every connection; the first call
+        wins, so every stream of this process lives on the loop that serves pages.
+        """
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+            self._loop.create_task(self._supervise(), name="kandev agent supervisor")
+
+    def _server_loop(self) -> asyncio.AbstractEventLoop:
+        if self._loop is None or self._loop.is_closed():
+            raise NotServing("agents run inside the web server (daphne kandev_web.asgi:application)")
+        return self._loop
 
     def submit(self, coroutine: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
-        return asyncio.run_coroutine_threadsafe(coroutine, self._ensure_loop())
+        """Run ``coroutine`` on the server loop from any thread, without waiting for it."""
+        try:
+            loop = self._server_loop()
+        except NotServing:
+            coroutine.close()
+            raise
+        return asyncio.run_coroutine_threadsafe(coroutine, loop)
 
     def call(self, coroutine: Coroutine[Any, Any, Any], timeout: float = REQUEST_TIMEOUT + 5):
+        """Run ``coroutine`` on the server loop and wait for its result, from a sync thread.
+
+        Never from the loop itself: it would wait on itself. Async callers await the coroutine.
+        """
+        loop = self._server_loop()
+        try:
+            running = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            coroutine.close()
+            raise RuntimeError("Runner.call() on the server loop; await the coroutine instead")
         return self.submit(coroutine).result(timeout)
 
     # Starting an execution ------------------------------------------------

@@ -5,10 +5,11 @@ after commit, so an agent never hears of a session the database rolled back.
 Requests to agentctl are sent from whichever web process the operator uses.
 """
 
+from channels.db import database_sync_to_async
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from kandev_web.agentctl.stream_client import AgentStreamNotConnected, Conflict, NotFound, StreamError
+from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError
 from kandev_web.board import live
 from kandev_web.board.models import Task, TaskState
 from kandev_web.flags.services import runtime_flags
@@ -83,19 +84,27 @@ def _endpoint(session: TaskSession) -> Endpoint:
     return Endpoint(execution.pk, execution.url, execution.token)
 
 
-def _send(session: TaskSession, action: str, payload: dict) -> dict:
-    endpoint = _endpoint(session)
+async def _request(endpoint: Endpoint, action: str, payload: dict) -> dict:
+    """One request to the session's agentctl, on the server loop, its failures in the operator's words."""
     try:
-        return runner.call(runner.request(endpoint, action, payload))
+        return await runner.request(endpoint, action, payload)
     except AgentStreamNotConnected:
         raise SessionActionError(_("The agent could not be reached; nothing was sent.")) from None
     except TimeoutError:
         raise SessionActionError(_("The agent did not answer in time.")) from None
 
 
-def send_prompt(session: TaskSession, prompt: str) -> None:
+def _send(session: TaskSession, action: str, payload: dict) -> dict:
+    """``_request`` from a sync view's thread."""
+    return runner.call(_request(_endpoint(session), action, payload))
+
+
+def _begin_turn(session_id: int, prompt: str) -> tuple[Endpoint, str, int]:
+    """Record the operator's prompt as a new turn; return where to send it, the ACP session and the turn."""
+    session = TaskSession.objects.select_related("task__board").get(pk=session_id)
     if not session.acp_session_id or session.state not in (SessionState.WAITING_FOR_INPUT, SessionState.IDLE):
         raise SessionActionError(_("The agent is busy; wait for its turn to end or cancel it."))
+    endpoint = _endpoint(session)
     with transaction.atomic():
         turn = Turn.objects.create(session=session)
         events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
@@ -108,12 +117,24 @@ def send_prompt(session: TaskSession, prompt: str) -> None:
         task.save(update_fields=["state", "step", "updated_at"])
         live.board_changed(task.board_id, step_ids=[old_step, task.step_id], task_ids=[task.pk])
         events.session_changed(session)
+    return endpoint, session.acp_session_id, turn.pk
+
+
+async def send_prompt_async(session_id: int, prompt: str) -> None:
+    """A follow-up prompt: a new turn on the same ACP session, awaited on the server loop."""
+    endpoint, acp_session_id, turn_id = await database_sync_to_async(_begin_turn)(session_id, prompt)
     try:
-        answer = _send(session, "agent.prompt", {"session_id": session.acp_session_id, "prompt": text_prompt(prompt)})
-    except (SessionActionError, Conflict, StreamError) as error:
-        events.record_turn_completed(session.pk, {"stop_reason": "error", "error": {"message": str(error)}})
+        answer = await _request(endpoint, "agent.prompt", {"session_id": acp_session_id, "prompt": text_prompt(prompt)})
+    except (SessionActionError, StreamError) as error:
+        await database_sync_to_async(events.record_turn_completed)(
+            session_id, {"stop_reason": "error", "error": {"message": str(error)}}
+        )
         raise SessionActionError(str(error)) from None
-    events.record_prompt_sent(turn.pk, answer["turn_id"])
+    await database_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
+
+
+def send_prompt(session: TaskSession, prompt: str) -> None:
+    runner.call(send_prompt_async(session.pk, prompt))
 
 
 def cancel_turn(session: TaskSession) -> None:

@@ -13,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
-from kandev_web.clarifications import services as clarifications
+from kandev_web.clarifications import records
 from kandev_web.board.queries import board_columns, cards_for, changed_cards, column_page, parse_sort_key
 
 from . import services
@@ -80,7 +80,7 @@ def task_context(task: Task, *, with_messages: bool = True, card=None) -> dict:
         "executor_name": execution.executor.name if execution is not None and execution.executor_id else "",
         "turn_open": bool(current and current.turns.filter(completed_at__isnull=True).exists()),
         "start_form": StartSessionForm(task=task),
-        "clarifications": clarifications.pending_for_task(task.pk),
+        "clarifications": records.pending_for_task(task.pk),
         "messages": list(Message.objects.filter(session__task=task).order_by("created_at", "pk")) if with_messages else [],
     }
 

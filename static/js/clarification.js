@@ -201,10 +201,26 @@
     }
   });
 
-  // A failed send (an error toast) lets the operator try again.
-  document.addEventListener("htmx:afterRequest", (event) => {
+  // The form goes out as a frame on the task page's socket (ws-send). Say
+  // which button sent it, and hold the buttons until its outcome comes back.
+  document.addEventListener("htmx:wsConfigSend", (event) => {
     const form = event.detail.elt;
-    if (form.matches && form.matches("[data-testid=clarification-form]")) form.dataset.sending = "false";
+    if (!form.matches || !form.matches("[data-testid=clarification-form]")) return;
+    const submitter = event.detail.triggeringEvent && event.detail.triggeringEvent.submitter;
+    event.detail.parameters.action = submitter && submitter.value === "skip" ? "skip" : "submit";
+    form.dataset.sending = "true";
+    form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = true; });
+  });
+
+  // The outcome of a sent answer: a failure lets the operator try again.
+  document.addEventListener("htmx:oobAfterSwap", (event) => {
+    const holder = event.detail.target;
+    if (!holder || !holder.id || !holder.id.startsWith("clarification-outcome-")) return;
+    const form = holder.closest("[data-testid=clarification-form]");
+    if (!form) return;
+    form.dataset.sending = "false";
+    form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = false; });
+    refresh(overlayOf(form));
   });
 
   // New overlays arrive over the socket: bring them to their first question.

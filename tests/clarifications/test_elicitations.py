@@ -1,10 +1,11 @@
 """Elicitation-backed clarifications in the web app: mirroring agentctl, and the answer fork."""
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.test import Client
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
-from kandev_web.clarifications import elicitations, services
+from kandev_web.clarifications import answering, elicitations
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.notifications.models import Delivery
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
@@ -92,19 +93,16 @@ class FakeRunner:
     def __init__(self, answer):
         self.sent, self.answer = [], answer
 
-    def call(self, coroutine, timeout=None):
-        coroutine.close()
+    async def request(self, endpoint, action, payload, timeout=None):
+        self.sent.append((action, payload))
         if isinstance(self.answer, Exception):
             raise self.answer
         return self.answer
 
-    def request(self, endpoint, action, payload, timeout=None):
-        self.sent.append((action, payload))
 
-        async def nothing():
-            return None
-
-        return nothing()
+def submit(record, **answer):
+    """The answer service as a consumer awaits it (its database work in channels' own thread)."""
+    return async_to_sync(answering.answer)(record, **answer)
 
 
 @pytest.fixture
@@ -117,29 +115,32 @@ def fake_runner(monkeypatch):
     return install
 
 
+@pytest.mark.django_db(transaction=True)
 def test_AC_61_a_second_answer_is_still_forwarded_and_agentctl_decides(execution, fake_runner):
     record = requested(execution)
     elicitations.record_settled({"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator"})
     fake = fake_runner(NotFound("no open elicitation"))
-    delivery = services.submit(record, answers=[], rejected=False, reject_reason="")
+    delivery = submit(record, answers=[], rejected=False, reject_reason="")
     assert [action for action, _ in fake.sent] == ["agent.elicitations.respond"]
     assert not delivery.delivered and "already answered" in delivery.message
 
 
+@pytest.mark.django_db(transaction=True)
 def test_AC_20a_stream_down_leaves_the_record_open(execution, fake_runner):
     record = requested(execution)
     fake_runner(AgentStreamNotConnected("down"))
-    delivery = services.submit(record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False, reject_reason="")
+    delivery = submit(record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False, reject_reason="")
     assert not delivery.delivered and delivery.level == "error"
     record.refresh_from_db()
     assert record.status == Status.PENDING
 
 
+@pytest.mark.django_db(transaction=True)
 def test_the_forwarded_payload_is_the_contracts(execution, fake_runner):
     record = requested(execution)
     fake = fake_runner({"success": True, "action": "accept", "content": {"question_0_custom": "Green"}})
     answers = [{"question_id": "question_0", "selected_options": ["Red"], "custom_text": "Green"}]
-    assert services.submit(record, answers=answers, rejected=False, reject_reason="").delivered
+    assert submit(record, answers=answers, rejected=False, reject_reason="").delivered
     assert fake.sent == [
         ("agent.elicitations.respond", {"pending_id": record.pending_id, "answers": answers, "rejected": False, "reject_reason": ""})
     ]
@@ -147,6 +148,7 @@ def test_the_forwarded_payload_is_the_contracts(execution, fake_runner):
     assert (record.status, record.response["content"]) == (Status.ANSWERED, {"question_0_custom": "Green"})
 
 
+@pytest.mark.django_db(transaction=True)
 def test_an_outsider_gets_404_and_nothing_is_forwarded(execution, make_operator, fake_runner):
     record = requested(execution)
     fake = fake_runner({"success": True, "action": "decline"})

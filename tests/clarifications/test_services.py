@@ -95,12 +95,12 @@ def test_turn_end_marks_pending_questions_agent_disconnected_but_pending(session
 def test_late_answer_is_recorded_and_becomes_a_prompt(session):
     record, _ = services.request_clarification(session, QUESTIONS)
     services.agent_moved_on(session.pk)
-    outcome = services.respond(record.pending_id, answers=[
+    answered = services.respond(record.pending_id, answers=[
         {"question_id": "db", "selected_options": ["db_opt1"]},
         {"question_id": "q2", "custom_text": "Go, probably"},
     ])
-    assert outcome.resumed is False  # no agent is running in this test
-    prompt = services.late_answer_prompt(outcome.record)
+    assert answered.status == Status.ANSWERED and answered.agent_disconnected
+    prompt = services.late_answer_prompt(answered)
     assert prompt.startswith('You previously asked the user: "Which database?". They answered: Postgres')
     assert 'They answered: Go, probably' in prompt
 

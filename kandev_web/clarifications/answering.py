@@ -1,0 +1,87 @@
+"""The one way an operator's answer reaches an agent, from whichever surface it came.
+
+The task page's socket (``TaskConsumer.receive``) and the HTTP endpoint (for
+clients without JavaScript, and API use) both call :func:`answer`, and the
+fork between the two question paths is here and nowhere else:
+
+- an elicitation is forwarded to agentctl first, which alone decides whether
+  the answer still counts (``elicitations.forward``);
+- an ask_user_question_kandev bundle is settled in the database, which wakes
+  the agent's waiting tool call; one the agent left behind reaches it as a
+  new prompt.
+
+It runs on the server loop: database work goes through
+``database_sync_to_async`` and the wait for agentctl is awaited here, never
+inside a database thread, so one unresponsive agent holds no thread that
+other pages need.
+"""
+
+from collections.abc import Callable
+
+from channels.db import database_sync_to_async
+from django.utils.translation import gettext as _
+
+from kandev_web.sessions import services as sessions
+
+from . import elicitations, services
+from .delivery import Delivery, Outcome
+from .models import Clarification, Source
+from .validation import InvalidBundle
+
+#: The overlay's fields, per question: ``answer-<question id>-option`` (one per
+#: chosen option) and ``answer-<question id>-custom``.
+OPTION_FIELD = "answer-{}-option"
+CUSTOM_FIELD = "answer-{}-custom"
+
+
+class UnknownQuestion(LookupError):
+    """No question with that pending id that this operator may answer."""
+
+
+def question_for(user, pending_id: str) -> Clarification:
+    """The record ``user`` may answer, or ``UnknownQuestion`` (another workspace's looks the same)."""
+    record = Clarification.objects.for_user(user).select_related("session").filter(pending_id=pending_id).first()
+    if record is None:
+        raise UnknownQuestion(pending_id)
+    return record
+
+
+def form_answers(questions: list[dict], values: Callable[[str], list[str]]) -> list[dict]:
+    """The answers in the overlay's fields, read through ``values(name) -> [value, ...]``.
+
+    Only answered questions are listed: omission is how "unanswered" is said.
+    """
+    answers = []
+    for question in questions:
+        qid = question["id"]
+        selected = [value for value in values(OPTION_FIELD.format(qid)) if value]
+        custom = next((value.strip() for value in values(CUSTOM_FIELD.format(qid)) if value.strip()), "")
+        if selected or custom:
+            answers.append({"question_id": qid, "selected_options": selected, "custom_text": custom})
+    return answers
+
+
+async def answer(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str) -> Delivery:
+    """Deliver the operator's answer (or Skip, ``rejected``) and say what became of it."""
+    if record.source == Source.ELICITATION:
+        return await elicitations.forward(record, answers=answers, rejected=rejected, reject_reason=reject_reason)
+    return await _answer_bundle(record, answers=answers, rejected=rejected, reject_reason=reject_reason)
+
+
+async def _answer_bundle(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str) -> Delivery:
+    try:
+        answered = await database_sync_to_async(services.respond)(
+            record.pending_id, answers=answers, rejected=rejected, reject_reason=reject_reason
+        )
+    except services.AlreadyAnswered:
+        return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered."))
+    except InvalidBundle as invalid:
+        message = _("Your answer could not be used: %(errors)s") % {"errors": "; ".join(invalid.errors)}
+        return Delivery(Outcome.INVALID, message, "error", tuple(invalid.errors))
+    if not answered.agent_disconnected:
+        return Delivery(Outcome.DELIVERED)
+    try:
+        await sessions.send_prompt_async(answered.session_id, services.late_answer_prompt(answered))
+    except sessions.SessionActionError:
+        return Delivery(Outcome.AGENT_GONE, _("The agent is gone; your answer was recorded but not delivered."))
+    return Delivery(Outcome.RESUMED, _("The agent had moved on; your answer was sent as a new message."))

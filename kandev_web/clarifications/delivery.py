@@ -1,0 +1,34 @@
+"""What became of an operator's answer: one shape for both question paths and every surface."""
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    DELIVERED = "delivered"
+    #: The agent had moved on; the answer went to it as a new prompt.
+    RESUMED = "resumed"
+    #: Someone answered first, or the agent withdrew the question.
+    ALREADY_SETTLED = "already_settled"
+    #: The answer does not fit the question; the question stays open.
+    INVALID = "invalid"
+    #: No connection to the agent's controller right now; the question stays open.
+    STREAM_DOWN = "stream_down"
+    #: The agent's controller did not confirm in time; the question stays open.
+    NOT_RESPONDING = "not_responding"
+    #: The agent is gone; the answer is kept as a record only.
+    AGENT_GONE = "agent_gone"
+    REFUSED = "refused"
+
+
+@dataclass(frozen=True)
+class Delivery:
+    outcome: Outcome
+    #: What the operator is told; empty when the settled question says it all.
+    message: str = ""
+    level: str = "info"
+    problems: tuple[str, ...] = ()
+
+    @property
+    def delivered(self) -> bool:
+        return self.outcome in (Outcome.DELIVERED, Outcome.RESUMED)
