@@ -135,15 +135,15 @@ def _emitted_notifications(package: Path) -> set[str]:
     return actions
 
 
-@pytest.mark.parametrize(
-    ("kind", "found"),
-    [
-        ("agentctl request", lambda: _string_keys_of_handler_tables(ROOT / "kandev_web/agentctl/controller.py")),
-        ("agentctl notification", lambda: _emitted_notifications(ROOT / "kandev_web/agentctl")),
-        ("executor request", lambda: _string_keys_of_handler_tables(ROOT / "kandev_web/executor/service.py")),
-        ("executor notification", lambda: _emitted_notifications(ROOT / "kandev_web/executor")),
-    ],
-)
+ACTION_SOURCES = {
+    "agentctl request": lambda: _string_keys_of_handler_tables(ROOT / "kandev_web/agentctl/controller.py"),
+    "agentctl notification": lambda: _emitted_notifications(ROOT / "kandev_web/agentctl"),
+    "executor request": lambda: _string_keys_of_handler_tables(ROOT / "kandev_web/executor/service.py"),
+    "executor notification": lambda: _emitted_notifications(ROOT / "kandev_web/executor"),
+}
+
+
+@pytest.mark.parametrize(("kind", "found"), ACTION_SOURCES.items(), ids=ACTION_SOURCES)
 def test_agent_stream_doc_names_every_action_in_the_code(kind: str, found) -> None:
     actions = found()
     assert actions, f"no {kind} actions found in the code: has the dispatch table moved?"
