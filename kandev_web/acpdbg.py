@@ -8,10 +8,10 @@ acpdbg's own remarks go to stderr.
 
 The client capabilities are agentctl's, with ``elicitation: {form: {}}`` only
 under ``--elicitation form``: running the same prompt once with and once
-without repeats the spec's §K A/B in two commands. Elicitations are answered
-with the ACP results listed in ``--answers FILE`` (a JSON list, used in
-order), or else typed on stdin; permission requests get the first allow
-option.
+without repeats the bridge A/B in two commands
+(``docs/decisions.md#the-bridge-ab``). Elicitations are answered with the ACP
+results listed in ``--answers FILE`` (a JSON list, used in order), or else
+typed on stdin; permission requests get the first allow option.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from kandev_web.agentctl.acp_client import PROTOCOL_VERSION
 from kandev_web.agentctl.capabilities import client_capabilities
 from kandev_web.agentctl.jsonrpc import LINE_LIMIT, Direction, JsonRpcError, JsonRpcId, JsonRpcPeer, PeerClosed
 
-#: The prompt of the spec's §K wire probe.
+#: The bridge A/B probe's prompt (docs/decisions.md#the-bridge-ab).
 DEFAULT_PROMPT = "use the AskUserQuestion tool right now to ask me to pick a colour."
 DECLINE = {"action": "decline"}
 STOP_SECONDS = 5.0
@@ -44,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         description="Run one ACP session against an agent and print every JSON-RPC frame (>> sent, << received).",
     )
     parser.add_argument("--elicitation", choices=["form", "none"], default="none", help="advertise form elicitation")
-    parser.add_argument("--prompt", default=DEFAULT_PROMPT, help="the one prompt to send (default: the §K probe)")
+    parser.add_argument("--prompt", default=DEFAULT_PROMPT, help="the one prompt to send (default: the A/B probe)")
     parser.add_argument("--answers", metavar="FILE", help="JSON list of ACP elicitation results, used in order")
     parser.add_argument("--cwd", default=os.getcwd(), help="the session's working directory (default: here)")
     options = parser.parse_args(own)

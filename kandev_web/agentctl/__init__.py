@@ -1,7 +1,7 @@
 """agentctl: one process per agent execution, between an ACP agent and the web app.
 
 It runs the agent over stdio and serves the agent stream WebSocket
-(``contracts/agent-stream.md``). It imports nothing from Django.
+(``docs/agent-stream.md``). It imports nothing from Django.
 
 - ``cli``            the ``kandev-agentctl`` command: argv, token, ready line, signals
 - ``server``         the WebSocket endpoint: bearer auth, one ordered outbox per client
@@ -13,7 +13,7 @@ It runs the agent over stdio and serves the agent stream WebSocket
 - ``elicitations``   the seam that answers ``elicitation/create``
 - ``elicitation/``   ACP form elicitation, the pure half (mapping, validation)
 - ``capabilities``   the client capabilities advertised in ``initialize``
-- ``durations``      the answer and idle timeouts (decisions F13a)
+- ``durations``      the answer and idle timeouts (``docs/decisions.md#f13a-timeouts``)
 - ``stream_client``  an asyncio client of the stream, for the web app and tests
 - ``launcher``       start agentctl as a child process and read its ready line
 - ``testing``        helpers for tests that drive a real agentctl

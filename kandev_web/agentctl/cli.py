@@ -1,6 +1,6 @@
 """``kandev-agentctl [--host 127.0.0.1] [--port 0] -- <agent argv...>``
 
-Serves the agent stream for one agent execution (``contracts/agent-stream.md``).
+Serves the agent stream for one agent execution (``docs/agent-stream.md``).
 The bearer token comes from ``KANDEV_AGENTCTL_TOKEN`` only, never from argv,
 where any local user could read it. Once listening, agentctl prints exactly one
 line on stdout, the ready line, so that whoever started it can learn the port;

@@ -5,9 +5,9 @@ or plain seconds (``3300``).
 
 An elicitation nobody answers must be declined by Kandev itself, before the
 ACP idle timeout would tear the connection down and lose the question
-(decisions F13a). So agentctl refuses to start unless the answer timeout is
-strictly shorter than the idle timeout, rather than discovering the race an
-hour into a session.
+(``docs/decisions.md#f13a-timeouts``). So agentctl refuses to start unless the
+answer timeout is strictly shorter than the idle timeout, rather than
+discovering the race an hour into a session.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A form that maps to at least one question (``elicitation.map_elicitation``)
 becomes a *pending elicitation*: a uuid4 ``pending_id`` (one per request, never
 deduplicated: D4), announced to every client as ``elicitation.requested``,
 while the agent's JSON-RPC request stays open. It ends in exactly one of these
-ways, each reported once as ``elicitation.settled`` (decisions F7):
+ways, each reported once as ``elicitation.settled`` (``docs/decisions.md#f7-settlement``):
 
 | what happened                      | ACP result  | outcome / reason                      |
 |------------------------------------|-------------|---------------------------------------|
@@ -99,8 +99,9 @@ class ElicitationHandler:
     """Holds the open form elicitations of one agent process.
 
     ``enabled`` is ``features.acpElicitation`` as the web app passed it in
-    ``agent.initialize`` (decisions F5); ``sessions`` is the live set of this
-    agent's session ids; ``answer_timeout`` is how long an operator may take.
+    ``agent.initialize`` (``docs/decisions.md#f5-the-flag-crosses-processes``);
+    ``sessions`` is the live set of this agent's session ids; ``answer_timeout``
+    is how long an operator may take.
     """
 
     def __init__(self, emit: Emit, *, enabled: bool, answer_timeout: timedelta, sessions: Set[str]) -> None:
@@ -160,7 +161,7 @@ class ElicitationHandler:
         if pending is None:
             raise ActionError(ErrorCode.NOT_FOUND, "no open elicitation has that pending_id")
         if rejected:
-            # Skip: the answers, whatever they hold, are ignored (decisions F10).
+            # Skip: the answers, whatever they hold, are ignored (docs/decisions.md#f10-answer-validation).
             result = decline_response()
             self._settle(pending, result, "declined", "operator_skipped")
         else:

@@ -1,7 +1,7 @@
 """The agent stream's envelope: one JSON object per WebSocket text frame.
 
 ``{"id", "type", "action", "payload", "timestamp"}``, as written in
-``contracts/agent-stream.md``. agentctl and every client of the stream build
+``docs/agent-stream.md#envelope``. agentctl and every client of the stream build
 and read frames through this module, so the two sides cannot drift apart.
 """
 
@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
-#: No frame on the stream may be larger than this (contract, "Connection").
+#: No frame on the stream may be larger than this (``docs/agent-stream.md#frame-size``).
 MAX_FRAME_BYTES = 1 << 20
 
 #: Ends a string agentctl cut short so that its notification fits in a frame.

@@ -30,7 +30,7 @@ from kandev_web.agentctl.envelope import BadFrame, ErrorCode, FrameType, Payload
 logger = logging.getLogger(__name__)
 
 #: agentctl forwards the agent's updates verbatim, and one tool-call update
-#: carrying a large diff can outgrow the 1 MiB the contract sets; refusing it
+#: carrying a large diff can outgrow the 1 MiB frame limit; refusing it
 #: would drop the connection and lose it, so the client reads larger frames.
 MAX_INCOMING_BYTES = 16 * envelope.MAX_FRAME_BYTES
 
@@ -41,7 +41,7 @@ ReconnectHook = Callable[["AgentStreamClient"], Awaitable[None]]
 
 
 class StreamError(Exception):
-    """An ``error`` answer from agentctl; ``code`` is the contract's error code."""
+    """An ``error`` answer from agentctl; ``code`` is its error code (``docs/agent-stream.md#envelope``)."""
 
     code: str = ErrorCode.INTERNAL_ERROR
 

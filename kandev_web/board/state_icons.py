@@ -1,6 +1,6 @@
 """The one state icon a task card or task row shows.
 
-Kandev's precedence (reference §7), first match wins. The icon is chosen from
+Kandev's precedence (``docs/decisions.md#state-icon-precedence``), first match wins. The icon is chosen from
 plain values so board cards, task rows and tests all agree.
 """
 

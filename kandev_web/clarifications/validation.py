@@ -1,8 +1,8 @@
 """Validating an ask_user_question_kandev bundle and the operator's answers.
 
-Pure functions with Kandev's limits and messages, verbatim (reference §2): one
-validator for the MCP tool and for HTTP. Elicitation-backed records skip these
-limits (decisions F3); agentctl validates those.
+Pure functions with Kandev's limits and messages, verbatim: one validator for the
+MCP tool and for HTTP. Elicitation-backed records skip these limits; agentctl
+validates those (F3, ``docs/decisions.md#f3-validation-on-the-two-paths``).
 """
 
 from dataclasses import dataclass, field

@@ -1,12 +1,14 @@
 """What the executor service does: start agentctl processes and report their ends.
 
-The contract keeps one agentctl per agent execution, started by whoever runs
-the agent. On one machine that is the web process; with separate executor
-hosts it is this service, asked over the same envelope the agent stream uses.
-The web app still talks to each agentctl directly, by the URL and token it
-gets back here, so nothing about the agent stream changes.
+The agent stream (``docs/agent-stream.md``) has one agentctl per agent
+execution, started by whoever runs the agent. On one machine that is the web
+process; with separate executor hosts it is this service, asked over the same
+envelope the agent stream uses. The web app still talks to each agentctl
+directly, by the URL and token it gets back here, so nothing about the agent
+stream changes.
 
-Actions (payload → response):
+Actions (payload → response; in full in
+``docs/agent-stream.md#the-executor-host-executorstream``):
 
 - ``executor.launch`` ``{"argv": [...], "env": {...}, "token": "...",
   "workdir": "/abs/path" or "", "workdir_name": "task-12"}`` →

@@ -1,6 +1,6 @@
 """Which operator action a session (and a task) is waiting for.
 
-Kandev's rules (reference §5): only a session's *current turn* counts (the
+Kandev's rules (``docs/decisions.md#pending-action``): only a session's *current turn* counts (the
 newest stored turn). Within it a clarification is pending while any
 ``clarification_request`` has no status or ``pending`` (``agent_disconnected``
 does not matter), and a permission is pending only if the *latest*

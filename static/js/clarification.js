@@ -63,7 +63,8 @@
       progress.textContent = progress.dataset.template.replace("__N__", count);
     }
     const submit = overlay.querySelector("[data-testid=clarification-submit]");
-    // Elicitations accept a partial or empty answer (decisions F3); the ask path wants them all.
+    // Elicitations accept a partial or empty answer, the ask path wants them all
+    // (docs/decisions.md#f3-validation-on-the-two-paths).
     if (submit) submit.disabled = !isElicitation(overlay) && count < all.length;
     const index = all.indexOf(activeCard(overlay));
     const prev = overlay.querySelector("[data-testid=clarification-prev]");

@@ -103,7 +103,7 @@ async def test_a_crash_mid_turn_reports_the_exit_then_the_turn_as_failed(start_a
     assert completed["stop_reason"] == "error"
     assert completed["error"]["code"] == "agent_exited"
     assert completed["error"]["exit_code"] == 3
-    # Nothing the agent said before dying is lost, and the order is the contract's.
+    # Nothing the agent said before dying is lost, in docs/agent-stream.md#when-the-agent-exits order.
     assert inbox.actions() == ["session.update", "agent.exited", "turn.completed"]
 
     with pytest.raises(Conflict, match="exited"):

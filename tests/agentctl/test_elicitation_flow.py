@@ -1,4 +1,4 @@
-"""ACP form elicitation through a real agentctl and a scripted agent: the spec's agentctl criteria.
+"""ACP form elicitation through a real agentctl and a scripted agent: agentctl's acceptance criteria.
 
 Each test is named after the acceptance criterion (AC-nn) or decision (Dn, Fn)
 it shows. What the operator sees is read off the ``elicitation.requested``

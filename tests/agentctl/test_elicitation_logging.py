@@ -1,4 +1,4 @@
-"""agentctl's log never holds question text, answers or the stream token (decisions, "Secrets")."""
+"""agentctl's log never holds question text, answers or the stream token (docs/decisions.md#secrets)."""
 
 from __future__ import annotations
 

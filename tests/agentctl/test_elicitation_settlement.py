@@ -1,4 +1,4 @@
-"""Every way a pending elicitation ends (decisions F7), each reported once, after its announcement.
+"""Every way a pending elicitation ends (docs/decisions.md#f7-settlement), each reported once, after its announcement.
 
 | ending                      | ACP result to the agent | elicitation.settled                   |
 |-----------------------------|-------------------------|---------------------------------------|

@@ -3,7 +3,7 @@
 For each ``tests/fixtures/claude-agent-acp/<version>/wire_*.json``: the scripted
 agent sends the frame verbatim (only ``sessionId`` is the scripted session's),
 agentctl announces the questions an operator would see, and each answer below
-reaches the agent as the ACP result the spec's response table gives.
+reaches the agent as the ACP result docs/decisions.md#response-content gives.
 """
 
 from __future__ import annotations

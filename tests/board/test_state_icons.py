@@ -1,4 +1,4 @@
-"""The precedence of the task state icon (Kandev reference §7)."""
+"""The precedence of the task state icon (docs/decisions.md#state-icon-precedence)."""
 
 import pytest
 

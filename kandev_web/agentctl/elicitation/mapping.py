@@ -1,7 +1,7 @@
 """`elicitation/create` params -> the questions the operator answers, or a decline.
 
-The rules (spec, "API surface"; decisions.md, "Questions the spec left open"), tried
-per property in this order, first match wins:
+The rules (`docs/decisions.md#mapping-rules`), tried per property in this order,
+first match wins:
 
 1.  `{type: "string", oneOf: [...]}`                 -> single-select
 1b. `{type: "string", enum: [...]}` (MCP, extension)  -> single-select, labels from

@@ -52,7 +52,7 @@ class Question:
         return self.companion_key is not None or self.kind == "text"
 
     def to_wire(self) -> dict[str, object]:
-        """The `elicitation.requested` entry (contracts/agent-stream.md).
+        """The `elicitation.requested` entry (`docs/agent-stream.md#elicitationrequested`).
 
         `sensitive` is an addition to the contract's shape: the browser needs it to
         show the warning and a password-style input, and only agentctl has the rule.

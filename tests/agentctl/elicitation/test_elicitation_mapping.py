@@ -1,5 +1,5 @@
 """`elicitation/create` params -> questions: rules 1-5, D2, the prompt chain, the
-decisions' extensions, the limits, and every request shape the bridge fixtures hold."""
+extensions (docs/decisions.md#mapping-rules), the limits, and every request shape the bridge fixtures hold."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ def test_D1_spec_examples(keys: list[str], expected: list[str]) -> None:
 
 def test_D1_prefixes_compare_as_utf8_bytes_not_utf16_code_units() -> None:
     # A UTF-16 comparison (a JavaScript peer's `<`) puts U+1F600, encoded 0xD83D 0xDE00,
-    # before U+FF5E; UTF-8 bytes (F0... against EF...) put it after.
+    # before U+FF5E; UTF-8 bytes (0xF0... against 0xEF...) put it after.
     assert d1_sorted(["\U0001f600", "\uff5e"]) == ["\uff5e", "\U0001f600"]
 
 

@@ -1,4 +1,4 @@
-"""The ACP result for an operator's answers: the spec's sparse-content table, Skip, cancel."""
+"""The ACP result for an operator's answers: the sparse content (docs/decisions.md#response-content), Skip, cancel."""
 
 from __future__ import annotations
 
