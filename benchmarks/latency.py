@@ -177,7 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=200, help="measured cycles (default 200)")
     parser.add_argument("--warmup", type=int, default=5, help="cycles run first and not counted (default 5)")
     parser.add_argument("--baseline-per-run", type=int, default=5, help="echo round trips after each cycle")
-    parser.add_argument("--floor-per-run", type=int, default=2, help="framework floor cycles after each cycle (default 2)")
+    parser.add_argument("--floor-per-run", type=int, default=2, help="framework floor cycles after each cycle")
     parser.add_argument("--gap", type=float, default=0.05, help="seconds of quiet between cycles (default 0.05)")
     parser.add_argument("--max-seconds", type=float, default=900, help="stop measuring after this long (default 900)")
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")

@@ -79,7 +79,7 @@ class Summary:
     def p99(self) -> float:
         return percentile(self.values, 99)
 
-    def line(self, baseline: "Summary | None" = None, floor: "Summary | None" = None) -> str:
+    def line(self, baseline: Summary | None = None, floor: Summary | None = None) -> str:
         """One line of figures, with each percentile's ratio to ``baseline`` and ``floor`` when given."""
         text = (
             f"{self.name:<44} n={len(self.values):<4} p50={self.p50:8.2f} p95={self.p95:8.2f} "
@@ -93,7 +93,7 @@ class Summary:
                 )
         return text
 
-    def as_dict(self, baseline: "Summary | None" = None, floor: "Summary | None" = None) -> dict:
+    def as_dict(self, baseline: Summary | None = None, floor: Summary | None = None) -> dict:
         out = {"n": len(self.values), "p50": self.p50, "p95": self.p95, "p99": self.p99, "unit": self.unit}
         if self.values:
             out["max"] = max(self.values)

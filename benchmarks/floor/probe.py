@@ -38,7 +38,7 @@ class FrameworkFloor:
         self.seq = 0
         self._exit = ExitStack()
 
-    def __enter__(self) -> "FrameworkFloor":
+    def __enter__(self) -> FrameworkFloor:
         try:
             self._start()
         except BaseException:
@@ -63,8 +63,7 @@ class FrameworkFloor:
         self.page.goto(f"{server.url}/")
         self.page.wait_for_selector("[data-testid=floor-live][data-live=connected]", state="attached")
         ws_url = server.url.replace("http://", "ws://", 1) + "/ws/floor/"
-        self.trigger = connect(ws_url, compression=None, proxy=None)
-        self._exit.callback(self.trigger.close)
+        self.trigger = self._exit.enter_context(connect(ws_url, compression=None, proxy=None))
 
     def cycle(self, *, timeout: float = 20.0) -> FloorCycle:
         offset, uncertainty = clock_offset(self.page)
