@@ -4,9 +4,12 @@
 
 (a) ``elicitation/create`` written by the agent -> overlay in the operator's
 page; (b) Submit clicked -> ACP answer read by the agent. Each with p50, p95,
-p99 and its ratio to a bare loopback WebSocket round trip measured in the same
-run (``--baseline-per-run`` round trips after every cycle). How each timestamp
-is taken, and on which clock: ``benchmarks/stack.py`` and BENCHMARKS.md.
+p99 and its ratios to two references measured in the same run, in the quiet
+after every cycle: a bare loopback WebSocket round trip (``--baseline-per-run``)
+and the framework floor (``--floor-per-run``), a minimal Channels consumer's
+``group_send`` of a small out-of-band fragment to an htmx ws page in the same
+chromium (``benchmarks/floor/``). How each timestamp is taken, and on which
+clock: ``benchmarks/stack.py``, ``benchmarks/floor/probe.py`` and BENCHMARKS.md.
 """
 
 from __future__ import annotations
@@ -27,19 +30,24 @@ import time
 from pathlib import Path
 
 from benchmarks import support
+from benchmarks.floor.probe import FrameworkFloor
 from benchmarks.stack import ElicitationStack
 
 TARGET_SUBMIT_P50 = 20.0
 TARGET_OVERLAY_P50 = 60.0
 
 
-def figures(cycles, baseline: list[float]) -> tuple[support.Summary, dict[str, support.Summary]]:
+def figures(
+    cycles, baseline: list[float], floors
+) -> tuple[support.Summary, support.Summary, dict[str, support.Summary]]:
+    """(the loopback baseline, the framework floor, the product's paths and their parts)."""
     base = support.Summary("loopback WebSocket round trip (baseline)", baseline)
+    floor = support.Summary("framework floor: trigger -> element in DOM", [f.trigger_to_dom for f in floors])
 
     def summary(name: str, attr: str) -> support.Summary:
         return support.Summary(name, [v for c in cycles if not math.isnan(v := getattr(c, attr))])
 
-    return base, {
+    return base, floor, {
         "create_to_overlay": summary("(a) create -> overlay in DOM", "create_to_overlay"),
         "create_to_frame": summary("    create -> next animation frame", "create_to_frame"),
         "create_to_ws": summary("    create -> WS frame reached page", "create_to_ws"),
@@ -50,11 +58,12 @@ def figures(cycles, baseline: list[float]) -> tuple[support.Summary, dict[str, s
     }
 
 
-def report(cycles, baseline: list[float], *, quiet: bool = False) -> dict:
-    base, parts = figures(cycles, baseline)
+def report(cycles, baseline: list[float], floors, *, quiet: bool = False) -> dict:
+    base, floor, parts = figures(cycles, baseline, floors)
     print(base.line())
+    print(floor.line(base))
     for summary in parts.values():
-        print(summary.line(base))
+        print(summary.line(base, floor))
     overlay, submit = parts["create_to_overlay"], parts["submit_to_read"]
     print(
         f"target (b) submit -> ACP answer p50 <= {TARGET_SUBMIT_P50:.0f} ms: "
@@ -75,9 +84,9 @@ def report(cycles, baseline: list[float], *, quiet: bool = False) -> dict:
                 for i, chunk in enumerate(chunks)
             )
         )
-    uncertainty = [c.clock_uncertainty for c in cycles]
+    uncertainty = [c.clock_uncertainty for c in cycles] + [f.clock_uncertainty for f in floors]
     print(
-        f"page-clock calibration uncertainty: median {statistics.median(uncertainty):.2f} ms, "
+        f"page-clock calibration uncertainty (both pages): median {statistics.median(uncertainty):.2f} ms, "
         f"max {max(uncertainty):.2f} ms"
     )
     bad = [c.index for c in cycles if not c.answer_ok]
@@ -89,7 +98,8 @@ def report(cycles, baseline: list[float], *, quiet: bool = False) -> dict:
     )
     return {
         "baseline": base.as_dict(),
-        **{key: s.as_dict(base) for key, s in parts.items()},
+        "floor": floor.as_dict(base),
+        **{key: s.as_dict(base, floor) for key, s in parts.items()},
         "targets": {
             "submit_to_read_p50_ms": TARGET_SUBMIT_P50,
             "submit_to_read_met": submit.p50 <= TARGET_SUBMIT_P50,
@@ -167,6 +177,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=200, help="measured cycles (default 200)")
     parser.add_argument("--warmup", type=int, default=5, help="cycles run first and not counted (default 5)")
     parser.add_argument("--baseline-per-run", type=int, default=5, help="echo round trips after each cycle")
+    parser.add_argument("--floor-per-run", type=int, default=2, help="framework floor cycles after each cycle")
     parser.add_argument("--gap", type=float, default=0.05, help="seconds of quiet between cycles (default 0.05)")
     parser.add_argument("--max-seconds", type=float, default=900, help="stop measuring after this long (default 900)")
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
@@ -179,21 +190,28 @@ def main(argv: list[str] | None = None) -> int:
         help="run the server with a candidate fix patched in (see benchmarks/trace_server.py)",
     )
     args = parser.parse_args(argv)
+    if args.floor_per_run < 1:
+        parser.error("--floor-per-run must be at least 1: every run reports its paths against the floor")
 
     support.header("latency: elicitation/create -> overlay, Submit -> ACP answer")
-    print(f"   runs {args.runs} (+{args.warmup} warm-up), {args.baseline_per_run} baseline round trips per run")
+    print(
+        f"   runs {args.runs} (+{args.warmup} warm-up), {args.baseline_per_run} baseline round trips and "
+        f"{args.floor_per_run} framework floor cycles per run"
+    )
     started = time.monotonic()
     if args.patch:
         print(f"   server patched with candidate fix(es): {', '.join(args.patch)} (not the product as committed)")
     with support.workdir(keep=args.keep or bool(args.py_spy)) as directory, ElicitationStack(
         directory, headless=not args.headed, trace=args.trace, patches=tuple(args.patch)
-    ) as stack:
+    ) as stack, FrameworkFloor(directory, stack.browser) as floor:
         print(f"   stack up in {time.monotonic() - started:.1f} s; RSS KiB {stack.process_rss()}")
         for i in range(args.warmup):
             stack.cycle(-1 - i)
             time.sleep(args.gap)
             stack.baseline(args.baseline_per_run)
+            floor.cycle()
         baseline: list[float] = []
+        floors = []
         cycles = []
         spies = profiler(args, stack, directory)
         deadline = time.monotonic() + args.max_seconds
@@ -202,14 +220,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"   stopped after {i} runs: --max-seconds {args.max_seconds} reached")
                 break
             cycles.append(stack.cycle(i))
-            # The baseline is taken in the quiet between cycles, on the same machine in the same run.
+            # The references are taken in the quiet between cycles, on the same machine in the same run.
             time.sleep(args.gap)
             baseline += stack.baseline(args.baseline_per_run)
+            floors += [floor.cycle() for _ in range(args.floor_per_run)]
         for spy in spies:
             spy.send_signal(2)
             spy.wait(timeout=30)
         print(f"   measured in {time.monotonic() - deadline + args.max_seconds:.1f} s; RSS KiB {stack.process_rss()}")
-        result = report(cycles, baseline)
+        result = report(cycles, baseline, floors)
         if stack.trace_path:
             result["server_breakdown"] = trace_breakdown(cycles, stack.trace_path)
     support.footer()

@@ -123,6 +123,18 @@ class Cycle:
     t_click: float = 0.0  # page clock converted to the agent clock, s
 
 
+def submit_answer(page, pending_id: str, option_id: str) -> None:
+    """Pick ``option_id`` in the overlay of ``pending_id`` and press Submit, as an operator does.
+
+    How the answer then travels (an htmx POST today, a frame on the task
+    page's socket once issue 11 moves it there) is the page's business; every
+    benchmark that answers goes through here.
+    """
+    scope = f"#clarification-{pending_id}"
+    page.click(f"{scope} [data-testid=clarification-option][data-option-id={option_id}]")
+    page.click(f"{scope} [data-testid=clarification-submit]")
+
+
 def clock_offset(page, samples: int = 5) -> tuple[float, float]:
     """``(page_ms - wall_ms, uncertainty_ms)`` from the shortest of ``samples`` round trips."""
     best = None
@@ -205,7 +217,7 @@ class ElicitationStack:
         self._exit.callback(self.echo.close)
 
         playwright = self._exit.enter_context(sync_playwright())
-        browser = playwright.chromium.launch(
+        self.browser = browser = playwright.chromium.launch(
             executable_path=support.CHROMIUM, args=support.CHROMIUM_ARGS, headless=self.headless
         )
         self._exit.callback(browser.close)
@@ -249,8 +261,7 @@ class ElicitationStack:
         overlay = page.wait_for_selector("[data-testid=clarification-overlay]", state="visible", timeout=timeout * 1000)
         pending_id = overlay.get_attribute("data-pending-id")
         scope = f"#clarification-{pending_id}"
-        page.click(f"{scope} [data-testid=clarification-option][data-option-id=Blue]")
-        page.click(f"{scope} [data-testid=clarification-submit]")
+        submit_answer(page, pending_id, "Blue")
         read = self.record.wait_for(lambda e: e["event"] == "read" and e["id"] == written["id"], timeout=timeout)
         page.wait_for_selector(scope, state="detached", timeout=timeout * 1000)
         marks = page.evaluate("(id) => window.__benchMarks(id)", pending_id)

@@ -79,27 +79,30 @@ class Summary:
     def p99(self) -> float:
         return percentile(self.values, 99)
 
-    def line(self, baseline: "Summary | None" = None) -> str:
+    def line(self, baseline: Summary | None = None, floor: Summary | None = None) -> str:
+        """One line of figures, with each percentile's ratio to ``baseline`` and ``floor`` when given."""
         text = (
             f"{self.name:<44} n={len(self.values):<4} p50={self.p50:8.2f} p95={self.p95:8.2f} "
             f"p99={self.p99:8.2f} max={max(self.values) if self.values else math.nan:8.2f} {self.unit}"
         )
-        if baseline is not None and baseline.values:
-            text += (
-                f"  | x baseline: p50 {self.p50 / baseline.p50:6.1f}x"
-                f" p95 {self.p95 / baseline.p95:6.1f}x p99 {self.p99 / baseline.p99:6.1f}x"
-            )
+        for label, reference in (("baseline", baseline), ("floor", floor)):
+            if reference is not None and reference.values:
+                text += (
+                    f"  | x {label}: p50 {self.p50 / reference.p50:6.1f}x"
+                    f" p95 {self.p95 / reference.p95:6.1f}x p99 {self.p99 / reference.p99:6.1f}x"
+                )
         return text
 
-    def as_dict(self, baseline: "Summary | None" = None) -> dict:
+    def as_dict(self, baseline: Summary | None = None, floor: Summary | None = None) -> dict:
         out = {"n": len(self.values), "p50": self.p50, "p95": self.p95, "p99": self.p99, "unit": self.unit}
         if self.values:
             out["max"] = max(self.values)
             out["mean"] = statistics.fmean(self.values)
-        if baseline is not None and baseline.values:
-            out["ratio_p50"] = self.p50 / baseline.p50
-            out["ratio_p95"] = self.p95 / baseline.p95
-            out["ratio_p99"] = self.p99 / baseline.p99
+        for prefix, reference in (("ratio", baseline), ("floor_ratio", floor)):
+            if reference is not None and reference.values:
+                out[f"{prefix}_p50"] = self.p50 / reference.p50
+                out[f"{prefix}_p95"] = self.p95 / reference.p95
+                out[f"{prefix}_p99"] = self.p99 / reference.p99
         return out
 
 
@@ -220,11 +223,12 @@ class Server:
         )
         return result.stdout
 
-    def create_operator(self, username: str, *, tasks: bool = True) -> dict:
+    def create_operator(self, username: str, *, tasks: bool = True, workspace: str | None = None) -> dict:
+        """An operator (``manage.py demo``) in ``workspace``, by default a workspace of their own."""
         return json.loads(
             self.manage(
                 "demo", "--json", "--username", username, "--password", PASSWORD,
-                "--workspace", f"{username}'s workspace", "--no-staff", *([] if tasks else ["--no-tasks"]),
+                "--workspace", workspace or f"{username}'s workspace", "--no-staff", *([] if tasks else ["--no-tasks"]),
             )
         )
 
@@ -257,15 +261,17 @@ class Server:
 
 
 @contextmanager
-def running_server(env: dict[str, str], log_path: Path, *, module: str = "daphne"):
-    """Daphne serving kandev-web with ``env`` in its own process group, until the block ends.
+def running_server(
+    env: dict[str, str], log_path: Path, *, module: str = "daphne", application: str = "kandev_web.asgi:application"
+):
+    """Daphne serving ``application`` (kandev-web) with ``env`` in its own process group, until the block ends.
 
     ``module`` is what runs Daphne: ``daphne`` itself, or ``benchmarks.trace_server``.
     """
     port = free_port()
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+            [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), application],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
         )
         try:
