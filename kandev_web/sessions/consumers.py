@@ -1,3 +1,5 @@
+import asyncio
+
 from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
@@ -70,6 +72,13 @@ class TaskConsumer(LiveConsumer):
 
     # Frames from the page ----------------------------------------------------
 
+    #: Answers on their way to the agent; they finish even if the page goes away.
+    _answers: set[asyncio.Task]
+
+    async def connect(self):
+        self._answers = set()
+        await super().connect()
+
     def _question(self, pending_id):
         """The task's question ``pending_id``, if the operator may still answer it (checked now)."""
         record = answering.question_for(self.user, pending_id)
@@ -90,13 +99,20 @@ class TaskConsumer(LiveConsumer):
         except answer_frames.BadFrame as bad:
             await self.reply(pending_id, "bad_frame", str(bad), "error")
             return
+        # Its own task: while agentctl is awaited, this socket goes on
+        # receiving live updates (a consumer handles one message at a time).
+        answer = asyncio.create_task(self._answer(record, submission))
+        self._answers.add(answer)
+        answer.add_done_callback(self._answers.discard)
+
+    async def _answer(self, record, submission):
         delivery = await answering.answer(
             record,
             answers=submission.answers,
             rejected=submission.rejected,
             reject_reason=submission.reject_reason,
         )
-        await self.reply(pending_id, delivery.outcome, delivery.message, delivery.level)
+        await self.reply(record.pending_id, delivery.outcome, delivery.message, delivery.level)
 
     async def reply(self, pending_id, outcome, message, level):
         """What became of one frame: the overlay's outcome marker, and a toast when there is news."""

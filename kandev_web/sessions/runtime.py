@@ -14,6 +14,7 @@ URL and token, so an operator may be connected to whichever web process.
 
 import asyncio
 import concurrent.futures
+import contextvars
 import logging
 import os
 import secrets
@@ -145,13 +146,18 @@ class Runner:
         return self._loop
 
     def submit(self, coroutine: Coroutine[Any, Any, Any]) -> concurrent.futures.Future:
-        """Run ``coroutine`` on the server loop from any thread, without waiting for it."""
+        """Run ``coroutine`` on the server loop from any thread, without waiting for it.
+
+        It runs in a context of its own: the caller's (a request's thread-sensitive
+        executor, say) would send its database work back to a thread that is
+        blocked waiting for it, or gone.
+        """
         try:
             loop = self._server_loop()
         except NotServing:
             coroutine.close()
             raise
-        return asyncio.run_coroutine_threadsafe(coroutine, loop)
+        return contextvars.Context().run(asyncio.run_coroutine_threadsafe, coroutine, loop)
 
     def call(self, coroutine: Coroutine[Any, Any, Any], timeout: float = REQUEST_TIMEOUT + 5):
         """Run ``coroutine`` on the server loop and wait for its result, from a sync thread.

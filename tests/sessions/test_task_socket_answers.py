@@ -1,0 +1,254 @@
+"""Answers sent as frames on the task page's socket (``TaskConsumer.receive``).
+
+Each bad frame gets a sentence back on the same socket and changes nothing;
+the socket stays open for the next one. A good frame reaches the agent
+through the same answer service as the HTTP endpoint, and its outcome comes
+back as the overlay's outcome marker.
+"""
+
+import asyncio
+import json
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
+from kandev_web.asgi import application
+from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.clarifications import elicitations, services
+from kandev_web.clarifications.models import Clarification, Status
+from kandev_web.clarifications.validation import parse_bundle
+from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
+
+ORIGIN = (b"origin", b"http://127.0.0.1")
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+BUNDLE = parse_bundle(
+    [{"id": "db", "title": "DB", "prompt": "Which database?", "options": [
+        {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+)
+ELICITATION = {
+    "pending_id": "7d3c9a52-0000-4000-8000-00000000abcd",
+    "session_id": "acp-1",
+    "tool_call_id": "toolu_1",
+    "message": "Pick a colour",
+    "questions": [
+        {"id": "question_0", "title": "Colour", "prompt": "Pick a colour", "kind": "single", "accepts_text": True,
+         "options": [{"id": "Red", "label": "Red"}, {"id": "Blue", "label": "Blue"}]},
+    ],
+}
+
+
+class FakeRunner:
+    """agentctl as the answer service sees it: records each request, answers with ``answer``."""
+
+    def __init__(self, answer):
+        self.sent, self.answer = [], answer
+
+    async def request(self, endpoint, action, payload, timeout=None):
+        self.sent.append((action, payload))
+        if self.answer == "hang":
+            await asyncio.Event().wait()
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer
+
+
+@pytest.fixture
+def fake_agentctl(monkeypatch):
+    def install(answer):
+        fake = FakeRunner(answer)
+        monkeypatch.setattr(elicitations, "runner", fake)
+        return fake
+
+    return install
+
+
+@database_sync_to_async
+def _setup():
+    users = get_user_model().objects
+    mine, theirs = Workspace.objects.create(name="Mine"), Workspace.objects.create(name="Theirs")
+    alice, mallory = users.create_user("alice"), users.create_user("mallory")
+    mine.members.add(alice)
+    theirs.members.add(mallory)
+    tasks = []
+    for workspace in (mine, theirs):
+        board = Board.objects.create(workspace=workspace, name="Main")
+        board.add_default_steps()
+        task = Task.objects.create(board=board, step=board.steps.first(), title=f"{workspace.name} task")
+        session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, acp_session_id="acp-1")
+        Turn.objects.create(session=session)
+        tasks.append(task)
+    client = Client()
+    client.force_login(alice)
+    cookie = (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
+    return tasks[0], tasks[1], cookie
+
+
+@database_sync_to_async
+def _ask(task) -> Clarification:
+    record, _ = services.request_clarification(task.sessions.get(), BUNDLE)
+    return record
+
+
+@database_sync_to_async
+def _elicit(task) -> Clarification:
+    session = task.sessions.get()
+    execution = AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
+    return elicitations.record_requested(execution.pk, session.pk, ELICITATION)
+
+
+@database_sync_to_async
+def _status(record) -> str:
+    return Clarification.objects.get(pk=record.pk).status
+
+
+async def _open(task, cookie) -> WebsocketCommunicator:
+    communicator = WebsocketCommunicator(application, f"/ws/tasks/{task.pk}/", headers=[ORIGIN, cookie])
+    connected, _ = await communicator.connect()
+    assert connected
+    return communicator
+
+
+async def _reply(communicator, marker: str) -> str:
+    """The first frame that contains ``marker``; frames pushed for other reasons are passed over."""
+    while True:
+        output = await communicator.receive_output(timeout=20)
+        assert output["type"] != "websocket.close", "the socket was closed"
+        if marker in output.get("text", ""):
+            return output["text"]
+
+
+def _answer(record, **fields) -> str:
+    return json.dumps({"type": "clarification.answer", "pending_id": record.pending_id, "HEADERS": {}, **fields})
+
+
+async def test_an_answer_frame_settles_an_ask_user_question_bundle():
+    mine, _, cookie = await _setup()
+    record = await _ask(mine)
+    communicator = await _open(mine, cookie)
+    await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1"}))
+    assert 'data-outcome="delivered"' in await _reply(communicator, "data-outcome=")
+    assert await _status(record) == Status.ANSWERED
+    await communicator.disconnect()
+
+
+async def test_skip_is_the_action_of_the_frame():
+    mine, _, cookie = await _setup()
+    record = await _ask(mine)
+    communicator = await _open(mine, cookie)
+    await communicator.send_to(text_data=_answer(record, action="skip", reject_reason="not now"))
+    assert 'data-outcome="delivered"' in await _reply(communicator, "data-outcome=")
+    assert await _status(record) == Status.REJECTED
+    await communicator.disconnect()
+
+
+async def test_an_elicitation_answer_is_forwarded_to_agentctl_as_the_contract_says(fake_agentctl):
+    mine, _, cookie = await _setup()
+    record = await _elicit(mine)
+    fake = fake_agentctl({"success": True, "action": "accept", "content": {"question_0": "Blue"}})
+    communicator = await _open(mine, cookie)
+    await communicator.send_to(text_data=_answer(record, **{"answer-question_0-option": ["Blue"]}))
+    assert 'data-outcome="delivered"' in await _reply(communicator, "data-outcome=")
+    assert fake.sent == [("agent.elicitations.respond", {
+        "pending_id": record.pending_id,
+        "answers": [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}],
+        "rejected": False,
+        "reject_reason": "",
+    })]
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("answer", "outcome", "words"),
+    [
+        (NotFound("settled"), "already_settled", "already answered or withdrawn"),
+        (AgentStreamNotConnected("down"), "stream_down", "connection to the agent is down"),
+        ("hang", "not_responding", "The agent is not responding; your answer was not delivered."),
+    ],
+    ids=["already-answered", "stream-down", "not-responding"],
+)
+async def test_every_delivery_outcome_comes_back_on_the_socket(fake_agentctl, settings, answer, outcome, words):
+    settings.KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS = 0.5
+    mine, _, cookie = await _setup()
+    record = await _elicit(mine)
+    fake_agentctl(answer)
+    communicator = await _open(mine, cookie)
+    await communicator.send_to(text_data=_answer(record, **{"answer-question_0-option": "Red"}))
+    reply = await _reply(communicator, "data-outcome=")
+    assert f'data-outcome="{outcome}"' in reply and words in reply
+    assert await _status(record) == Status.PENDING
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    ("frame", "words"),
+    [
+        ("this is not json", "not JSON"),
+        ("[1, 2]", "not an object"),
+        (json.dumps({"type": "board.hack"}), "does not know"),
+        (json.dumps({"type": "clarification.answer"}), "which question"),
+        ("x" * (1024 * 1024 + 1), "too large"),
+    ],
+    ids=["non-json", "not-an-object", "unknown-type", "no-pending-id", "oversized"],
+)
+async def test_a_malformed_frame_gets_a_sentence_and_the_socket_stays_open(frame, words):
+    mine, _, cookie = await _setup()
+    record = await _ask(mine)
+    communicator = await _open(mine, cookie)
+    await communicator.send_to(text_data=frame)
+    assert words in await _reply(communicator, 'data-testid="toast"')
+    # Still open, and still answering.
+    await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1"}))
+    assert 'data-outcome="delivered"' in await _reply(communicator, "data-outcome=")
+    await communicator.disconnect()
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"answer-nope-option": "x"}, {"is_staff": True}, {"answer-db-option": {"id": 1}}, {"action": "approve"}],
+    ids=["unknown-question", "unknown-field", "not-text", "unknown-action"],
+)
+async def test_a_frame_with_fields_the_question_does_not_have_changes_nothing(fields):
+    mine, _, cookie = await _setup()
+    record = await _ask(mine)
+    communicator = await _open(mine, cookie)
+    await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1", **fields}))
+    reply = await _reply(communicator, "data-outcome=")
+    assert 'data-outcome="bad_frame"' in reply and 'data-testid="toast"' in reply
+    assert await _status(record) == Status.PENDING
+    await communicator.disconnect()
+
+
+async def test_another_workspaces_pending_id_is_refused_and_nothing_is_forwarded(fake_agentctl):
+    mine, theirs, cookie = await _setup()
+    foreign = await _elicit(theirs)
+    fake = fake_agentctl({"success": True, "action": "decline"})
+    communicator = await _open(mine, cookie)
+    await communicator.send_to(text_data=_answer(foreign, action="skip"))
+    assert "not one you can answer" in await _reply(communicator, 'data-testid="toast"')
+    assert fake.sent == []
+    assert await _status(foreign) == Status.PENDING
+    await communicator.disconnect()
+
+
+async def test_a_question_of_another_task_in_the_same_workspace_is_refused():
+    mine, _, cookie = await _setup()
+
+    @database_sync_to_async
+    def other_task():
+        task = Task.objects.create(board=mine.board, step=mine.step, title="Other")
+        session = TaskSession.objects.create(task=task, state=SessionState.RUNNING)
+        Turn.objects.create(session=session)
+        return task
+
+    record = await _ask(await other_task())
+    communicator = await _open(mine, cookie)
+    await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1"}))
+    assert "not one you can answer" in await _reply(communicator, 'data-testid="toast"')
+    assert await _status(record) == Status.PENDING
+    await communicator.disconnect()
