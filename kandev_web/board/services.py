@@ -3,7 +3,8 @@
 from django.db import transaction
 from django.db.models import Max
 
-from . import live
+from kandev_web import live
+
 from .models import Board, Step, Task
 
 

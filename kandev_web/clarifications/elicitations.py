@@ -15,8 +15,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from kandev_web import live
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
-from kandev_web.board import live
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
@@ -95,10 +95,7 @@ def _settle(record: Clarification, status: str, reason: str, response: dict | No
     record.refresh_from_db()
     services.update_messages(record, status=status, response=response, settled_reason=reason)
     events.session_changed(record.session)
-    live.send_after_commit(
-        live.task_group(record.session.task_id),
-        {"type": "clarification.settled", "pending_id": record.pending_id, "reason": reason},
-    )
+    live.clarification_settled(record.session.task_id, record.pending_id, reason)
 
 
 @transaction.atomic

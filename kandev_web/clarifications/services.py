@@ -12,13 +12,13 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from kandev_web import live
 from kandev_web.board.models import TaskState
 from kandev_web.sessions import events
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession
@@ -41,15 +41,6 @@ class ClarificationCancelled(Exception):
 
 class ClarificationTimedOut(Exception):
     pass
-
-
-def clarification_group(pending_id: str) -> str:
-    return f"clarification-{pending_id}"
-
-
-def _wake(pending_id: str) -> None:
-    group = clarification_group(pending_id)
-    transaction.on_commit(lambda: async_to_sync(get_channel_layer().group_send)(group, {"type": "wake"}))
 
 
 def _question_metadata(record: Clarification, index: int, question: dict) -> dict:
@@ -159,7 +150,7 @@ def respond(pending_id: str, *, answers: object = None, rejected: bool = False, 
             session.task.state = TaskState.IN_PROGRESS
             session.task.save(update_fields=["state", "updated_at"])
         events.session_changed(session)
-        _wake(pending_id)
+        live.wake_clarification(pending_id)
     if record.agent_disconnected:
         return Outcome(record, resumed=_resume_with_answer(record))
     return Outcome(record)
@@ -222,7 +213,7 @@ def agent_moved_on(session_id: int) -> None:
         record.agent_disconnected = True
         record.save(update_fields=["agent_disconnected"])
         update_messages(record, agent_disconnected=True)
-        _wake(record.pending_id)
+        live.wake_clarification(record.pending_id)
 
 
 def pending_for_task(task_id: int) -> list[Clarification]:
@@ -243,7 +234,7 @@ async def wait_for_answer(
     interval = settings.KANDEV_MCP_KEEPALIVE_SECONDS if interval is None else interval
     layer = get_channel_layer()
     channel = await layer.new_channel()
-    group = clarification_group(pending_id)
+    group = live.clarification_group(pending_id)
     await layer.group_add(group, channel)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

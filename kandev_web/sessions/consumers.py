@@ -1,6 +1,6 @@
 from django.template.loader import render_to_string
 
-from kandev_web.board import live
+from kandev_web import live
 from kandev_web.board.models import Task
 from kandev_web.live_consumer import LiveConsumer
 

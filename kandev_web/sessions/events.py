@@ -13,7 +13,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from kandev_web.board import live
+from kandev_web import live
 from kandev_web.board.models import TaskState
 from kandev_web.executor.client import ExecutorAddress
 
@@ -31,10 +31,7 @@ _TOOL_TYPES = {"edit": MessageType.TOOL_EDIT, "read": MessageType.TOOL_READ, "ex
 
 
 def message_changed(message: Message, *, created: bool) -> None:
-    live.send_after_commit(
-        live.task_group(message.session.task_id),
-        {"type": "message.changed", "message_id": message.pk, "created": created},
-    )
+    live.message_changed(message.session.task_id, message.pk, created=created)
 
 
 def session_changed(session: TaskSession) -> None:

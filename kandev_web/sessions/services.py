@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, Conflict, NotFound, StreamError
-from kandev_web.board import live
+from kandev_web import live
 from kandev_web.board.models import Task, TaskState
 from kandev_web.flags.services import runtime_flags
 
