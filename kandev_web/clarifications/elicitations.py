@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy
 
 from kandev_web import live
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
+from kandev_web.board import workflow
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
@@ -77,9 +78,7 @@ def record_requested(execution_id: int, session_id: int, payload: dict) -> Clari
         tool_call_id=payload.get("tool_call_id") or "",
     )
     services.add_question_messages(record)
-    # The turn is still open: the session stays RUNNING (AC-09); the pending
-    # action is what turns the icon into "waiting for input".
-    events.session_changed(session)
+    workflow.elicitation_asked(session)
     from kandev_web.notifications import services as notifications
 
     notifications.clarification_requested(record)
@@ -94,7 +93,7 @@ def _settle(record: Clarification, status: str, reason: str, response: dict | No
     )
     record.refresh_from_db()
     services.update_messages(record, status=status, response=response, settled_reason=reason)
-    events.session_changed(record.session)
+    workflow.question_settled(record.session)
     live.clarification_settled(record.session.task_id, record.pending_id, reason)
 
 

@@ -19,9 +19,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from kandev_web import live
-from kandev_web.board.models import TaskState
+from kandev_web.board import workflow
 from kandev_web.sessions import events
-from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession
+from kandev_web.sessions.models import Message, MessageType, TaskSession
 
 from .models import Clarification, Source, Status
 from .validation import Answer, Option, Question, dedup_key, parse_answers
@@ -76,12 +76,7 @@ def request_clarification(session: TaskSession, questions: tuple[Question, ...],
         dedup_key=key,
     )
     add_question_messages(record)
-    session.state = SessionState.WAITING_FOR_INPUT
-    session.save(update_fields=["state", "updated_at"])
-    task = session.task
-    task.state = TaskState.REVIEW
-    task.save(update_fields=["state", "updated_at"])
-    events.session_changed(session)
+    workflow.question_asked(session)
     from kandev_web.notifications import services as notifications
 
     notifications.clarification_requested(record)
@@ -143,13 +138,7 @@ def respond(pending_id: str, *, answers: object = None, rejected: bool = False, 
             raise AlreadyAnswered(pending_id)
         record.refresh_from_db()
         update_messages(record, status=record.status, response=response)
-        session = record.session
-        if not record.agent_disconnected and session.state == SessionState.WAITING_FOR_INPUT:
-            session.state = SessionState.RUNNING
-            session.save(update_fields=["state", "updated_at"])
-            session.task.state = TaskState.IN_PROGRESS
-            session.task.save(update_fields=["state", "updated_at"])
-        events.session_changed(session)
+        workflow.question_answered(record.session, agent_waiting=not record.agent_disconnected)
         live.wake_clarification(pending_id)
     if record.agent_disconnected:
         return Outcome(record, resumed=_resume_with_answer(record))
@@ -265,5 +254,5 @@ def _expire(pending_id: str) -> None:
     if Clarification.objects.filter(pending_id=pending_id, status=Status.PENDING).update(status=Status.EXPIRED):
         record = Clarification.objects.select_related("session__task").get(pending_id=pending_id)
         update_messages(record, status=Status.EXPIRED)
-        events.session_changed(record.session)
+        workflow.question_settled(record.session)
 
