@@ -17,6 +17,11 @@ class Status(models.TextChoices):
     CANCELLED = "cancelled", _("Cancelled")
 
 
+class ClarificationQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(session__task__board__workspace__members=user)
+
+
 class Clarification(models.Model):
     """A bundle of questions an agent is waiting on, answerable from any web process.
 
@@ -44,6 +49,8 @@ class Clarification(models.Model):
     settled_reason = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     responded_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ClarificationQuerySet.as_manager()
 
     class Meta:
         ordering = ["created_at", "pk"]

@@ -1,6 +1,7 @@
 """The operator's answer to a clarification, from the overlay."""
 
-from django.http import Http404, HttpResponse
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_POST
 from django.utils.translation import gettext as _
 
@@ -25,11 +26,7 @@ def answers_from_form(record: Clarification, data) -> list[dict]:
 
 @require_POST
 def respond(request, pending_id):
-    record = Clarification.objects.filter(
-        pending_id=pending_id, session__task__board__workspace__members=request.user
-    ).first()
-    if record is None:
-        raise Http404
+    record = get_object_or_404(Clarification.objects.for_user(request.user), pending_id=pending_id)
     skipped = request.POST.get("action") == "skip"
     answers = [] if skipped else answers_from_form(record, request.POST)
     reason = request.POST.get("reject_reason", "")
