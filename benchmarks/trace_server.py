@@ -89,8 +89,7 @@ def _wrap_sync(owner, attribute: str, label: str, detail=lambda *a, **k: None) -
 
 
 def install_probes() -> None:
-    from kandev_web import live_consumer
-    from kandev_web.board import live
+    from kandev_web import live, live_consumer
     from kandev_web.clarifications import elicitations, views
     from kandev_web.sessions import runtime
     from kandev_web.sessions.consumers import TaskConsumer

@@ -9,12 +9,9 @@ from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.template.loader import render_to_string
 
+from kandev_web.live import user_group
+
 CLOSE_FORBIDDEN = 4403
-
-
-def user_group(user_id: int) -> str:
-    """Every open page of one operator, for notifications meant for them."""
-    return f"user-{user_id}"
 
 
 class LiveConsumer(AsyncWebsocketConsumer):

@@ -1,6 +1,6 @@
+from kandev_web import live
 from kandev_web.live_consumer import LiveConsumer
 
-from . import live
 from .models import Board
 
 

@@ -11,12 +11,24 @@ DEFAULT_STEPS = [
 ]
 
 
+class WorkspaceQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(members=user)
+
+
 class Workspace(models.Model):
-    """The unit of access: an operator sees a workspace's boards only as a member."""
+    """The unit of access: an operator sees a workspace's boards only as a member.
+
+    Every model an operator reaches has ``objects.for_user(user)``, this rule
+    followed from that model to its workspace; views and consumers read
+    through it instead of spelling the path out.
+    """
 
     name = models.CharField(_("name"), max_length=200)
     members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="workspaces", blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = WorkspaceQuerySet.as_manager()
 
     class Meta:
         ordering = ["name", "pk"]

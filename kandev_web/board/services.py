@@ -1,21 +1,17 @@
 """Changing tasks. Each function is one transaction and announces itself after commit."""
 
 from django.db import transaction
-from django.db.models import Max
 
-from . import live
+from kandev_web import live
+
+from . import workflow
 from .models import Board, Step, Task
-
-
-def _next_position(step: Step) -> int:
-    highest = step.tasks.aggregate(highest=Max("position"))["highest"]
-    return 0 if highest is None else highest + 1
 
 
 @transaction.atomic
 def create_task(board: Board, *, title: str, description: str, step: Step) -> Task:
     task = Task.objects.create(
-        board=board, step=step, title=title, description=description, position=_next_position(step)
+        board=board, step=step, title=title, description=description, position=workflow.end_of_column(step)
     )
     live.board_changed(board.pk, step_ids=[step.pk], task_ids=[task.pk])
     return task
@@ -33,13 +29,8 @@ def update_task(task: Task, *, title: str, description: str) -> Task:
 @transaction.atomic
 def move_task(task: Task, step: Step) -> Task:
     """Move ``task`` to the end of ``step`` (a no-op when it is already there)."""
-    if step.pk == task.step_id:
-        return task
-    old_step_id = task.step_id
-    task.step, task.position = step, _next_position(step)
-    task.save(update_fields=["step", "position", "updated_at"])
-    live.board_changed(task.board_id, step_ids=[old_step_id, step.pk], task_ids=[task.pk])
-    live.task_changed(task.pk)
+    if step.pk != task.step_id:
+        workflow.task_moved(task, step)
     return task
 
 

@@ -16,6 +16,7 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
+from kandev_web.board import workflow
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
@@ -65,9 +66,7 @@ def record_requested(execution_id: int, session_id: int, payload: dict) -> Clari
         tool_call_id=payload.get("tool_call_id") or "",
     )
     records.add_question_messages(record)
-    # The turn is still open: the session stays RUNNING (AC-09); the pending
-    # action is what turns the icon into "waiting for input".
-    events.session_changed(session)
+    workflow.elicitation_asked(session)
     from kandev_web.notifications import services as notifications
 
     notifications.clarification_requested(record)

@@ -10,7 +10,8 @@ neither imports the other.
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
-from kandev_web.board import live
+from kandev_web import live
+from kandev_web.board import workflow
 from kandev_web.sessions import events
 from kandev_web.sessions.models import Message, MessageType
 
@@ -74,11 +75,8 @@ def settle(record: Clarification, status: str, reason: str, response: dict | Non
     )
     record.refresh_from_db()
     update_messages(record, status=status, response=response, settled_reason=reason)
-    events.session_changed(record.session)
-    live.send_after_commit(
-        live.task_group(record.session.task_id),
-        {"type": "clarification.settled", "pending_id": record.pending_id, "reason": reason},
-    )
+    workflow.question_settled(record.session)
+    live.clarification_settled(record.session.task_id, record.pending_id, reason)
 
 
 def pending_for_task(task_id: int) -> list[Clarification]:

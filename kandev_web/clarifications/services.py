@@ -12,15 +12,15 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from asgiref.sync import async_to_sync
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
-from kandev_web.board.models import TaskState
+from kandev_web import live
+from kandev_web.board import workflow
 from kandev_web.sessions import events
-from kandev_web.sessions.models import SessionState, TaskSession
+from kandev_web.sessions.models import TaskSession
 
 from . import records
 from .models import Clarification, Source, Status
@@ -43,13 +43,6 @@ class ClarificationTimedOut(Exception):
     pass
 
 
-def clarification_group(pending_id: str) -> str:
-    return f"clarification-{pending_id}"
-
-
-def _wake(pending_id: str) -> None:
-    group = clarification_group(pending_id)
-    transaction.on_commit(lambda: async_to_sync(get_channel_layer().group_send)(group, {"type": "wake"}))
 
 
 @transaction.atomic
@@ -72,12 +65,7 @@ def request_clarification(session: TaskSession, questions: tuple[Question, ...],
         dedup_key=key,
     )
     records.add_question_messages(record)
-    session.state = SessionState.WAITING_FOR_INPUT
-    session.save(update_fields=["state", "updated_at"])
-    task = session.task
-    task.state = TaskState.REVIEW
-    task.save(update_fields=["state", "updated_at"])
-    events.session_changed(session)
+    workflow.question_asked(session)
     from kandev_web.notifications import services as notifications
 
     notifications.clarification_requested(record)
@@ -101,13 +89,8 @@ def respond(pending_id: str, *, answers: object = None, rejected: bool = False, 
             response = {"rejected": False, "answers": [_answer_json(a) for a in parse_answers(questions, answers)]}
         status, reason = (Status.REJECTED, "operator_skipped") if rejected else (Status.ANSWERED, "operator")
         records.settle(record, status, reason, response)
-        session = record.session
-        if not record.agent_disconnected and session.state == SessionState.WAITING_FOR_INPUT:
-            session.state = SessionState.RUNNING
-            session.save(update_fields=["state", "updated_at"])
-            session.task.state = TaskState.IN_PROGRESS
-            session.task.save(update_fields=["state", "updated_at"])
-        _wake(pending_id)
+        workflow.question_answered(record.session, agent_waiting=not record.agent_disconnected)
+        live.wake_clarification(pending_id)
     return record
 
 
@@ -144,7 +127,7 @@ def agent_moved_on(session_id: int) -> None:
         record.agent_disconnected = True
         record.save(update_fields=["agent_disconnected"])
         records.update_messages(record, agent_disconnected=True)
-        _wake(record.pending_id)
+        live.wake_clarification(record.pending_id)
 
 
 async def wait_for_answer(
@@ -158,7 +141,7 @@ async def wait_for_answer(
     interval = settings.KANDEV_MCP_KEEPALIVE_SECONDS if interval is None else interval
     layer = get_channel_layer()
     channel = await layer.new_channel()
-    group = clarification_group(pending_id)
+    group = live.clarification_group(pending_id)
     await layer.group_add(group, channel)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + timeout

@@ -4,13 +4,11 @@ The text names the task, never the question: notifications end up on lock
 screens and in other people's field of view.
 """
 
-from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
-from kandev_web.live_consumer import user_group
+from kandev_web import live
 
 from .models import DEFAULTS, Delivery, Event, NotificationSetting
 
@@ -40,9 +38,7 @@ def _notify(task, event: Event, occurrence: str, title: str, body: str) -> None:
                 Delivery.objects.create(provider=IN_APP, event=event, occurrence=occurrence, user=user)
         except IntegrityError:
             continue  # this occurrence already reached this operator
-        message = {"type": "notify", "event": str(event), "title": title, "body": body, "task_id": task.pk}
-        group = user_group(user.pk)
-        transaction.on_commit(lambda group=group, message=message: async_to_sync(get_channel_layer().group_send)(group, message))
+        live.notify(user.pk, event=str(event), title=title, body=body, task_id=task.pk)
 
 
 def clarification_requested(clarification) -> None:

@@ -4,8 +4,8 @@ from channels.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
-from kandev_web.board import live
-from kandev_web.board.models import Task
+from kandev_web import live
+from kandev_web.board.models import Task, Workspace
 from kandev_web.clarifications import answer_frames, answering
 from kandev_web.clarifications.records import SETTLED_NOTICES
 from kandev_web.live_consumer import LiveConsumer
@@ -29,8 +29,8 @@ class TaskConsumer(LiveConsumer):
 
     def still_allowed(self):
         # A deleted task is still "allowed": its viewers are told it is gone.
-        task = Task.objects.filter(pk=self.task_id).values_list("board__workspace", flat=True).first()
-        return task is None or self.user.workspaces.filter(pk=task).exists()
+        workspace_id = Task.objects.filter(pk=self.task_id).values_list("board__workspace", flat=True).first()
+        return workspace_id is None or Workspace.objects.for_user(self.user).filter(pk=workspace_id).exists()
 
     def _task(self):
         return Task.objects.for_user(self.user).select_related("board", "step").filter(pk=self.task_id).first()

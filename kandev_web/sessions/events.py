@@ -13,12 +13,12 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from kandev_web.board import live
-from kandev_web.board.models import TaskState
+from kandev_web import live
+from kandev_web.board import workflow
 from kandev_web.executor.client import ExecutorAddress
 
 from . import signals
-from .models import Activity, AgentExecution, AuthorType, Message, MessageType, SessionState, TaskSession, Turn
+from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -31,16 +31,7 @@ _TOOL_TYPES = {"edit": MessageType.TOOL_EDIT, "read": MessageType.TOOL_READ, "ex
 
 
 def message_changed(message: Message, *, created: bool) -> None:
-    live.send_after_commit(
-        live.task_group(message.session.task_id),
-        {"type": "message.changed", "message_id": message.pk, "created": created},
-    )
-
-
-def session_changed(session: TaskSession) -> None:
-    """The session's state moved: its task page, and the icon on every board card."""
-    live.task_changed(session.task_id)
-    live.board_changed(session.task.board_id, step_ids=[session.task.step_id], task_ids=[session.task_id])
+    live.message_changed(message.session.task_id, message.pk, created=created)
 
 
 def _locked_session(session_id: int) -> TaskSession:
@@ -161,9 +152,7 @@ def record_permission_requested(session_id: int, payload: dict) -> None:
         },
         requests_input=True,
     )
-    session.state = SessionState.WAITING_FOR_INPUT
-    session.save(update_fields=["state", "updated_at"])
-    session_changed(session)
+    workflow.permission_requested(session)
 
 
 @transaction.atomic
@@ -185,19 +174,7 @@ def record_permission_settled(session_id: int, payload: dict) -> None:
     }
     message.save(update_fields=["metadata"])
     message_changed(message, created=False)
-    if session.state == SessionState.WAITING_FOR_INPUT and current_turn(session).completed_at is None:
-        session.state = SessionState.RUNNING
-        session.save(update_fields=["state", "updated_at"])
-        session_changed(session)
-
-
-def _review_step(task):
-    """Kandev's simple workflow: a finished turn moves the task from the start step to the next one."""
-    steps = list(task.board.steps.all())
-    for step, after in zip(steps, steps[1:]):
-        if step.is_start and task.step_id == step.pk:
-            return after
-    return None
+    workflow.permission_settled(session, turn_open=current_turn(session).completed_at is None)
 
 
 @transaction.atomic
@@ -219,18 +196,7 @@ def record_turn_completed(session_id: int, payload: dict) -> None:
         )
     elif stop_reason == "cancelled":
         add_message(session, type=MessageType.STATUS, author=AuthorType.SYSTEM, content=_("Turn cancelled."))
-    if session.state in (SessionState.RUNNING, SessionState.WAITING_FOR_INPUT):
-        session.state = SessionState.WAITING_FOR_INPUT
-    session.activity = Activity.NONE
-    session.save(update_fields=["state", "activity", "updated_at"])
-    task = session.task
-    if task.state in (TaskState.IN_PROGRESS, TaskState.SCHEDULING):
-        task.state = TaskState.REVIEW
-        old_step = task.step_id
-        task.step = _review_step(task) or task.step
-        task.save(update_fields=["state", "step", "updated_at"])
-        live.board_changed(task.board_id, step_ids=[old_step, task.step_id], task_ids=[task.pk])
-    session_changed(session)
+    workflow.turn_finished(session)
     signals.turn_ended.send(TaskSession, session=session, turn=turn, stop_reason=stop_reason)
 
 
@@ -248,34 +214,30 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
     execution.exit_code = payload.get("exit_code")
     execution.save(update_fields=["ended_at", "exit_code"])
     session = _locked_session(execution.session_id)
-    session.activity = Activity.NONE
     turn = current_turn(session)
     if turn is not None and turn.completed_at is None:
         turn.completed_at = timezone.now()
         turn.stop_reason = "error"
         turn.save(update_fields=["completed_at", "stop_reason"])
     if execution.stop_requested:
-        session.state = SessionState.CANCELLED if session.state != SessionState.FAILED else session.state
+        workflow.agent_stopped(session)
         add_message(session, type=MessageType.STATUS, author=AuthorType.SYSTEM, content=_("Agent stopped."))
-    elif session.state not in (SessionState.FAILED, SessionState.CANCELLED, SessionState.COMPLETED):
-        session.state = SessionState.FAILED
-        if agentctl_gone:
-            session.error = _("The agent's controller stopped unexpectedly (exit code %(code)s).") % {
-                "code": payload.get("exit_code")
-            }
-        else:
-            session.error = _("The agent exited unexpectedly (exit code %(code)s, signal %(signal)s).") % {
-                "code": payload.get("exit_code"),
-                "signal": payload.get("signal"),
-            }
-        add_message(session, type=MessageType.ERROR, author=AuthorType.SYSTEM, content=session.error)
-        task = session.task
-        if task.state not in (TaskState.COMPLETED, TaskState.REVIEW):
-            task.state = TaskState.FAILED
-            task.save(update_fields=["state", "updated_at"])
-    session.save(update_fields=["state", "activity", "error", "updated_at"])
-    session_changed(session)
+    elif workflow.has_ended(session):
+        workflow.agent_exited(session)
+    else:
+        error = _exit_error(payload, agentctl_gone=agentctl_gone)
+        workflow.agent_failed(session, error)
+        add_message(session, type=MessageType.ERROR, author=AuthorType.SYSTEM, content=error)
     signals.agent_gone.send(TaskSession, session=session)
+
+
+def _exit_error(payload: dict, *, agentctl_gone: bool) -> str:
+    if agentctl_gone:
+        return _("The agent's controller stopped unexpectedly (exit code %(code)s).") % {"code": payload.get("exit_code")}
+    return _("The agent exited unexpectedly (exit code %(code)s, signal %(signal)s).") % {
+        "code": payload.get("exit_code"),
+        "signal": payload.get("signal"),
+    }
 
 
 @transaction.atomic
@@ -336,11 +298,7 @@ def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
 
 @transaction.atomic
 def record_acp_session(session_id: int, acp_session_id: str) -> None:
-    session = _locked_session(session_id)
-    session.acp_session_id = acp_session_id
-    session.state = SessionState.RUNNING
-    session.save(update_fields=["acp_session_id", "state", "updated_at"])
-    session_changed(session)
+    workflow.session_opened(_locked_session(session_id), acp_session_id)
 
 
 @transaction.atomic
@@ -350,7 +308,7 @@ def record_stream_state(execution_id: int, connected: bool) -> None:
     if execution.stream_connected != connected and execution.ended_at is None:
         execution.stream_connected = connected
         execution.save(update_fields=["stream_connected"])
-        session_changed(execution.session)
+        workflow.connection_changed(execution.session)
 
 
 def record_prompt_sent(turn_id: int, agent_turn_id: str) -> None:
@@ -360,11 +318,5 @@ def record_prompt_sent(turn_id: int, agent_turn_id: str) -> None:
 @transaction.atomic
 def record_start_failed(session_id: int, reason: str) -> None:
     session = _locked_session(session_id)
-    session.state = SessionState.FAILED
-    session.activity = Activity.NONE
-    session.error = reason
-    session.save(update_fields=["state", "activity", "error", "updated_at"])
+    workflow.start_failed(session, reason)
     add_message(session, type=MessageType.ERROR, author=AuthorType.SYSTEM, content=reason)
-    session.task.state = TaskState.FAILED
-    session.task.save(update_fields=["state", "updated_at"])
-    session_changed(session)

@@ -31,6 +31,11 @@ class Executor(models.Model):
         return ExecutorAddress(self.url, self.token)
 
 
+class AgentProfileQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(workspace__members=user)
+
+
 class AgentProfile(models.Model):
     """How to start one kind of ACP agent: the command agentctl runs over stdio."""
 
@@ -51,6 +56,8 @@ class AgentProfile(models.Model):
         verbose_name=_("executor"),
         help_text=_("The machine the agent runs on; empty runs it on the web machine that starts it."),
     )
+
+    objects = AgentProfileQuerySet.as_manager()
 
     class Meta:
         ordering = ["name", "pk"]
@@ -81,6 +88,11 @@ class Activity(models.TextChoices):
     BACKGROUND = "background", _("Working in the background")
 
 
+class TaskSessionQuerySet(models.QuerySet):
+    def for_user(self, user):
+        return self.filter(task__board__workspace__members=user)
+
+
 class TaskSession(models.Model):
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="sessions")
     agent_profile = models.ForeignKey(
@@ -95,6 +107,8 @@ class TaskSession(models.Model):
     error = models.TextField(_("error"), blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = TaskSessionQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-pk"]

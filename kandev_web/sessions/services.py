@@ -10,13 +10,13 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError
-from kandev_web.board import live
-from kandev_web.board.models import Task, TaskState
+from kandev_web.board import workflow
+from kandev_web.board.models import Task
 from kandev_web.flags.services import runtime_flags
 
 from . import events
 from .mcp_tokens import mcp_server_for_agent, new_token
-from .models import Activity, AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
+from .models import AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
 from .runtime import Endpoint, LaunchPlan, agent_environment, runner
 
 
@@ -32,31 +32,16 @@ def text_prompt(text: str) -> list[dict]:
     return [{"type": "text", "text": text}]
 
 
-def _start_step(task: Task):
-    return task.board.steps.filter(is_start=True).first()
-
-
 def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: str) -> TaskSession:
     """Start an agent on ``task``; it reaches Kandev's MCP tools at ``mcp_url`` with a token of its own."""
     mcp_token, mcp_token_hash = new_token()
     with transaction.atomic():
-        session = TaskSession.objects.create(
-            task=task,
-            agent_profile=profile,
-            state=SessionState.STARTING,
-            activity=Activity.GENERATING,
-            mcp_token_hash=mcp_token_hash,
-        )
+        session = TaskSession.objects.create(task=task, agent_profile=profile, mcp_token_hash=mcp_token_hash)
         executor = profile.executor
         execution = AgentExecution.objects.create(session=session, runtime_flags=runtime_flags(), executor=executor)
         turn = Turn.objects.create(session=session)
         events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
-        old_step = task.step_id
-        task.state = TaskState.IN_PROGRESS
-        task.step = _start_step(task) or task.step
-        task.save(update_fields=["state", "step", "updated_at"])
-        live.board_changed(task.board_id, step_ids=[old_step, task.step_id], task_ids=[task.pk])
-        events.session_changed(session)
+        workflow.session_started(session)
         plan = LaunchPlan(
             task_id=task.pk,
             session_id=session.pk,
@@ -108,15 +93,7 @@ def _begin_turn(session_id: int, prompt: str) -> tuple[Endpoint, str, int]:
     with transaction.atomic():
         turn = Turn.objects.create(session=session)
         events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
-        session.state, session.activity = SessionState.RUNNING, Activity.GENERATING
-        session.save(update_fields=["state", "activity", "updated_at"])
-        task = session.task
-        old_step = task.step_id
-        task.state = TaskState.IN_PROGRESS
-        task.step = _start_step(task) or task.step
-        task.save(update_fields=["state", "step", "updated_at"])
-        live.board_changed(task.board_id, step_ids=[old_step, task.step_id], task_ids=[task.pk])
-        events.session_changed(session)
+        workflow.prompt_sent(session)
     return endpoint, session.acp_session_id, turn.pk
 
 

@@ -44,8 +44,7 @@ def _task(request, task_id) -> Task:
 
 
 def _session(request, session_id) -> TaskSession:
-    sessions = TaskSession.objects.filter(task__board__workspace__members=request.user).select_related("task__board")
-    return get_object_or_404(sessions, pk=session_id)
+    return get_object_or_404(TaskSession.objects.for_user(request.user).select_related("task__board"), pk=session_id)
 
 
 def toast(message, *, level="error", status=200) -> HttpResponse:

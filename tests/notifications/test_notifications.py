@@ -5,7 +5,7 @@ from channels.layers import get_channel_layer
 from asgiref.sync import async_to_sync
 from django.test import Client
 
-from kandev_web.live_consumer import user_group
+from kandev_web.live import user_group
 from kandev_web.notifications import services
 from kandev_web.notifications.models import Delivery, Event
 from kandev_web.sessions.models import SessionState, TaskSession, Turn

@@ -13,10 +13,10 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from kandev_web import live
 from kandev_web.asgi import application
-from kandev_web.board import live
 from kandev_web.board.models import Board, Task, Workspace
-from kandev_web.live_consumer import user_group
+from kandev_web.live import user_group
 from kandev_web.sessions.models import Message, MessageType, TaskSession
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
