@@ -68,7 +68,7 @@ async def test_a_question_asked_while_the_tab_was_away_is_in_its_first_frame():
 
     frame = await catch_up(f"/ws/tasks/{task.pk}/?after={seen.pk}", cookie)
 
-    assert f'data-testid="clarification-overlay"\n           data-pending-id="{record.pending_id}"' in frame
+    assert re.search(rf'data-testid="clarification-overlay"\s+data-pending-id="{record.pending_id}"', frame)
     assert 'id="composer"' in frame and 'data-mode="clarification"' in frame
     assert 'data-session-state="WAITING_FOR_INPUT"' in frame
     assert 'data-testid="task-state-waiting-for-input"' in frame
