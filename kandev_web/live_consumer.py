@@ -1,12 +1,13 @@
-"""The shared shape of a live page socket: authenticate, authorise, join groups.
+"""The shared shape of a live page socket: authenticate, authorise, join groups, catch up.
 
-A subclass names its groups and says how to render an event; it holds no
-business logic. A socket that fails the check is closed with 4403 before it
-joins anything, so nothing is ever sent to it.
+A subclass names its groups, says how to render an event and what the page
+shows as it is now; it holds no business logic. A socket that fails the
+check is closed with 4403 before it joins anything, so nothing is ever sent to it.
 """
 
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.http import QueryDict
 from django.template.loader import render_to_string
 
 from kandev_web.live import user_group
@@ -34,6 +35,23 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(group, self.channel_name)
         self.joined = groups
         await self.accept()
+        await self.catch_up()
+
+    async def catch_up(self):
+        """Send what the page shows live, as it is now: whatever it missed while its socket was down.
+
+        Runs after every accept, the first one included (something may have
+        changed between the page's render and its socket opening). The groups
+        are joined before it reads anything, so every later change still
+        arrives as an event after it; the page takes its first frame as the
+        catch-up, so this must always send exactly one.
+        """
+        raise NotImplementedError
+
+    @property
+    def page_state(self) -> QueryDict:
+        """What the page says it shows, in its socket URL's query string (``static/js/app.js`` writes it)."""
+        return QueryDict(self.scope["query_string"])
 
     async def disconnect(self, code):
         for group in self.joined:

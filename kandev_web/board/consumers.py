@@ -16,6 +16,14 @@ class BoardConsumer(LiveConsumer):
     def still_allowed(self):
         return Board.objects.for_user(self.user).filter(pk=self.board.pk).exists()
 
+    def render_catch_up(self):
+        from .views import render_catch_up
+
+        return render_catch_up(self.board, self.page_state)
+
+    async def catch_up(self):
+        await self.send_fragment(self.render_catch_up)
+
     def render_changes(self, step_ids, task_ids):
         from .views import render_changes
 

@@ -5,6 +5,7 @@ task's pending action; these are fetched for all cards at once, never per card.
 """
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from django.db.models import Count, F, OuterRef, Q, Subquery, Window
@@ -91,6 +92,22 @@ def parse_sort_key(value: str) -> tuple[int, int]:
     return position, pk
 
 
+def parse_shown_through(values: Iterable[str]) -> dict[int, tuple[int, int]]:
+    """How far a reconnecting page shows its columns: "step id:sort key" each, the ``data-through`` it has.
+
+    Anything malformed is left out: that column is then read as a fresh page
+    shows it, which is never wrong, only shorter.
+    """
+    through = {}
+    for value in values:
+        step_id, _, key = value.partition(":")
+        try:
+            through[int(step_id)] = parse_sort_key(key)
+        except ValueError:
+            continue
+    return through
+
+
 def _columns(board: Board | int) -> dict[int, Column]:
     """An empty column per step, in order, each knowing its neighbours (for the move buttons)."""
     steps = list(Step.objects.filter(board=board).order_by("position", "pk"))
@@ -105,28 +122,35 @@ def _in_column_order(pks) -> list[Card]:
     return cards_for(Task.objects.filter(pk__in=pks).order_by("position", "pk"))
 
 
-def board_columns(board: Board, *, pinned_task_id: int | None = None) -> list[Column]:
+def board_columns(
+    board: Board, *, pinned_task_id: int | None = None, through: Mapping[int, tuple[int, int]] | None = None
+) -> list[Column]:
     """Every column with its count and its first ``CARDS_PER_PAGE`` cards.
 
     One query ranks the tasks within their step and counts them, whatever the
     board's size; only the first page of each column is then read as cards.
     ``pinned_task_id`` (a task of this board) is read with them, in the same
     queries, and is its column's ``pinned`` card when it is not on the first page.
+    ``through`` maps a step to the sort key a page had shown it up to with
+    "Show more": that column shows every card up to it, however many pages.
     """
     columns = _columns(board)
-    first_pages = list(
+    on_page = Q(rank__lte=CARDS_PER_PAGE)
+    for step_id, (position, pk) in (through or {}).items():
+        on_page |= Q(step=step_id) & (Q(position__lt=position) | Q(position=position, pk__lte=pk))
+    shown_rows = list(
         Task.objects.filter(board=board)
         .order_by()
         .annotate(
             rank=Window(RowNumber(), partition_by=F("step"), order_by=(F("position").asc(), F("pk").asc())),
             in_step=Window(Count("pk"), partition_by=F("step")),
         )
-        .filter(rank__lte=CARDS_PER_PAGE)
+        .filter(on_page)
         .values_list("pk", "step_id", "in_step")
     )
-    for _, step_id, in_step in first_pages:
+    for _, step_id, in_step in shown_rows:
         columns[step_id].count = in_step
-    shown = [pk for pk, _, _ in first_pages]
+    shown = [pk for pk, _, _ in shown_rows]
     pinned = {pinned_task_id} - set(shown) - {None}
     for card in _in_column_order([*shown, *pinned]):
         column = columns[card.task.step_id]

@@ -43,6 +43,17 @@ class TaskConsumer(LiveConsumer):
             return render_to_string("sessions/task.html#deleted-oob")
         return render_to_string("sessions/task.html#live-oob", task_context(task, with_messages=False))
 
+    def render_catch_up(self):
+        from .views import render_catch_up
+
+        task = self._task()
+        if task is None:
+            return render_to_string("sessions/task.html#deleted-oob")
+        return render_catch_up(task, self.page_state)
+
+    async def catch_up(self):
+        await self.send_fragment(self.render_catch_up)
+
     def render_task_rows(self, step_ids, task_ids):
         from .views import render_task_rows
 

@@ -2,13 +2,63 @@
 (function () {
   "use strict";
 
-  // Expose the socket state as data-live so tests (and styles) can wait on it.
+  // The live page's state, as data-live on its root (tests wait on it) and the
+  // live-status pill (people see it): "connected" only once the server's
+  // catch-up (always a socket's first frame) is in, so a connected page is
+  // also an up-to-date one; "disconnected" from the moment the socket drops.
+  function showLive(root, state) {
+    root.dataset.live = state;
+    const status = root.querySelector("[data-testid=live-status]");
+    if (status) status.dataset.state = state;
+  }
   document.addEventListener("htmx:wsOpen", (event) => {
-    event.detail.elt.dataset.live = "connected";
+    event.detail.elt.dataset.catchingUp = "true";
   });
-  document.addEventListener("htmx:wsClose", (event) => {
-    event.detail.elt.dataset.live = "disconnected";
+  document.addEventListener("htmx:wsAfterMessage", (event) => {
+    const root = event.detail.elt;
+    if (root.dataset.catchingUp !== "true") return;
+    delete root.dataset.catchingUp;
+    showLive(root, "connected");
   });
+  for (const name of ["htmx:wsClose", "htmx:wsError"]) {
+    document.addEventListener(name, (event) => showLive(event.detail.elt, "disconnected"));
+  }
+
+  // Reconnect within a few seconds: the extension's own backoff doubles up to
+  // 64 s, so a short outage looked like a long one. Half of each delay is
+  // random so pages do not all come back at once after a server restart.
+  const RECONNECT_FIRST_MS = 500;
+  const RECONNECT_MAX_MS = 3000;
+  htmx.config.wsReconnectDelay = (retry) => {
+    const delay = Math.min(RECONNECT_MAX_MS, RECONNECT_FIRST_MS * 2 ** retry);
+    return delay / 2 + (Math.random() * delay) / 2;
+  };
+  // Not "at once when the tab is visible or online again": the extension's
+  // retry timer cannot be cancelled and its reconnect() does not clear it, so
+  // a second socket would open; the short delay above bounds the wait instead.
+
+  // Every (re)connect says what the page shows, in the socket URL, so the
+  // server's catch-up fits it: how far "Show more" has taken each list and the
+  // last timeline message the page has. (The extension calls this with the
+  // ws-connect URL; a page has one live socket.)
+  htmx.createWebSocket = (url) => {
+    const socket = new WebSocket(withPageState(url), []);
+    socket.binaryType = htmx.config.wsBinaryType;
+    return socket;
+  };
+
+  function withPageState(url) {
+    const target = new URL(url);
+    for (const end of document.querySelectorAll("[data-step-id][data-through]")) {
+      if (end.dataset.through) target.searchParams.append("through", `${end.dataset.stepId}:${end.dataset.through}`);
+    }
+    const timeline = document.getElementById("timeline");
+    if (timeline) {
+      const ids = Array.from(timeline.querySelectorAll(":scope > [data-message-id]"), (item) => Number(item.dataset.messageId));
+      target.searchParams.set("after", String(ids.reduce((a, b) => Math.max(a, b), 0)));
+    }
+    return target.href;
+  }
 
   // Toasts say their piece and go; a streamed message is never shown twice.
   document.addEventListener("htmx:oobAfterSwap", (event) => {

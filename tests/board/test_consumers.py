@@ -1,5 +1,7 @@
 """Live board and task sockets: who may connect, and what they receive."""
 
+import re
+
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import channel_layers
@@ -8,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
 from kandev_web.asgi import application
-from kandev_web.board import services
+from kandev_web.board import queries, services
 from kandev_web.board.models import Board, Task, Workspace
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
@@ -34,6 +36,14 @@ def setup_board():
 
 
 async def connect(path, *headers):
+    """A socket on ``path``; when it is accepted, its first frame (the catch-up, tested below) has been read."""
+    communicator, connected, code = await connect_raw(path, *headers)
+    if connected:
+        await communicator.receive_from(timeout=20)
+    return communicator, connected, code
+
+
+async def connect_raw(path, *headers):
     communicator = WebsocketCommunicator(application, path, headers=list(headers))
     connected, code = await communicator.connect()
     return communicator, connected, code
@@ -58,6 +68,7 @@ async def test_another_workspaces_operator_cannot_subscribe():
     cookie = await database_sync_to_async(session_cookie)(outsider)
     communicator, connected, code = await connect(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
     assert (connected, code) == (False, 4403)
+    assert await communicator.receive_nothing(), "a refused socket is sent no catch-up"
     task_socket, connected, code = await connect("/ws/tasks/1/", ORIGIN, cookie)
     assert (connected, code) == (False, 4403)
 
@@ -142,3 +153,66 @@ async def test_a_change_to_another_task_sends_only_its_card_and_row():
     assert await task_page.receive_nothing(timeout=0.2), "a task.changed for another task reached this page"
     await task_page.disconnect()
     await board_page.disconnect()
+
+
+def cards_in(frame: str, step_id: int) -> list[int]:
+    column = re.search(rf'<section id="kanban-column-{step_id}".*?</section>', frame, re.S).group(0)
+    return [int(pk) for pk in re.findall(r'<li id="task-card-(\d+)"', column)]
+
+
+async def test_a_board_socket_is_first_sent_every_column_as_far_as_the_page_shows_it(monkeypatch):
+    monkeypatch.setattr(queries, "CARDS_PER_PAGE", 2)
+    board, member, _ = await setup_board()
+
+    @database_sync_to_async
+    def tasks():
+        backlog, in_progress = list(board.steps.all())[:2]
+        long = [Task.objects.create(board=board, step=backlog, title=f"Task {i}", position=i) for i in range(5)]
+        short = [Task.objects.create(board=board, step=in_progress, title=f"Doing {i}", position=i) for i in range(3)]
+        return long, short
+
+    long, short = await tasks()
+    backlog, in_progress = long[0].step_id, short[0].step_id
+    cookie = await database_sync_to_async(session_cookie)(member)
+    # "Show more" had taken Backlog to its fourth card; In Progress shows its first page.
+    path = f"/ws/boards/{board.pk}/?through={backlog}:{long[3].sort_key}"
+    communicator, connected, _ = await connect_raw(path, ORIGIN, cookie)
+    assert connected
+    frame = await communicator.receive_from(timeout=20)
+
+    assert frame.lstrip().startswith('<div id="kanban" class="kanban" data-testid="kanban-board" hx-swap-oob="true">')
+    assert cards_in(frame, backlog) == [task.pk for task in long[:4]]
+    assert cards_in(frame, in_progress) == [task.pk for task in short[:2]]
+    assert f'id="kanban-column-head-{backlog}" class="column-head" data-testid="kanban-column-head" data-count="5"' in frame
+    assert f'data-step-id="{backlog}" data-through="{long[3].sort_key}" data-more="true"' in frame
+    await communicator.disconnect()
+
+
+async def test_a_reconnecting_board_socket_is_sent_what_changed_while_it_was_away():
+    board, member, _ = await setup_board()
+
+    @database_sync_to_async
+    def tasks():
+        backlog = board.steps.first()
+        return [Task.objects.create(board=board, step=backlog, title=f"Task {i}", position=i) for i in range(3)]
+
+    moved, deleted, kept = await tasks()
+    cookie = await database_sync_to_async(session_cookie)(member)
+    away, connected, _ = await connect(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
+    await away.disconnect()
+
+    @database_sync_to_async
+    def meanwhile():
+        review = board.steps.get(name="Review")
+        services.move_task(moved, review)
+        services.delete_task(deleted)
+        return review.pk
+
+    review = await meanwhile()
+    back, connected, _ = await connect_raw(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
+    assert connected
+    frame = await back.receive_from(timeout=20)
+    assert cards_in(frame, kept.step_id) == [kept.pk]
+    assert cards_in(frame, review) == [moved.pk]
+    assert f'id="task-card-{deleted.pk}"' not in frame
+    await back.disconnect()

@@ -2,6 +2,8 @@
 
 import pytest
 from django.db import connection
+from hypothesis import given
+from hypothesis import strategies as st
 from django.test.utils import CaptureQueriesContext
 
 from kandev_web.board import queries
@@ -104,3 +106,30 @@ def test_a_pinned_task_past_its_columns_first_page_is_read_in_the_same_queries(b
     columns = board_columns(board, pinned_task_id=near.pk)
     assert all(c.pinned is None for c in columns)
     assert near.pk in [card.task.pk for c in columns for card in c.cards]
+
+
+def test_a_column_is_read_as_far_as_a_reconnecting_page_had_shown_it(board, monkeypatch):
+    monkeypatch.setattr(queries, "CARDS_PER_PAGE", 4)
+    tasks = populate(board, 40)
+    steps = list(board.steps.all())
+    shown_to = [t for t in tasks if t.step_id == steps[0].pk][6]
+    with CaptureQueriesContext(connection) as captured:
+        columns = board_columns(board, through={steps[0].pk: (shown_to.position, shown_to.pk)})
+    assert len(captured) == count_queries(board)[0], "as many queries as a fresh page"
+    for column in columns:
+        in_step = [t.pk for t in tasks if t.step_id == column.step.pk]
+        shown = in_step[:7] if column.step == steps[0] else in_step[:4]
+        assert [card.task.pk for card in column.cards] == shown
+        assert (column.count, column.more) == (10, True)
+    assert columns[0].through == shown_to.sort_key
+
+
+@given(st.lists(st.text()))
+def test_what_a_page_says_it_shows_never_breaks_the_read(values):
+    through = queries.parse_shown_through(values)
+    assert all(isinstance(step, int) and len(key) == 2 for step, key in through.items())
+
+
+def test_what_a_page_says_it_shows_is_read_per_column():
+    values = ["3:10,42", "4:", "x:1,2", "5:1,2,3", "6:7,8"]
+    assert queries.parse_shown_through(values) == {3: (10, 42), 6: (7, 8)}

@@ -48,8 +48,12 @@ def _cookie(user) -> tuple[bytes, bytes]:
 
 
 async def _connect(path, *headers):
+    """A socket on ``path``; when it is accepted, its first frame (the catch-up of the page) has been read,
+    so what a test receives afterwards was sent after it connected."""
     communicator = WebsocketCommunicator(application, path, headers=list(headers))
     connected, code = await communicator.connect()
+    if connected:
+        await communicator.receive_from(timeout=20)
     return communicator, connected, code
 
 

@@ -24,6 +24,8 @@ from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
+#: The reply to an answer frame swaps the overlay's outcome marker (the page's first frame shows it empty).
+OUTCOME = 'hx-swap-oob="innerHTML"'
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
@@ -132,7 +134,7 @@ async def test_an_answer_frame_settles_an_ask_user_question_bundle():
     record = await _ask(mine)
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1"}))
-    assert 'data-outcome="delivered"' in await _reply(communicator, "data-outcome=")
+    assert 'data-outcome="delivered"' in await _reply(communicator, OUTCOME)
     assert await _status(record) == Status.ANSWERED
     await communicator.disconnect()
 
@@ -142,7 +144,7 @@ async def test_skip_is_the_action_of_the_frame():
     record = await _ask(mine)
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, action="skip", reject_reason="not now"))
-    assert 'data-outcome="delivered"' in await _reply(communicator, "data-outcome=")
+    assert 'data-outcome="delivered"' in await _reply(communicator, OUTCOME)
     assert await _status(record) == Status.REJECTED
     await communicator.disconnect()
 
@@ -153,7 +155,7 @@ async def test_an_elicitation_answer_is_forwarded_to_agentctl_as_the_contract_sa
     fake = fake_agentctl({"success": True, "action": "accept", "content": {"question_0": "Blue"}})
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-question_0-option": ["Blue"]}))
-    assert 'data-outcome="delivered"' in await _reply(communicator, "data-outcome=")
+    assert 'data-outcome="delivered"' in await _reply(communicator, OUTCOME)
     assert fake.sent == [("agent.elicitations.respond", {
         "pending_id": record.pending_id,
         "answers": [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}],
@@ -179,7 +181,7 @@ async def test_every_delivery_outcome_comes_back_on_the_socket(fake_agentctl, se
     fake_agentctl(answer)
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-question_0-option": "Red"}))
-    reply = await _reply(communicator, "data-outcome=")
+    reply = await _reply(communicator, OUTCOME)
     assert f'data-outcome="{outcome}"' in reply and words in reply
     assert await _status(record) == Status.PENDING
     await communicator.disconnect()
@@ -204,7 +206,7 @@ async def test_a_malformed_frame_gets_a_sentence_and_the_socket_stays_open(frame
     assert words in await _reply(communicator, 'data-testid="toast"')
     # Still open, and still answering.
     await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1"}))
-    assert 'data-outcome="delivered"' in await _reply(communicator, "data-outcome=")
+    assert 'data-outcome="delivered"' in await _reply(communicator, OUTCOME)
     await communicator.disconnect()
 
 
@@ -218,7 +220,7 @@ async def test_a_frame_with_fields_the_question_does_not_have_changes_nothing(fi
     record = await _ask(mine)
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1", **fields}))
-    reply = await _reply(communicator, "data-outcome=")
+    reply = await _reply(communicator, OUTCOME)
     assert 'data-outcome="bad_frame"' in reply and 'data-testid="toast"' in reply
     assert await _status(record) == Status.PENDING
     await communicator.disconnect()
