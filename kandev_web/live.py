@@ -56,8 +56,28 @@ def board_changed(board_id: int, *, step_ids: Iterable[int], task_ids: Iterable[
     send_after_commit(board_group(board_id), event)
 
 
-def task_changed(task_id: int) -> None:
-    send_after_commit(task_group(task_id), {"type": "task.changed"})
+#: What a task page keeps live besides its timeline and task list, each a fragment of its own.
+TASK_PARTS = ("details", "session", "composer")
+
+
+def task_changed(task_id: int, parts: Iterable[str] = TASK_PARTS) -> None:
+    """The task's ``parts`` changed (``TASK_PARTS``): its pages re-render those and nothing else."""
+    send_after_commit(task_group(task_id), {"type": "task.changed", "parts": [p for p in TASK_PARTS if p in parts]})
+
+
+def question_asked(task_id: int, pending_id: str) -> None:
+    """A new question for the task's overlay.
+
+    Register it before anything else the same transaction announces: events
+    go out in the order they were registered, and the operator should see the
+    question before the timeline rows and icons that come with it.
+    """
+    send_after_commit(task_group(task_id), {"type": "clarification.asked", "pending_id": pending_id})
+
+
+def access_changed(user_id: int) -> None:
+    """The operator's workspaces changed: their open pages check at once whether they may stay."""
+    send_after_commit(user_group(user_id), {"type": "access.changed"})
 
 
 def message_changed(task_id: int, message_id: int, *, created: bool) -> None:

@@ -5,11 +5,14 @@ shows as it is now; it holds no business logic. A socket that fails the
 check is closed with 4403 before it joins anything, so nothing is ever sent to it.
 """
 
-from channels.db import database_sync_to_async
+import time
+
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
+from kandev_web.db import database_sync_to_async
 from kandev_web.live import user_group
 
 CLOSE_FORBIDDEN = 4403
@@ -61,14 +64,25 @@ class LiveConsumer(AsyncWebsocketConsumer):
         """Whether the viewer may still watch this page (membership can be taken away)."""
         raise NotImplementedError
 
+    #: Until when (``time.monotonic()``) the viewer's access holds without asking the database again.
+    _allowed_until = 0.0
+
     async def dispatch(self, message):
-        # Every event is checked against the viewer's access now, not only at
-        # connect: an operator removed from a workspace stops hearing it at once.
+        # Events are checked against the viewer's access, not only at connect,
+        # so an operator removed from a workspace stops hearing it. The answer
+        # is kept briefly (a question brings several events at once); a change
+        # of membership sends ``access.changed``, which checks again at once.
         if self.joined and not message["type"].startswith("websocket."):
-            if not await database_sync_to_async(self.still_allowed)():
-                await self.close(code=CLOSE_FORBIDDEN)
-                return
+            now = time.monotonic()
+            if message["type"] == "access.changed" or now >= self._allowed_until:
+                if not await database_sync_to_async(self.still_allowed)():
+                    await self.close(code=CLOSE_FORBIDDEN)
+                    return
+                self._allowed_until = now + settings.KANDEV_LIVE_ACCESS_RECHECK_SECONDS
         await super().dispatch(message)
+
+    async def access_changed(self, event):
+        """Handled in :meth:`dispatch`: the check itself is the point."""
 
     async def notify(self, event):
         """A notification for this operator: a toast, and a desktop notice if they allowed it."""

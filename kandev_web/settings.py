@@ -107,6 +107,10 @@ KANDEV_AGENT_STREAM_PING_SECONDS = env.float("KANDEV_AGENT_STREAM_PING_SECONDS",
 # unreachable agent is reported as "not responding" after this, question still open.
 KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS = env.float("KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS", default=4.0)
 
+# How long a live page's socket trusts its last access check before asking the
+# database again; a change of workspace membership is checked at once anyway.
+KANDEV_LIVE_ACCESS_RECHECK_SECONDS = env.float("KANDEV_LIVE_ACCESS_RECHECK_SECONDS", default=5.0)
+
 # Where the agentctl processes this web process starts listen. Loopback keeps
 # them private to this machine; an address the other web machines can reach
 # lets any of them serve the agent's operators (their streams need the token).

@@ -13,6 +13,8 @@ messages in it, so state, messages and announcements commit or roll back
 together.
 """
 
+from collections.abc import Iterable
+
 from django.db.models import Max
 
 from kandev_web import live
@@ -63,9 +65,9 @@ def _save_session(session: TaskSession, *fields: str) -> None:
     session.save(update_fields=[*fields, "updated_at"])
 
 
-def _announce(task: Task, *, old_step_id: int | None = None) -> None:
-    """The task's pages, and its card (icon, column, the counts of both columns) on every board."""
-    live.task_changed(task.pk)
+def _announce(task: Task, *, old_step_id: int | None = None, parts: Iterable[str] = live.TASK_PARTS) -> None:
+    """The task's pages (the ``parts`` that changed), and its card (icon, column, column counts) on every board."""
+    live.task_changed(task.pk, parts)
     step_ids = [task.step_id] if old_step_id is None else [old_step_id, task.step_id]
     live.board_changed(task.board_id, step_ids=step_ids, task_ids=[task.pk])
 
@@ -207,7 +209,8 @@ def question_asked(session: TaskSession) -> None:
     session.state = SessionState.WAITING_FOR_INPUT
     _save_session(session, "state")
     _set_task(session.task, TaskState.REVIEW)
-    _announce(session.task)
+    # The overlay itself went out first, on its own (``live.question_asked``).
+    _announce(session.task, parts=("details", "session"))
 
 
 def elicitation_asked(session: TaskSession) -> None:
@@ -215,8 +218,9 @@ def elicitation_asked(session: TaskSession) -> None:
 
     The session stays running because the turn is (agentctl holds the
     request); the pending question alone turns the icon to "waiting for input".
+    The overlay itself went out first, on its own (``live.question_asked``).
     """
-    _announce(session.task)
+    _announce(session.task, parts=("details",))
 
 
 def question_answered(session: TaskSession, *, agent_waiting: bool) -> None:

@@ -18,7 +18,7 @@ other pages need.
 
 from collections.abc import Callable
 
-from channels.db import database_sync_to_async
+from kandev_web.db import database_sync_to_async
 from django.utils.translation import gettext as _
 
 from kandev_web.sessions import services as sessions

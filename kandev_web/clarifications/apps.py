@@ -7,7 +7,7 @@ class ClarificationsConfig(AppConfig):
     verbose_name = _("Clarifications")
 
     def ready(self):
-        from channels.db import database_sync_to_async
+        from kandev_web.db import database_sync_to_async
 
         from kandev_web.sessions import runtime, signals
 

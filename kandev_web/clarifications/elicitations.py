@@ -10,7 +10,7 @@ counts is decided in one place, the process holding the ACP request.
 import asyncio
 import logging
 
-from channels.db import database_sync_to_async
+from kandev_web.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext as _

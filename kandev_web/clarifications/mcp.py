@@ -18,7 +18,7 @@ import json
 import logging
 from typing import Any
 
-from channels.db import database_sync_to_async
+from kandev_web.db import database_sync_to_async
 from django.conf import settings
 from django.utils.translation import gettext as _
 from mcp.server.mcpserver import Context, MCPServer

@@ -44,7 +44,12 @@ def _question_metadata(record: Clarification, index: int, question: dict) -> dic
 
 
 def add_question_messages(record: Clarification) -> None:
-    """One agent-authored ``clarification_request`` per question; the last one requests input."""
+    """Show a new record: its overlay first, then one ``clarification_request`` message per question.
+
+    The last message requests input. The overlay's event is registered before
+    anything else, so every open page shows the question before the rest.
+    """
+    live.question_asked(record.session.task_id, record.pending_id)
     for index, question in enumerate(record.questions):
         events.add_message(
             record.session,

@@ -12,7 +12,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from channels.db import database_sync_to_async
+from kandev_web.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction

@@ -1,6 +1,6 @@
 import asyncio
 
-from channels.db import database_sync_to_async
+from kandev_web.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
@@ -35,13 +35,13 @@ class TaskConsumer(LiveConsumer):
     def _task(self):
         return Task.objects.for_user(self.user).select_related("board", "step").filter(pk=self.task_id).first()
 
-    def render_task(self):
+    def render_task(self, parts):
         from .views import task_context
 
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return render_to_string("sessions/task.html#live-oob", task_context(task, with_messages=False))
+        return render_to_string("sessions/task.html#live-oob", task_context(task, with_messages=False, parts=parts))
 
     def render_catch_up(self):
         from .views import render_catch_up
@@ -66,7 +66,11 @@ class TaskConsumer(LiveConsumer):
         return render_to_string("sessions/task.html#message-oob", {"message": message, "created": created})
 
     async def task_changed(self, event):
-        await self.send_fragment(self.render_task)
+        await self.send_fragment(self.render_task, event.get("parts", live.TASK_PARTS))
+
+    async def clarification_asked(self, event):
+        """A new question: the overlay alone, before the rest of what changed with it."""
+        await self.send_fragment(self.render_task, ["composer"])
 
     async def board_changed(self, event):
         await self.send_fragment(self.render_task_rows, event["step_ids"], event["task_ids"])

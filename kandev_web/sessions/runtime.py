@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from channels.db import database_sync_to_async
+from kandev_web.db import database_sync_to_async
 from django.conf import settings
 from django.utils.translation import gettext as _
 

@@ -5,7 +5,7 @@ after commit, so an agent never hears of a session the database rolled back.
 Requests to agentctl are sent from whichever web process the operator uses.
 """
 
-from channels.db import database_sync_to_async
+from kandev_web.db import database_sync_to_async
 from django.db import transaction
 from django.utils.translation import gettext as _
 

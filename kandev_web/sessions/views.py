@@ -13,6 +13,7 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
+from kandev_web import live
 from kandev_web.board.models import Task
 from kandev_web.clarifications import records
 from kandev_web.board.queries import (
@@ -69,28 +70,33 @@ def task_detail(request, task_id):
     return render(request, "sessions/task.html", task_context(task, card=task_list["current_card"]) | task_list)
 
 
-def task_context(task: Task, *, with_messages: bool = True, card=None) -> dict:
-    """What the task page shows; the live fragments need no timeline (``with_messages=False``).
+def task_context(task: Task, *, with_messages: bool = True, card=None, parts=live.TASK_PARTS) -> dict:
+    """What the task page shows; a live fragment reads only what its ``parts`` show, and no timeline.
 
     ``card`` is the task's card when the caller has read it already (the task list has).
     """
     sessions = list(task.sessions.select_related("agent_profile"))
     current = sessions[0] if sessions else None
     execution = services.live_execution(current) if current else None
-    return {
+    context = {
         "task": task,
-        "card": card or cards_for(Task.objects.filter(pk=task.pk))[0],
+        "parts": parts,
         "sessions": sessions,
         "current_session": current,
         "agent_live": execution is not None,
         "stream_connected": execution is not None and execution.stream_connected,
         # Where the running agent is, when that is not the web machine.
         "executor_name": execution.executor.name if execution is not None and execution.executor_id else "",
-        "turn_open": bool(current and current.turns.filter(completed_at__isnull=True).exists()),
-        "start_form": StartSessionForm(task=task),
-        "clarifications": records.pending_for_task(task.pk),
         "messages": list(Message.objects.filter(session__task=task).order_by("created_at", "pk")) if with_messages else [],
     }
+    if "details" in parts:
+        context["card"] = card or cards_for(Task.objects.filter(pk=task.pk))[0]
+    if "session" in parts:
+        context["turn_open"] = bool(current and current.turns.filter(completed_at__isnull=True).exists())
+    if "composer" in parts:
+        context["start_form"] = StartSessionForm(task=task)
+        context["clarifications"] = records.pending_for_task(task.pk)
+    return context
 
 
 def task_list_context(task: Task, *, through=None) -> dict:
