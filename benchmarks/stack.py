@@ -15,9 +15,9 @@ Clocks. The agent stamps ``time.time()`` (CLOCK_REALTIME). The page stamps
 ``performance.timeOrigin + performance.now()`` (ms), taken inside the page by
 a MutationObserver (overlay inserted), a ``requestAnimationFrame`` callback
 (the first frame that can paint it), a capturing ``click`` listener (Submit
-clicked), a WebSocket ``message`` listener (the frame carrying the overlay
-arrived) and htmx's ``beforeSend``/``afterRequest`` events (the answer's
-POST). Before every cycle the page clock is calibrated against this process's
+clicked), and the task socket's ``message`` listener (the frame carrying the
+overlay arrived; the answer's outcome came back) and ``send`` (the answer's
+frame left). Before every cycle the page clock is calibrated against this process's
 ``time.time()``: five ``page.evaluate`` round trips, and the one with the
 shortest round trip gives ``offset = page_ms - midpoint_ms`` (its half round
 trip is the uncertainty, printed with the results). Page times are converted
@@ -60,17 +60,31 @@ INSTRUMENT_JS = r"""
     for (const record of records) for (const node of record.addedNodes) scan(node);
   }).observe(document, {childList: true, subtree: true});
   // Our listener is added in the constructor, before htmx sets onmessage: it runs first.
+  // The answer goes out as a frame on this socket (its send is timed) and its
+  // outcome comes back on it, into #answer-outcomes.
   const Native = window.WebSocket;
+  const OUTCOME = /data-pending-id="([^"]+)" data-outcome="([^"]*)"/g;
   window.WebSocket = class extends Native {
     constructor(...args) {
       super(...args);
       this.addEventListener("message", (event) => {
         const t = now();
-        if (typeof event.data !== "string" || event.data.indexOf('data-testid="clarification-overlay"') < 0) return;
+        if (typeof event.data !== "string") return;
         for (const m of event.data.matchAll(/data-testid="clarification-overlay"\s+data-pending-id="([^"]+)"/g)) {
           if (!(m[1] in B.frames)) B.frames[m[1]] = t;
         }
+        if (event.data.indexOf("#answer-outcomes") < 0) return;
+        for (const m of event.data.matchAll(OUTCOME)) {
+          if (!(m[1] in B.answers)) B.answers[m[1]] = {t, status: m[2]};
+        }
       });
+    }
+    send(data) {
+      if (typeof data === "string" && data.indexOf('"clarification.answer"') >= 0) {
+        const id = JSON.parse(data).pending_id;
+        if (id && !(id in B.sends)) B.sends[id] = now();
+      }
+      return super.send(data);
     }
   };
   const pendingOf = (el) => {
@@ -82,20 +96,6 @@ INSTRUMENT_JS = r"""
     const id = submit && pendingOf(submit);
     if (id && !(id in B.clicks)) B.clicks[id] = now();
   }, true);
-  // The answer's POST, known by its URL: the overlay may already be gone when it returns.
-  const requestOf = (detail) => {
-    const path = (detail.requestConfig && detail.requestConfig.path) || (detail.pathInfo && detail.pathInfo.requestPath) || "";
-    const m = /\/clarifications\/([^/]+)\/respond\//.exec(path);
-    return m ? m[1] : null;
-  };
-  document.addEventListener("htmx:beforeSend", (event) => {
-    const id = requestOf(event.detail);
-    if (id && !(id in B.sends)) B.sends[id] = now();
-  });
-  document.addEventListener("htmx:afterRequest", (event) => {
-    const id = requestOf(event.detail);
-    if (id && !(id in B.answers)) B.answers[id] = {t: now(), status: event.detail.xhr ? event.detail.xhr.status : 0};
-  });
   window.__benchMarks = (id) => ({
     dom: (B.overlays[id] || {}).dom, frame: (B.overlays[id] || {}).frame, ws: B.frames[id],
     click: B.clicks[id], send: B.sends[id], answer: (B.answers[id] || {}).t, status: (B.answers[id] || {}).status,
@@ -112,12 +112,12 @@ class Cycle:
     create_to_frame: float  # ms: ... -> first animation frame after that
     create_to_ws: float  # ms: ... -> WebSocket frame with the overlay arrived in the page
     submit_to_read: float  # ms: Submit click -> ACP answer read by the agent
-    click_to_send: float  # ms: Submit click -> htmx sends the POST
-    send_to_read: float  # ms: POST sent -> ACP answer read
-    read_to_http: float  # ms: ACP answer read -> the POST's answer back in the page
+    click_to_send: float  # ms: Submit click -> the answer's frame leaves on the task socket
+    send_to_read: float  # ms: frame sent -> ACP answer read
+    read_to_http: float  # ms: ACP answer read -> the answer's outcome back in the page
     clock_uncertainty: float  # ms: half the calibration round trip
     answer_ok: bool
-    http_status: int
+    outcome: str
     t_written: float = 0.0  # agent clock, s
     t_read: float = 0.0  # agent clock, s
     t_click: float = 0.0  # page clock converted to the agent clock, s
@@ -126,9 +126,8 @@ class Cycle:
 def submit_answer(page, pending_id: str, option_id: str) -> None:
     """Pick ``option_id`` in the overlay of ``pending_id`` and press Submit, as an operator does.
 
-    How the answer then travels (an htmx POST today, a frame on the task
-    page's socket once issue 11 moves it there) is the page's business; every
-    benchmark that answers goes through here.
+    How the answer then travels (a frame on the task page's socket) is the
+    page's business; every benchmark that answers goes through here.
     """
     scope = f"#clarification-{pending_id}"
     page.click(f"{scope} [data-testid=clarification-option][data-option-id={option_id}]")
@@ -236,6 +235,13 @@ class ElicitationStack:
         self.record.wait_for(lambda e: e["event"] == "prompt", timeout=30)
         page.wait_for_selector("[data-testid=task-sessions][data-session-state=RUNNING]")
 
+    def open_extra_pages(self, count: int) -> None:
+        """``count`` more tabs of the operator on the same task page, each with its own socket."""
+        for _ in range(count):
+            page = self.page.context.new_page()
+            page.goto(f"{self.server.url}/tasks/{self.task_id}/")
+            page.wait_for_selector("[data-testid=task-live][data-live=connected]")
+
     # Measuring ------------------------------------------------------------------
 
     def process_rss(self) -> dict[str, int]:
@@ -287,7 +293,7 @@ class ElicitationStack:
             read_to_http=wall("answer") - t_read,
             clock_uncertainty=uncertainty,
             answer_ok=read.get("result") == {"action": "accept", "content": {"question_0": "Blue"}},
-            http_status=int(marks.get("status") or 0),
+            outcome=str(marks.get("status") or ""),
             t_written=written["t"],
             t_read=read["t"],
             t_click=wall("click") / 1000,

@@ -74,23 +74,9 @@ def _wrap_async(owner, attribute: str, label: str, detail=lambda *a, **k: None) 
     setattr(owner, attribute, wrapper)
 
 
-def _wrap_sync(owner, attribute: str, label: str, detail=lambda *a, **k: None) -> None:
-    original = getattr(owner, attribute)
-
-    @functools.wraps(original)
-    def wrapper(*args, **kwargs):
-        probe(f"{label}>", detail(*args, **kwargs))
-        try:
-            return original(*args, **kwargs)
-        finally:
-            probe(f"{label}<", detail(*args, **kwargs))
-
-    setattr(owner, attribute, wrapper)
-
-
 def install_probes() -> None:
     from kandev_web import live, live_consumer
-    from kandev_web.clarifications import elicitations, views
+    from kandev_web.clarifications import elicitations
     from kandev_web.sessions import runtime
     from kandev_web.sessions.consumers import TaskConsumer
 
@@ -109,7 +95,7 @@ def install_probes() -> None:
         transaction.on_commit(send)
 
     live.send_after_commit = send_after_commit
-    for name in ("task_changed", "board_changed", "message_changed", "clarification_settled", "notify"):
+    for name in ("clarification_asked", "task_changed", "board_changed", "message_changed", "clarification_settled", "notify"):
         if hasattr(TaskConsumer, name):
             _wrap_async(TaskConsumer, name, "consumer", lambda self, event, _n=name: _n)
 
@@ -121,24 +107,8 @@ def install_probes() -> None:
         return await original_send(self, text_data=text_data, bytes_data=bytes_data, close=close)
 
     live_consumer.LiveConsumer.send = send
-    _wrap_sync(views, "respond", "respond")
-    _wrap_sync(elicitations, "forward", "forward")
-
-
-def patch_loop_safe_layer() -> None:
-    from channels.layers import InMemoryChannelLayer
-
-    original = InMemoryChannelLayer.send
-
-    async def send(self, channel, message):
-        queue = self.channels.get(channel)
-        owner = getattr(queue, "_loop", None)
-        if owner is not None and owner is not asyncio.get_running_loop() and owner.is_running():
-            await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(original(self, channel, message), owner))
-            return
-        await original(self, channel, message)
-
-    InMemoryChannelLayer.send = send
+    _wrap_async(TaskConsumer, "receive", "receive", lambda self, text_data=None, bytes_data=None: "frame")
+    _wrap_async(elicitations, "forward", "forward", lambda record, **answer: record.pending_id)
 
 
 def patch_persistent_db() -> None:
@@ -157,7 +127,6 @@ def patch_sqlite_synchronous_normal() -> None:
 
 
 PATCHES = {
-    "loop-safe-layer": patch_loop_safe_layer,
     "persistent-db": patch_persistent_db,
     "sqlite-synchronous-normal": patch_sqlite_synchronous_normal,
 }

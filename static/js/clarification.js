@@ -213,15 +213,23 @@
     form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = true; });
   });
 
-  // The outcome of a sent answer: a failure lets the operator try again.
+  // What became of a sent answer arrives in #answer-outcomes (the overlay may
+  // be gone by then: answered is answered). Show it on the overlay, if it is
+  // still there, and let the operator try again after a failure.
   document.addEventListener("htmx:oobAfterSwap", (event) => {
-    const holder = event.detail.target;
-    if (!holder || !holder.id || !holder.id.startsWith("clarification-outcome-")) return;
-    const form = holder.closest("[data-testid=clarification-form]");
-    if (!form) return;
+    const outcomes = event.detail.target;
+    if (!outcomes || outcomes.id !== "answer-outcomes") return;
+    const latest = outcomes.lastElementChild;
+    while (outcomes.children.length > 5) outcomes.firstElementChild.remove();
+    const overlay = latest && latest.dataset.pendingId && document.getElementById(`clarification-${latest.dataset.pendingId}`);
+    if (!overlay) return;
+    const marker = overlay.querySelector("[data-testid=clarification-outcome]");
+    marker.dataset.outcome = latest.dataset.outcome;
+    marker.textContent = latest.textContent;
+    const form = overlay.querySelector("[data-testid=clarification-form]");
     form.dataset.sending = "false";
     form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = false; });
-    refresh(overlayOf(form));
+    refresh(overlay);
   });
 
   // New overlays arrive over the socket: bring them to their first question.

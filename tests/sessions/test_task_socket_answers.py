@@ -24,8 +24,8 @@ from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
-#: The reply to an answer frame swaps the overlay's outcome marker (the page's first frame shows it empty).
-OUTCOME = 'hx-swap-oob="innerHTML"'
+#: The reply to an answer frame: its outcome, for the page's #answer-outcomes.
+OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
