@@ -40,7 +40,12 @@ class UnknownQuestion(LookupError):
 
 def question_for(user, pending_id: str) -> Clarification:
     """The record ``user`` may answer, or ``UnknownQuestion`` (another workspace's looks the same)."""
-    record = Clarification.objects.for_user(user).select_related("session").filter(pending_id=pending_id).first()
+    record = (
+        Clarification.objects.for_user(user)
+        .select_related("session", "execution")
+        .filter(pending_id=pending_id)
+        .first()
+    )
     if record is None:
         raise UnknownQuestion(pending_id)
     return record

@@ -7,7 +7,7 @@ class ClarificationsConfig(AppConfig):
     verbose_name = _("Clarifications")
 
     def ready(self):
-        from kandev_web.db import database_sync_to_async
+        from kandev_web.db import agent_sync_to_async
 
         from kandev_web.sessions import runtime, signals
 
@@ -20,7 +20,7 @@ class ClarificationsConfig(AppConfig):
 
         async def reconcile(ref, client):
             listed = await client.request("agent.elicitations.list", {})
-            await database_sync_to_async(elicitations.reconcile)(
+            await agent_sync_to_async(elicitations.reconcile)(
                 ref.execution_id, ref.session_id, listed.get("pending", [])
             )
 

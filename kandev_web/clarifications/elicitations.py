@@ -117,7 +117,8 @@ def _wire_answers(answers: list[dict]) -> list[dict]:
 
 
 def _live_execution(record: Clarification) -> AgentExecution | None:
-    execution = AgentExecution.objects.filter(pk=record.execution_id).first()
+    """The execution holding the question, if it may still take an answer (as read with the record)."""
+    execution = record.execution
     if execution is None or not execution.is_live or record.agent_disconnected:
         return None
     return execution
@@ -130,7 +131,11 @@ async def forward(record: Clarification, *, answers: list[dict], rejected: bool,
     ``KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS`` is reported as not responding,
     with the question still open.
     """
-    execution = await database_sync_to_async(_live_execution)(record)
+    # Read with the record by ``answering.question_for``: no second database hop.
+    if Clarification._meta.get_field("execution").is_cached(record):
+        execution = _live_execution(record)
+    else:
+        execution = await database_sync_to_async(_live_execution)(record)
     if execution is None:
         await database_sync_to_async(_record_undelivered)(record, answers, rejected)
         return Delivery(Outcome.AGENT_GONE, _("The agent is gone; your answer was recorded but not delivered."))

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kandev_web.db import database_sync_to_async
+from kandev_web.db import agent_sync_to_async
 from django.conf import settings
 from django.utils.translation import gettext as _
 
@@ -188,7 +188,7 @@ class Runner:
                     "url": plan.executor.url,
                     "error": reason or _("no answer in time"),
                 }
-            await database_sync_to_async(events.record_start_failed)(plan.session_id, reason)
+            await agent_sync_to_async(events.record_start_failed)(plan.session_id, reason)
             return
         self._processes[plan.execution_id] = process
         asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
@@ -197,7 +197,7 @@ class Runner:
         try:
             await client.connect()
             self._owned[plan.execution_id] = client
-            await database_sync_to_async(events.record_execution_started)(
+            await agent_sync_to_async(events.record_execution_started)(
                 plan.execution_id,
                 process.url,
                 process.token,
@@ -209,12 +209,12 @@ class Runner:
                 "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
             )
             session = await client.request("agent.session.new", {"cwd": cwd, "mcp_servers": plan.mcp_servers})
-            await database_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
+            await agent_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
             answer = await client.request("agent.prompt", {"session_id": session["session_id"], "prompt": prompt})
-            await database_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
+            await agent_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
         except (StreamError, TimeoutError) as error:
             logger.warning("starting the agent for session %s failed: %s", plan.session_id, error)
-            await database_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
+            await agent_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
             await self._stop_process(plan.execution_id)
 
     async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | RemoteAgentctl, str]:
@@ -245,7 +245,7 @@ class Runner:
             token,
             on_notification=lambda action, payload: self._apply(ref, action, payload),
             on_reconnect=lambda client: self._reconnected(ref, client),
-            on_disconnect=lambda client: database_sync_to_async(events.record_stream_state)(ref.execution_id, False),
+            on_disconnect=lambda client: agent_sync_to_async(events.record_stream_state)(ref.execution_id, False),
             backoff=Backoff(initial=0.1, maximum=5.0),
             ping_interval=settings.KANDEV_AGENT_STREAM_PING_SECONDS,
         )
@@ -253,10 +253,10 @@ class Runner:
     async def _apply(self, ref: ExecutionRef, action: str, payload: dict) -> None:
         handler = NOTIFICATION_HANDLERS.get(action)
         if handler is not None:
-            await database_sync_to_async(handler)(ref, payload)
+            await agent_sync_to_async(handler)(ref, payload)
 
     async def _reconnected(self, ref: ExecutionRef, client: AgentStreamClient) -> None:
-        await database_sync_to_async(events.record_stream_state)(ref.execution_id, True)
+        await agent_sync_to_async(events.record_stream_state)(ref.execution_id, True)
         for hook in RECONNECT_HOOKS:
             await hook(ref, client)
 
@@ -267,8 +267,8 @@ class Runner:
         interval = settings.KANDEV_OWNER_HEARTBEAT_SECONDS
         while True:
             try:
-                await database_sync_to_async(events.heartbeat)(PROCESS_ID, list(self._owned))
-                orphans = await database_sync_to_async(events.claim_orphans)(PROCESS_ID, stale_after=3 * interval)
+                await agent_sync_to_async(events.heartbeat)(PROCESS_ID, list(self._owned))
+                orphans = await agent_sync_to_async(events.claim_orphans)(PROCESS_ID, stale_after=3 * interval)
                 for orphan in orphans:
                     await self._adopt(orphan)
                 await self._check_unwatched()
@@ -284,7 +284,7 @@ class Runner:
             await client.connect()
         except StreamError:
             # agentctl went down with its owner: the execution is over.
-            await database_sync_to_async(events.record_agent_exited)(
+            await agent_sync_to_async(events.record_agent_exited)(
                 orphan.execution_id, {"exit_code": None, "signal": None}, agentctl_gone=True
             )
             return
@@ -317,7 +317,7 @@ class Runner:
                 del self._unwatched[execution_id]
             elif not client.connected and await _refuses_connections(url):
                 del self._unwatched[execution_id]
-                await database_sync_to_async(events.record_agent_exited)(
+                await agent_sync_to_async(events.record_agent_exited)(
                     execution_id, {"exit_code": None, "signal": None}, agentctl_gone=True
                 )
                 await self._stop_process(execution_id)
@@ -325,7 +325,7 @@ class Runner:
     async def _watch(self, execution_id: int, process: AgentctlProcess | RemoteAgentctl) -> None:
         """When agentctl itself ends (killed, crashed, shut down), so does the execution."""
         code = await process.wait()
-        await database_sync_to_async(events.record_agent_exited)(
+        await agent_sync_to_async(events.record_agent_exited)(
             execution_id, {"exit_code": code, "signal": None}, agentctl_gone=True
         )
         await self._stop_process(execution_id)
