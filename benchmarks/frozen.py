@@ -261,7 +261,12 @@ def run(args, directory: Path) -> dict:
     from playwright.sync_api import sync_playwright
 
     with ExitStack() as stack:
-        env = support.server_environ(support.migrated_database(directory), {"KANDEV_FEATURES_ACP_ELICITATION": "true"})
+        env = support.server_environ(
+            support.migrated_database(directory),
+            # The frozen answer must stay outstanding for the whole frozen phase;
+            # the product's default gives up after 4 s.
+            {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS": "60"},
+        )
         server = stack.enter_context(support.running_server(env, directory / "server.log"))
         ids = server.create_operator("asker", workspace=WORKSPACE)
         for name in ("reader", "writer"):

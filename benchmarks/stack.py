@@ -36,11 +36,14 @@ from .bench_agent import CONTROL_VAR, RECORD_VAR
 
 PROFILE_NAME = "Bench agent"
 
+#: How long the page must have received nothing before Submit is clicked.
+QUIET_MS = 50
+
 #: Installed in the page before any script of the app runs.
 INSTRUMENT_JS = r"""
 (() => {
   const now = () => performance.timeOrigin + performance.now();
-  const B = window.__bench = {overlays: {}, clicks: {}, sends: {}, answers: {}, frames: {}};
+  const B = window.__bench = {overlays: {}, clicks: {}, sends: {}, answers: {}, frames: {}, lastFrame: 0};
   const OVERLAY = "[data-testid=clarification-overlay]";
   function scan(node) {
     if (node.nodeType !== 1) return;
@@ -68,7 +71,7 @@ INSTRUMENT_JS = r"""
     constructor(...args) {
       super(...args);
       this.addEventListener("message", (event) => {
-        const t = now();
+        const t = B.lastFrame = now();
         if (typeof event.data !== "string") return;
         for (const m of event.data.matchAll(/data-testid="clarification-overlay"\s+data-pending-id="([^"]+)"/g)) {
           if (!(m[1] in B.frames)) B.frames[m[1]] = t;
@@ -267,6 +270,11 @@ class ElicitationStack:
         overlay = page.wait_for_selector("[data-testid=clarification-overlay]", state="visible", timeout=timeout * 1000)
         pending_id = overlay.get_attribute("data-pending-id")
         scope = f"#clarification-{pending_id}"
+        # The overlay comes first, the rest of what the question changed after
+        # it; an operator reads before clicking, so Submit waits for the page
+        # to be quiet (no frame for QUIET_MS) and (b) is not measured queued
+        # behind that rest.
+        page.wait_for_function(f"performance.timeOrigin + performance.now() - window.__bench.lastFrame > {QUIET_MS}")
         submit_answer(page, pending_id, "Blue")
         read = self.record.wait_for(lambda e: e["event"] == "read" and e["id"] == written["id"], timeout=timeout)
         page.wait_for_selector(scope, state="detached", timeout=timeout * 1000)
