@@ -4,6 +4,7 @@ WebSockets pass the Origin check and the session auth before any consumer
 sees them; consumers then check workspace membership themselves.
 """
 
+import asyncio
 import os
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev_web.settings")
@@ -19,6 +20,7 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from .clarifications.mcp import PATH as MCP_PATH  # noqa: E402
 from .clarifications.mcp import endpoint as mcp_endpoint  # noqa: E402
+from .live import outbox  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .sessions.runtime import runner  # noqa: E402
 
@@ -51,4 +53,5 @@ async def application(scope, receive, send):
     # running as soon as anyone talks to it.
     if scope["type"] in ("http", "websocket"):
         runner.ensure_started()
+        outbox.bind(asyncio.get_running_loop())
     await router(scope, receive, send)

@@ -12,11 +12,19 @@ to a single operator's group, who was chosen as a member of the task's
 workspace, and carries the text of the toast it shows.
 """
 
+import asyncio
+import contextvars
+import logging
+import threading
+from collections import deque
 from collections.abc import Iterable
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
+
+
+logger = logging.getLogger(__name__)
 
 
 def board_group(board_id: int) -> str:
@@ -39,11 +47,56 @@ def clarification_group(pending_id: str) -> str:
     return f"clarification-{pending_id}"
 
 
-def send_after_commit(group: str, event: dict) -> None:
-    def send():
-        async_to_sync(get_channel_layer().group_send)(group, event)
+class _Outbox:
+    """Committed events on their way to the channel layer, in the order they were committed.
 
-    transaction.on_commit(send)
+    Inside the web server, a commit only queues its events and wakes the
+    server's loop, where one task sends them in order: the thread that
+    committed (a request's, or the agent runner's) never waits on the loop,
+    and a change's events take one wake-up, not one each. Without a server
+    loop (a management command, a test) each event is sent at once.
+    """
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._queue: deque[tuple[str, dict]] = deque()
+        self._lock = threading.Lock()
+        self._flushing = False
+
+    def bind(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+
+    def put(self, group: str, event: dict) -> None:
+        loop = self._loop
+        if loop is None or not loop.is_running():
+            async_to_sync(get_channel_layer().group_send)(group, event)
+            return
+        with self._lock:
+            self._queue.append((group, event))
+            if self._flushing:
+                return
+            self._flushing = True
+        loop.call_soon_threadsafe(lambda: loop.create_task(self._flush(), context=contextvars.Context()))
+
+    async def _flush(self) -> None:
+        layer = get_channel_layer()
+        while True:
+            with self._lock:
+                if not self._queue:
+                    self._flushing = False
+                    return
+                group, event = self._queue.popleft()
+            try:
+                await layer.group_send(group, event)
+            except Exception:
+                logger.exception("sending the live event %s failed", event.get("type"))
+
+
+outbox = _Outbox()
+
+
+def send_after_commit(group: str, event: dict) -> None:
+    transaction.on_commit(lambda: outbox.put(group, event))
 
 
 def board_changed(board_id: int, *, step_ids: Iterable[int], task_ids: Iterable[int]) -> None:
