@@ -8,6 +8,7 @@ from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.clarifications import answering, elicitations
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.notifications.models import Delivery
+from tests.fake_agentctl import FakeRunner
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
 
@@ -87,17 +88,6 @@ def test_reconcile_settles_what_agentctl_no_longer_holds(execution):
     elicitations.reconcile(execution.pk, execution.session_id, [])
     record.refresh_from_db()
     assert (record.status, record.settled_reason) == (Status.CANCELLED, "gone")
-
-
-class FakeRunner:
-    def __init__(self, answer):
-        self.sent, self.answer = [], answer
-
-    async def request(self, endpoint, action, payload, timeout=None):
-        self.sent.append((action, payload))
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer
 
 
 def submit(record, **answer):

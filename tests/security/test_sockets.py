@@ -10,41 +10,18 @@ import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from kandev_web import live
 from kandev_web.asgi import application
-from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.board.models import Task
 from kandev_web.live import user_group
 from kandev_web.sessions.models import Message, MessageType, TaskSession
+from tests.sockets import session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 FORBIDDEN = 4403
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-@database_sync_to_async
-def _setup():
-    users = get_user_model().objects
-    mine, theirs = Workspace.objects.create(name="Mine"), Workspace.objects.create(name="Theirs")
-    alice, mallory = users.create_user("alice"), users.create_user("mallory")
-    mine.members.add(alice)
-    theirs.members.add(mallory)
-    tasks = []
-    for workspace in (mine, theirs):
-        board = Board.objects.create(workspace=workspace, name="Main")
-        board.add_default_steps()
-        tasks.append(Task.objects.create(board=board, step=board.steps.first(), title=f"{workspace.name} task"))
-    return tasks[0], tasks[1], alice, mallory
-
-
-@database_sync_to_async
-def _cookie(user) -> tuple[bytes, bytes]:
-    client = Client()
-    client.force_login(user)
-    return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
 
 
 async def _connect(path, *headers):
@@ -58,8 +35,8 @@ async def _connect(path, *headers):
 
 
 async def test_another_workspaces_operator_cannot_watch_a_real_task():
-    mine, theirs, alice, mallory = await _setup()
-    cookie = await _cookie(mallory)
+    mine, theirs, alice, mallory = await two_workspaces()
+    cookie = await session_cookie(mallory)
     communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN, cookie)
     assert (connected, code) == (False, FORBIDDEN)
     # The same operator may watch their own task: the refusal is about the workspace.
@@ -69,13 +46,13 @@ async def test_another_workspaces_operator_cannot_watch_a_real_task():
 
 
 async def test_an_unauthenticated_task_socket_is_closed():
-    mine, *_ = await _setup()
+    mine, *_ = await two_workspaces()
     communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN)
     assert (connected, code) == (False, FORBIDDEN)
 
 
 async def test_a_forged_session_cookie_is_unauthenticated():
-    mine, *_ = await _setup()
+    mine, *_ = await two_workspaces()
     communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN, (b"cookie", b"sessionid=forged"))
     assert (connected, code) == (False, FORBIDDEN)
 
@@ -93,8 +70,8 @@ async def test_a_forged_session_cookie_is_unauthenticated():
     ids=["foreign", "null", "suffix", "userinfo", "file", "missing"],
 )
 async def test_the_task_socket_refuses_foreign_or_missing_origins(origin):
-    mine, _, alice, _ = await _setup()
-    cookie = await _cookie(alice)
+    mine, _, alice, _ = await two_workspaces()
+    cookie = await session_cookie(alice)
     headers = [cookie] if origin is None else [(b"origin", origin), cookie]
     communicator, connected, _ = await _connect(f"/ws/tasks/{mine.pk}/", *headers)
     assert not connected
@@ -103,8 +80,8 @@ async def test_the_task_socket_refuses_foreign_or_missing_origins(origin):
 async def test_an_operator_removed_from_the_workspace_hears_nothing_more():
     """Membership is checked when the socket opens; an operator removed later
     must not go on receiving the task's messages through a socket left open."""
-    mine, _, alice, _ = await _setup()
-    cookie = await _cookie(alice)
+    mine, _, alice, _ = await two_workspaces()
+    cookie = await session_cookie(alice)
     communicator, connected, _ = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN, cookie)
     assert connected
 
@@ -126,8 +103,8 @@ async def test_an_operator_removed_from_the_workspace_hears_nothing_more():
 
 
 async def test_an_operator_removed_from_the_workspace_sees_no_more_board_changes():
-    mine, _, alice, _ = await _setup()
-    cookie = await _cookie(alice)
+    mine, _, alice, _ = await two_workspaces()
+    cookie = await session_cookie(alice)
     board_id = await database_sync_to_async(lambda: mine.board_id)()
     communicator, connected, _ = await _connect(f"/ws/boards/{board_id}/", ORIGIN, cookie)
     assert connected

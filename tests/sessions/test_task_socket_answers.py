@@ -12,15 +12,15 @@ import json
 import pytest
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
-from django.contrib.auth import get_user_model
-from django.test import Client
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.asgi import application
-from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.board.models import Task
 from kandev_web.clarifications import elicitations, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
+from tests.fake_agentctl import FakeRunner
+from tests.sockets import session_cookie, two_workspaces
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
@@ -45,21 +45,6 @@ ELICITATION = {
 }
 
 
-class FakeRunner:
-    """agentctl as the answer service sees it: records each request, answers with ``answer``."""
-
-    def __init__(self, answer):
-        self.sent, self.answer = [], answer
-
-    async def request(self, endpoint, action, payload, timeout=None):
-        self.sent.append((action, payload))
-        if self.answer == "hang":
-            await asyncio.Event().wait()
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer
-
-
 @pytest.fixture
 def fake_agentctl(monkeypatch):
     def install(answer):
@@ -71,24 +56,17 @@ def fake_agentctl(monkeypatch):
 
 
 @database_sync_to_async
-def _setup():
-    users = get_user_model().objects
-    mine, theirs = Workspace.objects.create(name="Mine"), Workspace.objects.create(name="Theirs")
-    alice, mallory = users.create_user("alice"), users.create_user("mallory")
-    mine.members.add(alice)
-    theirs.members.add(mallory)
-    tasks = []
-    for workspace in (mine, theirs):
-        board = Board.objects.create(workspace=workspace, name="Main")
-        board.add_default_steps()
-        task = Task.objects.create(board=board, step=board.steps.first(), title=f"{workspace.name} task")
+def _running_sessions(*tasks):
+    for task in tasks:
         session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, acp_session_id="acp-1")
         Turn.objects.create(session=session)
-        tasks.append(task)
-    client = Client()
-    client.force_login(alice)
-    cookie = (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
-    return tasks[0], tasks[1], cookie
+
+
+async def _setup():
+    """Alice's task and Mallory's, each with a running session, and Alice's session cookie."""
+    mine, theirs, alice, _ = await two_workspaces()
+    await _running_sessions(mine, theirs)
+    return mine, theirs, await session_cookie(alice)
 
 
 @database_sync_to_async

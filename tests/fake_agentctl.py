@@ -1,0 +1,18 @@
+"""agentctl as the web app's answer service sees it, for tests that need no real process."""
+
+import asyncio
+
+
+class FakeRunner:
+    """Records each request; answers with ``answer``, raises it if it is an exception, or never (``"hang"``)."""
+
+    def __init__(self, answer):
+        self.sent, self.answer = [], answer
+
+    async def request(self, endpoint, action, payload, timeout=None):
+        self.sent.append((action, payload))
+        if self.answer == "hang":
+            await asyncio.Event().wait()
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer

@@ -1,0 +1,30 @@
+"""Two workspaces and a logged-in operator's cookie, for socket tests."""
+
+from channels.db import database_sync_to_async
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from kandev_web.board.models import Board, Task, Workspace
+
+
+@database_sync_to_async
+def two_workspaces():
+    """Alice's task in her workspace and Mallory's in theirs: ``(mine, theirs, alice, mallory)``."""
+    users = get_user_model().objects
+    mine, theirs = Workspace.objects.create(name="Mine"), Workspace.objects.create(name="Theirs")
+    alice, mallory = users.create_user("alice"), users.create_user("mallory")
+    mine.members.add(alice)
+    theirs.members.add(mallory)
+    tasks = []
+    for workspace in (mine, theirs):
+        board = Board.objects.create(workspace=workspace, name="Main")
+        board.add_default_steps()
+        tasks.append(Task.objects.create(board=board, step=board.steps.first(), title=f"{workspace.name} task"))
+    return tasks[0], tasks[1], alice, mallory
+
+
+@database_sync_to_async
+def session_cookie(user) -> tuple[bytes, bytes]:
+    client = Client()
+    client.force_login(user)
+    return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
