@@ -28,9 +28,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
 from e2e.processes import CHROMIUM as E2E_CHROMIUM
 from e2e.processes import CHROMIUM_ARGS as E2E_CHROMIUM_ARGS
+from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
 from e2e.processes import server_environ as e2e_server_environ
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,7 +79,7 @@ class Summary:
     def p99(self) -> float:
         return percentile(self.values, 99)
 
-    def line(self, baseline: "Summary | None" = None) -> str:
+    def line(self, baseline: Summary | None = None) -> str:
         text = (
             f"{self.name:<44} n={len(self.values):<4} p50={self.p50:8.2f} p95={self.p95:8.2f} "
             f"p99={self.p99:8.2f} max={max(self.values) if self.values else math.nan:8.2f} {self.unit}"
@@ -91,7 +91,7 @@ class Summary:
             )
         return text
 
-    def as_dict(self, baseline: "Summary | None" = None) -> dict:
+    def as_dict(self, baseline: Summary | None = None) -> dict:
         out = {"n": len(self.values), "p50": self.p50, "p95": self.p95, "p99": self.p99, "unit": self.unit}
         if self.values:
             out["max"] = max(self.values)

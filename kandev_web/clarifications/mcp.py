@@ -30,7 +30,7 @@ from kandev_web.sessions.mcp_tokens import MCP_SERVER_NAME as SERVER_NAME
 from kandev_web.sessions.mcp_tokens import session_for_token
 
 from . import services
-from .validation import InvalidBundle, parse_bundle, parse_answers, tool_result
+from .validation import InvalidBundle, parse_answers, parse_bundle, tool_result
 
 logger = logging.getLogger(__name__)
 

@@ -1,8 +1,8 @@
 """The operator's answer to a clarification, from the overlay."""
 
 from django.http import Http404, HttpResponse
-from django.views.decorators.http import require_POST
 from django.utils.translation import gettext as _
+from django.views.decorators.http import require_POST
 
 from kandev_web.sessions.views import toast
 

@@ -13,8 +13,8 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
-from kandev_web.clarifications import services as clarifications
 from kandev_web.board.queries import board_columns, cards_for, changed_cards, column_page, parse_sort_key
+from kandev_web.clarifications import services as clarifications
 
 from . import services
 from .mcp_tokens import MCP_PATH

@@ -23,8 +23,8 @@ import pytest
 
 from kandev_web.agentctl.testing import message_text, text_prompt
 
-from .conftest import Bridge
 from .ask_script import COLOUR, ENVS, FINAL_TEXT, NO_TOOL_TEXT, fake_api, prompt
+from .conftest import Bridge
 from .fake_messages_api import tool_result_text
 from .harness import BridgeRun, bridge_session, open_session
 

@@ -1,8 +1,8 @@
 """Notifications reach each member once per occurrence, as their settings say."""
 
 import pytest
-from channels.layers import get_channel_layer
 from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.test import Client
 
 from kandev_web.live_consumer import user_group
