@@ -35,6 +35,7 @@ import json
 import os
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 
 from benchmarks import support
@@ -102,7 +103,7 @@ def populate(size: int, user) -> dict:
     now = timezone.now()
     messages, clarifications = [], []
     pending_clarifications = pending_permissions = 0
-    for i, (session, turn) in enumerate(zip(sessions, turns)):
+    for i, (session, turn) in enumerate(zip(sessions, turns, strict=True)):
         messages.append(Message(session=session, turn=turn, type=MessageType.MESSAGE, author_type="user", content="Go"))
         messages.append(Message(session=session, turn=turn, type=MessageType.MESSAGE, content="Working on it."))
         if i % 10 == 1:  # a pending clarification in the current turn
@@ -210,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
             row = {
                 "board_page": measure(get(f"/boards/{board.pk}/"), args.repeats),
                 "task_page": measure(get(f"/tasks/{task.pk}/"), args.repeats),
-                "board_patch": measure(lambda: render_changes(board, **changed), args.repeats),
-                "task_row_patch": measure(lambda: render_task_rows(board.pk, task.pk, **changed), args.repeats),
+                "board_patch": measure(partial(render_changes, board, **changed), args.repeats),
+                "task_row_patch": measure(partial(render_task_rows, board.pk, task.pk, **changed), args.repeats),
             }
             in_order = first_step.tasks.order_by("position", "pk").values_list("position", "pk")
             if len(in_order) > CARDS_PER_PAGE:  # the column has a "Show more": time its second page

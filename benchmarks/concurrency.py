@@ -156,7 +156,7 @@ async def run(args, directory: Path) -> dict:
         # Least squares over the batches, less sensitive to one allocator step.
         xs, ys = [k for k, _ in rss_steps], [v for _, v in rss_steps]
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
         print(f"   agentctl memory per pending: {kib_per_pending:.2f} KiB (end - start), {slope:.2f} KiB (slope)")
 
         # Round 1: every pending answered once, all at once.
@@ -174,7 +174,7 @@ async def run(args, directory: Path) -> dict:
         for event in reads:
             read_by_id[event["id"]].append(event)
         to_read, to_response = [], []
-        for session, (sent, answered, outcome) in zip(session_ids, answers):
+        for session, (sent, answered, _) in zip(session_ids, answers, strict=True):
             agent_reads = read_by_id[written[session]["id"]]
             to_response.append((answered - sent) * 1000)
             if agent_reads:
@@ -219,7 +219,7 @@ async def run(args, directory: Path) -> dict:
         record.poll()
         outcomes = collections.Counter(o for *_, o in raced)
         per_pending = collections.Counter()
-        for p, (_, _, outcome) in zip([p for p in round2 for _ in clients], raced):
+        for p, (_, _, outcome) in zip([p for p in round2 for _ in clients], raced, strict=True):
             if outcome == "ok":
                 per_pending[p["pending_id"]] += 1
         reads2 = collections.Counter(e["id"] for e in record.events if e["event"] == "read" and e["id"] in written2)

@@ -37,7 +37,7 @@ def slope_per_minute(points: list[tuple[float, float]]) -> float:
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     denominator = sum((x - mx) ** 2 for x in xs) or 1.0
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / denominator * 60
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / denominator * 60
 
 
 def main(argv: list[str] | None = None) -> int:

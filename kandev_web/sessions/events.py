@@ -8,6 +8,7 @@ order agentctl sent the notifications.
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import pairwise
 
 from django.db import transaction
 from django.utils import timezone
@@ -194,7 +195,7 @@ def record_permission_settled(session_id: int, payload: dict) -> None:
 def _review_step(task):
     """Kandev's simple workflow: a finished turn moves the task from the start step to the next one."""
     steps = list(task.board.steps.all())
-    for step, after in zip(steps, steps[1:]):
+    for step, after in pairwise(steps):
         if step.is_start and task.step_id == step.pk:
             return after
     return None
