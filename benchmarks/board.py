@@ -76,7 +76,9 @@ def populate(size: int, user) -> dict:
     board = Board.objects.create(workspace=workspace, name=f"Board of {size}")
     board.add_default_steps()
     steps = list(board.steps.all())
-    profile = AgentProfile.objects.create(workspace=workspace, name="Mock agent", agent_id="mock-agent", command=["true"])
+    profile = AgentProfile.objects.create(
+        workspace=workspace, name="Mock agent", agent_id="mock-agent", command=["true"]
+    )
     task_states = [TaskState.TODO, TaskState.IN_PROGRESS, TaskState.REVIEW, TaskState.COMPLETED, TaskState.FAILED]
     tasks = Task.objects.bulk_create(
         Task(
@@ -199,9 +201,12 @@ def main(argv: list[str] | None = None) -> int:
                 return response.content
             return call
 
-        header = f"{'tasks':>6} | {'board GET ms':>12} {'queries':>7} {'KiB':>6} | {'task page ms':>12} {'queries':>7} {'KiB':>6} | " \
-                 f"{'board patch ms':>14} {'queries':>7} | {'task row patch ms':>17} {'queries':>7} | " \
-                 f"{'show more ms':>12} {'queries':>7} | {'rows more ms':>12} {'queries':>7}"
+        header = (
+            f"{'tasks':>6} | {'board GET ms':>12} {'queries':>7} {'KiB':>6} | "
+            f"{'task page ms':>12} {'queries':>7} {'KiB':>6} | "
+            f"{'board patch ms':>14} {'queries':>7} | {'task row patch ms':>17} {'queries':>7} | "
+            f"{'show more ms':>12} {'queries':>7} | {'rows more ms':>12} {'queries':>7}"
+        )
         print(header)
         print("-" * len(header))
         for size in sizes:

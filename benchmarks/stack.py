@@ -84,7 +84,8 @@ INSTRUMENT_JS = r"""
   }, true);
   // The answer's POST, known by its URL: the overlay may already be gone when it returns.
   const requestOf = (detail) => {
-    const path = (detail.requestConfig && detail.requestConfig.path) || (detail.pathInfo && detail.pathInfo.requestPath) || "";
+    const path = (detail.requestConfig && detail.requestConfig.path)
+      || (detail.pathInfo && detail.pathInfo.requestPath) || "";
     const m = /\/clarifications\/([^/]+)\/respond\//.exec(path);
     return m ? m[1] : null;
   };

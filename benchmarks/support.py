@@ -228,7 +228,9 @@ class Server:
             )
         )
 
-    def add_profile(self, workspace_id: int, name: str, command: list[str], env: dict[str, str], working_dir: str) -> None:
+    def add_profile(
+        self, workspace_id: int, name: str, command: list[str], env: dict[str, str], working_dir: str
+    ) -> None:
         """An agent profile running ``command`` (our scripted agent) in this workspace."""
         code = (
             "import json, os\n"
@@ -253,7 +255,9 @@ class Server:
         return out
 
     def agentctl_pids(self) -> list[int]:
-        return [pid for pid in self.descendants() if "kandev-agentctl" in cmdline(pid) or "agentctl.cli" in cmdline(pid)]
+        return [
+            pid for pid in self.descendants() if "kandev-agentctl" in cmdline(pid) or "agentctl.cli" in cmdline(pid)
+        ]
 
 
 @contextmanager

@@ -166,15 +166,27 @@ def forward(record: Clarification, *, answers: list[dict], rejected: bool, rejec
         "rejected": rejected,
         "reject_reason": reject_reason,
     }
+    endpoint = Endpoint(execution.pk, execution.url, execution.token)
     try:
-        result = runner.call(runner.request(Endpoint(execution.pk, execution.url, execution.token), "agent.elicitations.respond", payload))
+        result = runner.call(runner.request(endpoint, "agent.elicitations.respond", payload))
     except NotFound:
         return Delivery(False, _("This question was already answered or withdrawn."))
     except ValidationFailed as invalid:
-        problems = tuple(str(p.get("message", p)) if isinstance(p, dict) else str(p) for p in invalid.details.get("problems", []))
-        return Delivery(False, _("Your answer does not fit the question: %(problems)s") % {"problems": "; ".join(problems)}, "error", problems)
+        problems = tuple(
+            str(p.get("message", p)) if isinstance(p, dict) else str(p) for p in invalid.details.get("problems", [])
+        )
+        return Delivery(
+            False,
+            _("Your answer does not fit the question: %(problems)s") % {"problems": "; ".join(problems)},
+            "error",
+            problems,
+        )
     except (AgentStreamNotConnected, TimeoutError):
-        return Delivery(False, _("Not delivered: the connection to the agent is down. Your question is still open; try again."), "error")
+        return Delivery(
+            False,
+            _("Not delivered: the connection to the agent is down. Your question is still open; try again."),
+            "error",
+        )
     except StreamError as error:
         logger.warning("agentctl refused an elicitation answer: %s", error.code)
         return Delivery(False, _("Not delivered: the agent refused the answer."), "error")
@@ -197,7 +209,12 @@ def _record_delivered(record: Clarification, answers: list[dict], rejected: bool
         "answers": [] if rejected else answers,
     }
     if current.status == Status.PENDING:
-        _settle(current, Status.REJECTED if rejected else Status.ANSWERED, "operator_skipped" if rejected else "operator", response)
+        _settle(
+            current,
+            Status.REJECTED if rejected else Status.ANSWERED,
+            "operator_skipped" if rejected else "operator",
+            response,
+        )
     else:
         from . import services
 

@@ -83,7 +83,9 @@ def _transport_security() -> TransportSecuritySettings:
     return TransportSecuritySettings(
         enable_dns_rebinding_protection="*" not in settings.ALLOWED_HOSTS,
         allowed_hosts=[pattern for host in hosts for pattern in (host, f"{host}:*")],
-        allowed_origins=[f"{scheme}://{host}{port}" for host in hosts for scheme in ("http", "https") for port in ("", ":*")],
+        allowed_origins=[
+            f"{scheme}://{host}{port}" for host in hosts for scheme in ("http", "https") for port in ("", ":*")
+        ],
     )
 
 

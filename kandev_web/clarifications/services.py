@@ -66,7 +66,9 @@ def _question_metadata(record: Clarification, index: int, question: dict) -> dic
 
 
 @transaction.atomic
-def request_clarification(session: TaskSession, questions: tuple[Question, ...], context: str = "") -> tuple[Clarification, bool]:
+def request_clarification(
+    session: TaskSession, questions: tuple[Question, ...], context: str = ""
+) -> tuple[Clarification, bool]:
     """Record an ask_user_question_kandev bundle; the same pending bundle is returned, not repeated."""
     session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=session.pk)
     key = dedup_key(questions)

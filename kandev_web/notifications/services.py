@@ -42,7 +42,9 @@ def _notify(task, event: Event, occurrence: str, title: str, body: str) -> None:
             continue  # this occurrence already reached this operator
         message = {"type": "notify", "event": str(event), "title": title, "body": body, "task_id": task.pk}
         group = user_group(user.pk)
-        transaction.on_commit(lambda group=group, message=message: async_to_sync(get_channel_layer().group_send)(group, message))
+        transaction.on_commit(
+            lambda group=group, message=message: async_to_sync(get_channel_layer().group_send)(group, message)
+        )
 
 
 def clarification_requested(clarification) -> None:
