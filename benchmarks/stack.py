@@ -84,7 +84,8 @@ INSTRUMENT_JS = r"""
   }, true);
   // The answer's POST, known by its URL: the overlay may already be gone when it returns.
   const requestOf = (detail) => {
-    const path = (detail.requestConfig && detail.requestConfig.path) || (detail.pathInfo && detail.pathInfo.requestPath) || "";
+    const path = (detail.requestConfig && detail.requestConfig.path)
+      || (detail.pathInfo && detail.pathInfo.requestPath) || "";
     const m = /\/clarifications\/([^/]+)\/respond\//.exec(path);
     return m ? m[1] : null;
   };
@@ -169,7 +170,7 @@ class ElicitationStack:
         self._exit = ExitStack()
         self.seq = 0
 
-    def __enter__(self) -> "ElicitationStack":
+    def __enter__(self) -> ElicitationStack:
         try:
             self._start()
         except BaseException:

@@ -46,7 +46,9 @@ class ClarificationTimedOut(Exception):
 
 
 @transaction.atomic
-def request_clarification(session: TaskSession, questions: tuple[Question, ...], context: str = "") -> tuple[Clarification, bool]:
+def request_clarification(
+    session: TaskSession, questions: tuple[Question, ...], context: str = ""
+) -> tuple[Clarification, bool]:
     """Record an ask_user_question_kandev bundle; the same pending bundle is returned, not repeated."""
     session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=session.pk)
     key = dedup_key(questions)

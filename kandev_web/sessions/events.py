@@ -8,6 +8,7 @@ order agentctl sent the notifications.
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
+from itertools import pairwise
 
 from django.db import transaction
 from django.utils import timezone
@@ -42,7 +43,9 @@ def current_turn(session: TaskSession) -> Turn | None:
     return session.turns.order_by("-started_at", "-pk").first()
 
 
-def add_message(session: TaskSession, *, type, content="", author=AuthorType.AGENT, metadata=None, requests_input=False):
+def add_message(
+    session: TaskSession, *, type, content="", author=AuthorType.AGENT, metadata=None, requests_input=False
+):
     message = Message.objects.create(
         session=session,
         turn=current_turn(session),
@@ -124,7 +127,11 @@ def _upsert_plan(session: TaskSession, entries: list) -> None:
     turn = current_turn(session)
     plan = Message.objects.filter(session=session, turn=turn, type=MessageType.AGENT_PLAN).first()
     entries = [
-        {"content": str(e.get("content", "")), "status": str(e.get("status", "")), "priority": str(e.get("priority", ""))}
+        {
+            "content": str(e.get("content", "")),
+            "status": str(e.get("status", "")),
+            "priority": str(e.get("priority", "")),
+        }
         for e in entries
         if isinstance(e, dict)
     ]

@@ -131,7 +131,11 @@ def stop_session(session: TaskSession) -> None:
 
 def respond_permission(session: TaskSession, pending_id: str, option_id: str | None) -> None:
     """Answer a permission request; ``option_id=None`` cancels it."""
-    payload = {"pending_id": pending_id, "option_id": option_id} if option_id else {"pending_id": pending_id, "cancelled": True}
+    payload = (
+        {"pending_id": pending_id, "option_id": option_id}
+        if option_id
+        else {"pending_id": pending_id, "cancelled": True}
+    )
     try:
         _send(session, "agent.permissions.respond", payload)
     except NotFound:

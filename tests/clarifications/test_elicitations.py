@@ -17,9 +17,24 @@ REQUESTED = {
     "tool_call_id": "toolu_1",
     "message": "Pick a colour",
     "questions": [
-        {"id": "question_0", "title": "Colour", "prompt": "Pick a colour", "kind": "single", "accepts_text": True,
-         "sensitive": False, "options": [{"id": "Red", "label": "Red", "description": "warm"}, {"id": "Blue", "label": "Blue"}]},
-        {"id": "apiKey", "title": None, "prompt": "apiKey", "kind": "text", "accepts_text": True, "sensitive": True, "options": []},
+        {
+            "id": "question_0",
+            "title": "Colour",
+            "prompt": "Pick a colour",
+            "kind": "single",
+            "accepts_text": True,
+            "sensitive": False,
+            "options": [{"id": "Red", "label": "Red", "description": "warm"}, {"id": "Blue", "label": "Blue"}],
+        },
+        {
+            "id": "apiKey",
+            "title": None,
+            "prompt": "apiKey",
+            "kind": "text",
+            "accepts_text": True,
+            "sensitive": True,
+            "options": [],
+        },
     ],
 }
 
@@ -37,7 +52,11 @@ def requested(execution, **changes):
 
 def test_AC_08_AC_09_pending_id_verbatim_messages_and_pending_action_while_running(execution):
     record = requested(execution)
-    assert (record.pending_id, record.source, record.execution_id) == (REQUESTED["pending_id"], Source.ELICITATION, execution.pk)
+    assert (record.pending_id, record.source, record.execution_id) == (
+        REQUESTED["pending_id"],
+        Source.ELICITATION,
+        execution.pk,
+    )
     messages = list(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).order_by("pk"))
     assert [m.requests_input for m in messages] == [False, True]
     assert {m.metadata["pending_id"] for m in messages} == {REQUESTED["pending_id"]}
@@ -142,7 +161,10 @@ def test_the_forwarded_payload_is_the_contracts(execution, fake_runner):
     answers = [{"question_id": "question_0", "selected_options": ["Red"], "custom_text": "Green"}]
     assert submit(record, answers=answers, rejected=False, reject_reason="").delivered
     assert fake.sent == [
-        ("agent.elicitations.respond", {"pending_id": record.pending_id, "answers": answers, "rejected": False, "reject_reason": ""})
+        (
+            "agent.elicitations.respond",
+            {"pending_id": record.pending_id, "answers": answers, "rejected": False, "reject_reason": ""},
+        )
     ]
     record.refresh_from_db()
     assert (record.status, record.response["content"]) == (Status.ANSWERED, {"question_0_custom": "Green"})
