@@ -8,7 +8,6 @@ order agentctl sent the notifications.
 import logging
 from dataclasses import dataclass
 from datetime import timedelta
-from itertools import pairwise
 
 from django.db import transaction
 from django.utils import timezone

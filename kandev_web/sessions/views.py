@@ -14,7 +14,6 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
-from kandev_web.clarifications import records
 from kandev_web.board.queries import (
     board_columns,
     cards_for,
@@ -23,10 +22,11 @@ from kandev_web.board.queries import (
     parse_shown_through,
     parse_sort_key,
 )
+from kandev_web.clarifications import records
 
 from . import services
-from .mcp_tokens import MCP_PATH
 from .events import current_turn
+from .mcp_tokens import MCP_PATH
 from .models import AgentProfile, Message, MessageType, TaskSession
 
 

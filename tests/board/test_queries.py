@@ -2,9 +2,9 @@
 
 import pytest
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from hypothesis import given
 from hypothesis import strategies as st
-from django.test.utils import CaptureQueriesContext
 
 from kandev_web.board import queries
 from kandev_web.board.models import Task
