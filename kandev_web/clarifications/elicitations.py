@@ -180,7 +180,12 @@ def _record_delivered(record: Clarification, answers: list[dict], rejected: bool
         "answers": [] if rejected else answers,
     }
     if current.status == Status.PENDING:
-        records.settle(current, Status.REJECTED if rejected else Status.ANSWERED, "operator_skipped" if rejected else "operator", response)
+        records.settle(
+            current,
+            Status.REJECTED if rejected else Status.ANSWERED,
+            "operator_skipped" if rejected else "operator",
+            response,
+        )
     else:
         current.response = {**(current.response or {}), **response}
         current.save(update_fields=["response"])

@@ -74,7 +74,9 @@ def request_clarification(
     return record, True
 
 
-def respond(pending_id: str, *, answers: object = None, rejected: bool = False, reject_reason: str = "") -> Clarification:
+def respond(
+    pending_id: str, *, answers: object = None, rejected: bool = False, reject_reason: str = ""
+) -> Clarification:
     """Answer a bundle, first answer wins; raise ``AlreadyAnswered`` or ``InvalidBundle``.
 
     A bundle the agent left behind (``agent_disconnected``) is answered all the

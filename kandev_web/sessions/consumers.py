@@ -128,7 +128,8 @@ class TaskConsumer(LiveConsumer):
     async def reply(self, pending_id, outcome, message, level):
         """What became of one frame: the overlay's outcome marker, and a toast when there is news."""
         html = render_to_string(
-            "clarifications/overlay.html#outcome-oob", {"pending_id": pending_id, "outcome": outcome, "message": message}
+            "clarifications/overlay.html#outcome-oob",
+            {"pending_id": pending_id, "outcome": outcome, "message": message},
         )
         if message:
             html += render_to_string("base.html#toast", {"message": message, "level": level})

@@ -239,7 +239,8 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
 
 def _exit_error(payload: dict, *, agentctl_gone: bool) -> str:
     if agentctl_gone:
-        return _("The agent's controller stopped unexpectedly (exit code %(code)s).") % {"code": payload.get("exit_code")}
+        message = _("The agent's controller stopped unexpectedly (exit code %(code)s).")
+        return message % {"code": payload.get("exit_code")}
     return _("The agent exited unexpectedly (exit code %(code)s, signal %(signal)s).") % {
         "code": payload.get("exit_code"),
         "signal": payload.get("signal"),

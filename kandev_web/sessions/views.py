@@ -89,7 +89,9 @@ def task_context(task: Task, *, with_messages: bool = True, card=None) -> dict:
         "turn_open": bool(current and current.turns.filter(completed_at__isnull=True).exists()),
         "start_form": StartSessionForm(task=task),
         "clarifications": records.pending_for_task(task.pk),
-        "messages": list(Message.objects.filter(session__task=task).order_by("created_at", "pk")) if with_messages else [],
+        "messages": (
+            list(Message.objects.filter(session__task=task).order_by("created_at", "pk")) if with_messages else []
+        ),
     }
 
 

@@ -148,7 +148,9 @@ def test_AC_61_a_second_answer_is_still_forwarded_and_agentctl_decides(execution
 def test_AC_20a_stream_down_leaves_the_record_open(execution, fake_runner):
     record = requested(execution)
     fake_runner(AgentStreamNotConnected("down"))
-    delivery = submit(record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False, reject_reason="")
+    delivery = submit(
+        record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False, reject_reason=""
+    )
     assert not delivery.delivered and delivery.level == "error"
     record.refresh_from_db()
     assert record.status == Status.PENDING
