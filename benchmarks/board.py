@@ -176,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         from django.test import Client
 
         from kandev_web.board.queries import CARDS_PER_PAGE
-        from kandev_web.board.views import render_changes
+        from kandev_web.board.fragments import render_changes
         from kandev_web.sessions.views import render_task_rows
 
         user = get_user_model().objects.create_user("bench", password=support.PASSWORD)
