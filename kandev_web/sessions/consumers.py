@@ -10,6 +10,7 @@ from kandev_web.clarifications import answer_frames, answering
 from kandev_web.clarifications.records import SETTLED_NOTICES
 from kandev_web.live_consumer import LiveConsumer
 
+from . import fragments
 from .models import Message
 
 
@@ -36,28 +37,22 @@ class TaskConsumer(LiveConsumer):
         return Task.objects.for_user(self.user).select_related("board", "step").filter(pk=self.task_id).first()
 
     def render_task(self):
-        from .views import task_context
-
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return render_to_string("sessions/task.html#live-oob", task_context(task, with_messages=False))
+        return render_to_string("sessions/task.html#live-oob", fragments.task_context(task, with_messages=False))
 
     def render_catch_up(self):
-        from .views import render_catch_up
-
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return render_catch_up(task, self.page_state)
+        return fragments.render_catch_up(task, self.page_state)
 
     async def catch_up(self):
         await self.send_fragment(self.render_catch_up)
 
     def render_task_rows(self, step_ids, task_ids):
-        from .views import render_task_rows
-
-        return render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
+        return fragments.render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
 
     def render_message(self, message_id, created):
         message = Message.objects.filter(pk=message_id, session__task_id=self.task_id).first()
