@@ -5,6 +5,7 @@ ask_user_question_kandev) and the outcomes an operator is told.
 """
 
 import json
+from urllib.parse import urlsplit
 
 from playwright.sync_api import expect
 
@@ -24,7 +25,8 @@ class Traffic:
         page.on("websocket", lambda socket: self._watch(socket, task_id))
 
     def _watch(self, socket, task_id: int) -> None:
-        if socket.url.endswith(f"/ws/tasks/{task_id}/"):
+        # The page adds what it shows to its socket URL (``?after=…``), so the path is what names the task.
+        if urlsplit(socket.url).path == f"/ws/tasks/{task_id}/":
             socket.on("framesent", lambda payload: self.frames.append(json.loads(payload)))
 
     def answers(self) -> list[dict]:
