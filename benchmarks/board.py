@@ -35,6 +35,7 @@ import json
 import os
 import statistics
 import time
+from functools import partial
 from pathlib import Path
 
 from benchmarks import support
@@ -75,7 +76,9 @@ def populate(size: int, user) -> dict:
     board = Board.objects.create(workspace=workspace, name=f"Board of {size}")
     board.add_default_steps()
     steps = list(board.steps.all())
-    profile = AgentProfile.objects.create(workspace=workspace, name="Mock agent", agent_id="mock-agent", command=["true"])
+    profile = AgentProfile.objects.create(
+        workspace=workspace, name="Mock agent", agent_id="mock-agent", command=["true"]
+    )
     task_states = [TaskState.TODO, TaskState.IN_PROGRESS, TaskState.REVIEW, TaskState.COMPLETED, TaskState.FAILED]
     tasks = Task.objects.bulk_create(
         Task(
@@ -102,7 +105,7 @@ def populate(size: int, user) -> dict:
     now = timezone.now()
     messages, clarifications = [], []
     pending_clarifications = pending_permissions = 0
-    for i, (session, turn) in enumerate(zip(sessions, turns)):
+    for i, (session, turn) in enumerate(zip(sessions, turns, strict=True)):
         messages.append(Message(session=session, turn=turn, type=MessageType.MESSAGE, author_type="user", content="Go"))
         messages.append(Message(session=session, turn=turn, type=MessageType.MESSAGE, content="Working on it."))
         if i % 10 == 1:  # a pending clarification in the current turn
@@ -172,9 +175,9 @@ def main(argv: list[str] | None = None) -> int:
         from django.contrib.auth import get_user_model
         from django.test import Client
 
+        from kandev_web.board.fragments import render_changes
         from kandev_web.board.queries import CARDS_PER_PAGE
-        from kandev_web.board.views import render_changes
-        from kandev_web.sessions.views import render_task_rows
+        from kandev_web.sessions.fragments import render_task_rows
 
         user = get_user_model().objects.create_user("bench", password=support.PASSWORD)
         client = Client()
@@ -198,9 +201,12 @@ def main(argv: list[str] | None = None) -> int:
                 return response.content
             return call
 
-        header = f"{'tasks':>6} | {'board GET ms':>12} {'queries':>7} {'KiB':>6} | {'task page ms':>12} {'queries':>7} {'KiB':>6} | " \
-                 f"{'board patch ms':>14} {'queries':>7} | {'task row patch ms':>17} {'queries':>7} | " \
-                 f"{'show more ms':>12} {'queries':>7} | {'rows more ms':>12} {'queries':>7}"
+        header = (
+            f"{'tasks':>6} | {'board GET ms':>12} {'queries':>7} {'KiB':>6} | "
+            f"{'task page ms':>12} {'queries':>7} {'KiB':>6} | "
+            f"{'board patch ms':>14} {'queries':>7} | {'task row patch ms':>17} {'queries':>7} | "
+            f"{'show more ms':>12} {'queries':>7} | {'rows more ms':>12} {'queries':>7}"
+        )
         print(header)
         print("-" * len(header))
         for size in sizes:
@@ -210,8 +216,8 @@ def main(argv: list[str] | None = None) -> int:
             row = {
                 "board_page": measure(get(f"/boards/{board.pk}/"), args.repeats),
                 "task_page": measure(get(f"/tasks/{task.pk}/"), args.repeats),
-                "board_patch": measure(lambda: render_changes(board, **changed), args.repeats),
-                "task_row_patch": measure(lambda: render_task_rows(board.pk, task.pk, **changed), args.repeats),
+                "board_patch": measure(partial(render_changes, board, **changed), args.repeats),
+                "task_row_patch": measure(partial(render_task_rows, board.pk, task.pk, **changed), args.repeats),
             }
             in_order = first_step.tasks.order_by("position", "pk").values_list("position", "pk")
             if len(in_order) > CARDS_PER_PAGE:  # the column has a "Show more": time its second page

@@ -121,7 +121,9 @@ async def run(args, directory: Path) -> dict:
     result: dict = {"sessions": n}
     try:
         rss_start = agentctl_rss(agentctl.pid)
-        await client.request("agent.initialize", {"agent_id": "bench-agent", "runtime_flags": {"features.acpElicitation": True}})
+        await client.request(
+            "agent.initialize", {"agent_id": "bench-agent", "runtime_flags": {"features.acpElicitation": True}}
+        )
         started = time.monotonic()
         session_ids = []
         for chunk in range(0, n, 100):
@@ -131,7 +133,10 @@ async def run(args, directory: Path) -> dict:
             )
             session_ids += [s["session_id"] for s in opened]
         await asyncio.gather(
-            *(client.request("agent.prompt", {"session_id": s, "prompt": text_prompt("wait for me")}) for s in session_ids)
+            *(
+                client.request("agent.prompt", {"session_id": s, "prompt": text_prompt("wait for me")})
+                for s in session_ids
+            )
         )
         await wait_agent(record, lambda e: e["event"] == "prompt", n, 60)
         print(f"   {n} sessions opened and prompted in {time.monotonic() - started:.1f} s")
@@ -156,7 +161,7 @@ async def run(args, directory: Path) -> dict:
         # Least squares over the batches, less sensitive to one allocator step.
         xs, ys = [k for k, _ in rss_steps], [v for _, v in rss_steps]
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sum((x - mx) ** 2 for x in xs)
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sum((x - mx) ** 2 for x in xs)
         print(f"   agentctl memory per pending: {kib_per_pending:.2f} KiB (end - start), {slope:.2f} KiB (slope)")
 
         # Round 1: every pending answered once, all at once.
@@ -174,17 +179,15 @@ async def run(args, directory: Path) -> dict:
         for event in reads:
             read_by_id[event["id"]].append(event)
         to_read, to_response = [], []
-        for session, (sent, answered, outcome) in zip(session_ids, answers):
+        for session, (sent, answered, _) in zip(session_ids, answers, strict=True):
             agent_reads = read_by_id[written[session]["id"]]
             to_response.append((answered - sent) * 1000)
             if agent_reads:
                 to_read.append((agent_reads[0]["t"] - sent) * 1000)
         ok1 = sum(1 for *_, outcome in answers if outcome == "ok")
         once1 = sum(1 for s in session_ids if len(read_by_id[written[s]["id"]]) == 1)
-        right1 = sum(
-            1 for s in session_ids
-            if [r["result"] for r in read_by_id[written[s]["id"]]] == [{"action": "accept", "content": {"question_0": "Blue"}}]
-        )
+        blue = [{"action": "accept", "content": {"question_0": "Blue"}}]
+        right1 = sum(1 for s in session_ids if [r["result"] for r in read_by_id[written[s]["id"]]] == blue)
         settled1 = collections.Counter(p["pending_id"] for _, p in notes.by_action["elicitation.settled"])
         rss_after = agentctl_rss(agentctl.pid)
         base = support.Summary("loopback WebSocket round trip (baseline)", baseline_before)
@@ -219,12 +222,14 @@ async def run(args, directory: Path) -> dict:
         record.poll()
         outcomes = collections.Counter(o for *_, o in raced)
         per_pending = collections.Counter()
-        for p, (_, _, outcome) in zip([p for p in round2 for _ in clients], raced):
+        for p, (_, _, outcome) in zip([p for p in round2 for _ in clients], raced, strict=True):
             if outcome == "ok":
                 per_pending[p["pending_id"]] += 1
         reads2 = collections.Counter(e["id"] for e in record.events if e["event"] == "read" and e["id"] in written2)
         settled2 = collections.Counter(
-            p["pending_id"] for _, p in notes.by_action["elicitation.settled"] if p["pending_id"] in {q["pending_id"] for q in round2}
+            p["pending_id"]
+            for _, p in notes.by_action["elicitation.settled"]
+            if p["pending_id"] in {q["pending_id"] for q in round2}
         )
         exactly_once = (
             all(per_pending[p["pending_id"]] == 1 for p in round2)
@@ -246,7 +251,12 @@ async def run(args, directory: Path) -> dict:
                 "round1_seconds": round1_seconds,
                 "round1_delivered": ok1,
                 "round1_read_once": once1,
-                "rss_kib": {"start": rss_start, "before_parking": rss_before, "steps": rss_steps, "after_settling": rss_after},
+                "rss_kib": {
+                    "start": rss_start,
+                    "before_parking": rss_before,
+                    "steps": rss_steps,
+                    "after_settling": rss_after,
+                },
                 "kib_per_pending": kib_per_pending,
                 "kib_per_pending_slope": slope,
                 "round2_outcomes": dict(outcomes),

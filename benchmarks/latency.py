@@ -199,7 +199,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--headed", action="store_true", help="show the browser (needs a display)")
     parser.add_argument("--trace", action="store_true", help="run the server with timing probes and break (a)/(b) down")
     parser.add_argument(
-        "--patch", action="append", default=[], choices=["persistent-db", "sqlite-synchronous-normal"],
+        "--patch",
+        action="append",
+        default=[],
+        choices=["persistent-db", "sqlite-synchronous-normal"],
         help="run the server with a candidate fix patched in (see benchmarks/trace_server.py)",
     )
     parser.add_argument(

@@ -37,7 +37,7 @@ def slope_per_minute(points: list[tuple[float, float]]) -> float:
     xs, ys = [p[0] for p in points], [p[1] for p in points]
     mx, my = statistics.fmean(xs), statistics.fmean(ys)
     denominator = sum((x - mx) ** 2 for x in xs) or 1.0
-    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / denominator * 60
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / denominator * 60
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -49,7 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tolerance", type=float, default=0.10, help="RSS growth / p50 ratio allowed (default 0.10)")
     parser.add_argument("--warmup", type=int, default=5, help="cycles before the clock starts (default 5)")
     parser.add_argument(
-        "--patch", action="append", default=[], choices=["loop-safe-layer", "persistent-db", "sqlite-synchronous-normal"],
+        "--patch",
+        action="append",
+        default=[],
+        choices=["loop-safe-layer", "persistent-db", "sqlite-synchronous-normal"],
         help="run the server with a candidate fix patched in (see benchmarks/trace_server.py)",
     )
     parser.add_argument("--json", type=Path, help="write the samples and the verdict here as JSON")
@@ -105,7 +108,10 @@ def main(argv: list[str] | None = None) -> int:
         near = [c for c in cycles if s["t"] - args.sample < c.t_start <= s["t"]]
         a = statistics.median(c.create_to_overlay for c in near) if near else float("nan")
         b = statistics.median(c.submit_to_read for c in near) if near else float("nan")
-        print(f"{s['t']:>7.0f} {s['server']:>11} {s['agentctl']:>13} {s['agent']:>10} | {len(near):>6} {a:>11.1f} {b:>11.1f}")
+        print(
+            f"{s['t']:>7.0f} {s['server']:>11} {s['agentctl']:>13} {s['agent']:>10} | "
+            f"{len(near):>6} {a:>11.1f} {b:>11.1f}"
+        )
 
     verdict = {}
     flat_all = True
@@ -116,7 +122,13 @@ def main(argv: list[str] | None = None) -> int:
         per_minute = slope_per_minute([(s["t"], s[name]) for s in samples])
         flat = growth <= args.tolerance
         flat_all &= flat
-        verdict[f"rss_{name}"] = {"first_kib": first, "last_kib": last, "growth": growth, "kib_per_min": per_minute, "flat": flat}
+        verdict[f"rss_{name}"] = {
+            "first_kib": first,
+            "last_kib": last,
+            "growth": growth,
+            "kib_per_min": per_minute,
+            "flat": flat,
+        }
         print(
             f"RSS {name:<9} first {window:.0f} s {first:>8.0f} KiB, last {window:.0f} s {last:>8.0f} KiB: "
             f"{growth * 100:+.1f} % ({per_minute:+.0f} KiB/min) -> {'FLAT' if flat else 'GROWING'}"

@@ -171,7 +171,7 @@ class ElicitationStack:
         self._exit = ExitStack()
         self.seq = 0
 
-    def __enter__(self) -> "ElicitationStack":
+    def __enter__(self) -> ElicitationStack:
         try:
             self._start()
         except BaseException:

@@ -28,9 +28,9 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
 from e2e.processes import CHROMIUM as E2E_CHROMIUM
 from e2e.processes import CHROMIUM_ARGS as E2E_CHROMIUM_ARGS
+from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
 from e2e.processes import server_environ as e2e_server_environ
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -232,7 +232,9 @@ class Server:
             )
         )
 
-    def add_profile(self, workspace_id: int, name: str, command: list[str], env: dict[str, str], working_dir: str) -> None:
+    def add_profile(
+        self, workspace_id: int, name: str, command: list[str], env: dict[str, str], working_dir: str
+    ) -> None:
         """An agent profile running ``command`` (our scripted agent) in this workspace."""
         code = (
             "import json, os\n"
@@ -257,7 +259,9 @@ class Server:
         return out
 
     def agentctl_pids(self) -> list[int]:
-        return [pid for pid in self.descendants() if "kandev-agentctl" in cmdline(pid) or "agentctl.cli" in cmdline(pid)]
+        return [
+            pid for pid in self.descendants() if "kandev-agentctl" in cmdline(pid) or "agentctl.cli" in cmdline(pid)
+        ]
 
 
 @contextmanager

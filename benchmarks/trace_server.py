@@ -36,7 +36,6 @@ proposing them:
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import gc
 import json
@@ -83,19 +82,19 @@ def install_probes() -> None:
     _wrap_async(runtime.Runner, "_apply", "apply", lambda self, ref, action, payload: action)
 
     def send_after_commit(group, event):
-        from asgiref.sync import async_to_sync
-        from channels.layers import get_channel_layer
         from django.db import transaction
 
         def send():
+            # Queued on the committing thread; one task on the server's loop sends it.
             probe("send>", [group, event.get("type")])
-            async_to_sync(get_channel_layer().group_send)(group, event)
+            live.outbox.put(group, event)
             probe("send<", [group, event.get("type")])
 
         transaction.on_commit(send)
 
     live.send_after_commit = send_after_commit
-    for name in ("clarification_asked", "task_changed", "board_changed", "message_changed", "clarification_settled", "notify"):
+    handlers = ("clarification_asked", "task_changed", "board_changed", "message_changed", "clarification_settled")
+    for name in (*handlers, "notify"):
         if hasattr(TaskConsumer, name):
             _wrap_async(TaskConsumer, name, "consumer", lambda self, event, _n=name: _n)
 

@@ -12,7 +12,6 @@ import time
 from contextlib import suppress
 from pathlib import Path
 
-
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
 #: Debian's chromium as root on a machine with no network beyond loopback.
 CHROMIUM_ARGS = [

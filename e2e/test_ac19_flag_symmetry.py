@@ -116,7 +116,9 @@ def run_scripted_session(browser, server, folder: Path) -> Run:
     # The scenario played: two tool calls, both completed, and the closing message.
     expect(page.get_by_test_id("tool-call")).to_have_count(2)
     expect(page.locator("[data-testid=tool-call][data-status=completed]")).to_have_count(2)
-    expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="42 tests pass")).to_have_count(1)
+    expect(
+        page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="42 tests pass")
+    ).to_have_count(1)
     expect(page.get_by_test_id("clarification-overlay")).to_have_count(0)
     after_turn, flags = snapshot(server, task_id)
 

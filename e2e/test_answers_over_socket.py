@@ -25,6 +25,7 @@ class Traffic:
         page.on("websocket", lambda socket: self._watch(socket, task_id))
 
     def _watch(self, socket, task_id: int) -> None:
+        # The page adds what it shows to its socket URL (``?after=…``), so the path is what names the task.
         if urlsplit(socket.url).path == f"/ws/tasks/{task_id}/":
             socket.on("framesent", lambda payload: self.frames.append(json.loads(payload)))
 

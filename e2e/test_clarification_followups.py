@@ -40,6 +40,8 @@ def test_answer_after_the_agent_moved_on_is_sent_as_a_new_message(browser, serve
     page.get_by_test_id("clarification-option").filter(has_text="MongoDB").click()
     expect(page.locator("[data-testid=toast][data-level=info]")).to_contain_text("sent as a new message")
     follow_up = page.locator("[data-testid=timeline-message][data-author=user]").last
-    expect(follow_up).to_contain_text('You previously asked the user: "Which database should we use for this project?". They answered: MongoDB')
+    expect(follow_up).to_contain_text(
+        'You previously asked the user: "Which database should we use for this project?". They answered: MongoDB'
+    )
     expect(page.get_by_test_id("clarification-record-answer")).to_contain_text("sent as new message")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")

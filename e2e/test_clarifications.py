@@ -33,7 +33,9 @@ def test_AC_57_single_select_click_submits_and_reaches_the_tool_result(browser, 
     overlay = page.get_by_test_id("clarification-overlay")
     expect(overlay).to_be_visible()
     expect(page.get_by_test_id("clarification-option")).to_have_count(3)
-    expect(option(page, "PostgreSQL").get_by_test_id("clarification-option-description")).to_contain_text("battle-tested")
+    expect(option(page, "PostgreSQL").get_by_test_id("clarification-option-description")).to_contain_text(
+        "battle-tested"
+    )
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
     expect(page.get_by_test_id("task-details").get_by_test_id("task-state-waiting-for-input")).to_be_visible()
     expect(page.get_by_test_id("clarification-submit")).to_have_count(0)

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.bridge.conftest import BRIDGE_VERSIONS, Bridge, find_bridge
 from tests.bridge.ask_script import COLOUR, ENVS, FINAL_TEXT, fake_api, prompt
+from tests.bridge.conftest import BRIDGE_VERSIONS, Bridge, find_bridge
 from tests.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, tool_result_text
 from tests.bridge.harness import marked_processes
 

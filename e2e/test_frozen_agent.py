@@ -47,7 +47,8 @@ def test_a_frozen_agent_answer_holds_no_other_page_and_ends_as_not_responding(br
         login(writer, server, "watcher", f"/boards/{ids['board_id']}/")
         writer.get_by_test_id("task-form-title").fill("Made while the agent is frozen")
         writer.get_by_test_id("task-create-submit").click()
-        expect(board.get_by_test_id("task-card-title").filter(has_text="Made while the agent is frozen")).to_be_visible()
+        made = board.get_by_test_id("task-card-title").filter(has_text="Made while the agent is frozen")
+        expect(made).to_be_visible()
         # The asker's own page is not held either: its task list hears of the new task.
         expect(asker.get_by_test_id("task-list").filter(has_text="Made while the agent is frozen")).to_be_visible()
         # All of that happened while the answer was still outstanding.

@@ -40,7 +40,8 @@ def same_document(page) -> None:
     page.evaluate(
         "window.__sameDocument = true; window.swapsWithoutTarget = [];"
         "document.addEventListener('htmx:oobErrorNoTarget', ({detail}) => {"
-        "  if (detail.content.id !== 'timeline-empty') window.swapsWithoutTarget.push(detail.content.outerHTML.slice(0, 120));"
+        "  if (detail.content.id !== 'timeline-empty')"
+        "    window.swapsWithoutTarget.push(detail.content.outerHTML.slice(0, 120));"
         "})"
     )
 
@@ -107,7 +108,8 @@ def test_a_card_moved_while_the_board_was_cut_off_is_in_its_new_column_when_it_i
     card = away.get_by_test_id(f"task-card-{card_id}")
     old_step = int(card.get_attribute("data-step-id"))
     new_step = ids["step_ids"][ids["step_ids"].index(old_step) + 1]
-    old_count = int(away.get_by_test_id(f"kanban-column-{old_step}").get_by_test_id("kanban-column-head").get_attribute("data-count"))
+    old_head = away.get_by_test_id(f"kanban-column-{old_step}").get_by_test_id("kanban-column-head")
+    old_count = int(old_head.get_attribute("data-count"))
 
     proxy.cut()
     expect_paused(away, "board-live")

@@ -153,7 +153,9 @@ def test_agent_supplied_markup_and_script_stay_text(browser, server):
     expect(by_id[ELICIT_KEY].get_by_test_id("clarification-option").first).to_have_attribute(
         "data-option-id", ELICIT_CONST
     )
-    expect(by_id["multi"].get_by_test_id("clarification-option").first).to_have_attribute("data-option-id", "<b>one</b>")
+    expect(by_id["multi"].get_by_test_id("clarification-option").first).to_have_attribute(
+        "data-option-id", "<b>one</b>"
+    )
     assert_inert(page, dialogs, errors)
     overlay.get_by_test_id("clarification-submit").click()
     assert reported_json(page, "Answer:", "END-OF-ANSWER") == {

@@ -14,7 +14,9 @@ MAKE_SESSION = """
 from kandev_web.board.models import Task
 from kandev_web.sessions.mcp_tokens import token_hash
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
-session = TaskSession.objects.create(task=Task.objects.get(pk={task_id}), state=SessionState.RUNNING, mcp_token_hash=token_hash("{token}"))
+session = TaskSession.objects.create(
+    task=Task.objects.get(pk={task_id}), state=SessionState.RUNNING, mcp_token_hash=token_hash("{token}")
+)
 Turn.objects.create(session=session)
 print(session.pk)
 """
@@ -69,7 +71,9 @@ def test_the_tool_is_listed(server, token):
 
 def test_an_invalid_bundle_is_a_tool_error_with_kandevs_messages(server, token):
     async def ask(session):
-        return await session.call_tool("ask_user_question_kandev", {"questions": [{"prompt": "Only one?", "options": []}]})
+        return await session.call_tool(
+            "ask_user_question_kandev", {"questions": [{"prompt": "Only one?", "options": []}]}
+        )
 
     [result] = asyncio.run(call(server, token, ask))
     assert result.is_error

@@ -105,7 +105,9 @@ def parent_pid(pid):
     return int(next(line for line in status.splitlines() if line.startswith("PPid:")).split()[1])
 
 
-def test_an_agent_on_an_executor_host_is_answered_through_either_web_process(browser, servers, executor_host, postgres_url):
+def test_an_agent_on_an_executor_host_is_answered_through_either_web_process(
+    browser, servers, executor_host, postgres_url
+):
     a, b = servers
     executor, task_id = executor_host
     on_a = browser.new_context().new_page()
@@ -145,4 +147,6 @@ def test_an_executor_host_that_is_down_fails_the_session_saying_so(browser, serv
     login(page, a, "offline", f"/tasks/{ids['task_ids'][0]}/")
     start(page, "elicit-single")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
-    expect(page.get_by_test_id("session-error")).to_contain_text(f"The executor host at {down} could not start the agent")
+    expect(page.get_by_test_id("session-error")).to_contain_text(
+        f"The executor host at {down} could not start the agent"
+    )

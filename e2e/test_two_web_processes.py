@@ -15,7 +15,10 @@ from .conftest import login, running_server, server_environ
 @pytest.fixture(scope="module")
 def servers(fresh_database, redis_url):
     env = server_environ(fresh_database, {"REDIS_URL": redis_url, "KANDEV_CHANNEL_PREFIX": f"e2e-{os.getpid()}"})
-    with running_server(env, fresh_database.parent / "a.log") as a, running_server(env, fresh_database.parent / "b.log") as b:
+    with (
+        running_server(env, fresh_database.parent / "a.log") as a,
+        running_server(env, fresh_database.parent / "b.log") as b,
+    ):
         yield a, b
 
 

@@ -23,7 +23,6 @@ from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.db import transaction
 
-
 logger = logging.getLogger(__name__)
 
 
@@ -140,7 +139,9 @@ def message_changed(task_id: int, message_id: int, *, created: bool) -> None:
 
 def clarification_settled(task_id: int, pending_id: str, reason: str) -> None:
     """A question left the task's overlay; its pages tell their viewers why."""
-    send_after_commit(task_group(task_id), {"type": "clarification.settled", "pending_id": pending_id, "reason": reason})
+    send_after_commit(
+        task_group(task_id), {"type": "clarification.settled", "pending_id": pending_id, "reason": reason}
+    )
 
 
 def wake_clarification(pending_id: str) -> None:

@@ -86,7 +86,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # wait for the lock instead of surfacing "database is locked", and take
     # the write lock up front so a read never has to be upgraded mid-transaction.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 20, "transaction_mode": "IMMEDIATE", "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 20,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     )
     # File-backed, not in-memory: consumers and live servers need a shared database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}

@@ -26,7 +26,7 @@ OUTSIDE_REFERENCES = re.compile(r"\.\./shared|/work/shared|shared/contracts|shar
 #: A spec id: an acceptance criterion (AC-12i), a determinism rule (D1) or a finding (F13a).
 SPEC_ID = re.compile(r"\b(AC-[0-9]+[a-z]?|D[0-9]+|F[0-9]+a?)\b")
 
-#: Linter codes (``# noqa: F401``) look like spec ids and are not.
+#: Linter codes in noqa comments (F401) look like spec ids and are not.
 NOQA = re.compile(r"#\s*noqa\b.*$", re.MULTILINE)
 
 DOC_NAMES = ("agent-stream", "decisions")
@@ -101,7 +101,9 @@ def test_every_cited_doc_anchor_exists() -> None:
     anchors = {name: heading_anchors(text) for name, text in texts.items()}
     cited = {(name, anchor) for path in tracked_files() for name, anchor in DOC_LINK.findall(read_text(path))}
     assert cited, "nothing cites docs/<file>.md#<anchor>: has the link pattern stopped matching?"
-    cited |= {(target or name, anchor) for name, text in texts.items() for target, anchor in RELATIVE_LINK.findall(text)}
+    cited |= {
+        (target or name, anchor) for name, text in texts.items() for target, anchor in RELATIVE_LINK.findall(text)
+    }
     broken = sorted(f"docs/{name}.md#{anchor}" for name, anchor in cited if anchor not in anchors[name])
     assert broken == []
 
@@ -130,7 +132,8 @@ def _emitted_notifications(package: Path) -> set[str]:
             function = node.func
             name = function.attr if isinstance(function, ast.Attribute) else getattr(function, "id", "")
             first = node.args[0]
-            if name in {"emit", "_emit", "broadcast"} and isinstance(first, ast.Constant) and isinstance(first.value, str):
+            literal = isinstance(first, ast.Constant) and isinstance(first.value, str)
+            if name in {"emit", "_emit", "broadcast"} and literal:
                 actions.add(first.value)
     return actions
 

@@ -1,6 +1,7 @@
 from kandev_web import live
 from kandev_web.live_consumer import LiveConsumer
 
+from . import fragments
 from .models import Board
 
 
@@ -17,17 +18,13 @@ class BoardConsumer(LiveConsumer):
         return Board.objects.for_user(self.user).filter(pk=self.board.pk).exists()
 
     def render_catch_up(self):
-        from .views import render_catch_up
-
-        return render_catch_up(self.board, self.page_state)
+        return fragments.render_catch_up(self.board, self.page_state)
 
     async def catch_up(self):
         await self.send_fragment(self.render_catch_up)
 
     def render_changes(self, step_ids, task_ids):
-        from .views import render_changes
-
-        return render_changes(self.board, step_ids=step_ids, task_ids=task_ids)
+        return fragments.render_changes(self.board, step_ids=step_ids, task_ids=task_ids)
 
     async def board_changed(self, event):
         await self.send_fragment(self.render_changes, event["step_ids"], event["task_ids"])

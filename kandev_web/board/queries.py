@@ -7,6 +7,7 @@ task's pending action; these are fetched for all cards at once, never per card.
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 from django.db.models import Count, F, OuterRef, Q, Subquery, Window
 from django.db.models.functions import RowNumber
@@ -112,7 +113,7 @@ def _columns(board: Board | int) -> dict[int, Column]:
     """An empty column per step, in order, each knowing its neighbours (for the move buttons)."""
     steps = list(Step.objects.filter(board=board).order_by("position", "pk"))
     columns = {step.pk: Column(step=step) for step in steps}
-    for before, after in zip(steps, steps[1:]):
+    for before, after in pairwise(steps):
         columns[before.pk].next_step = after
         columns[after.pk].prev_step = before
     return columns

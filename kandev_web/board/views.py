@@ -5,15 +5,16 @@ columns, out of band); the same patch reaches every other open board through
 the board consumer.
 """
 
-from django.http import HttpResponse, HttpResponseBadRequest, QueryDict
+from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from . import services
 from .forms import TaskCreateForm, TaskEditForm
+from .fragments import render_changes
 from .models import Board, Task
-from .queries import board_columns, changed_cards, column_page, parse_shown_through, parse_sort_key
+from .queries import board_columns, column_page, parse_sort_key
 
 
 def home(request):
@@ -29,33 +30,6 @@ def _board(request, board_id) -> Board:
 
 def _task(request, task_id) -> Task:
     return get_object_or_404(Task.objects.for_user(request.user).select_related("board"), pk=task_id)
-
-
-def render_changes(board: Board, *, step_ids, task_ids, request=None) -> str:
-    """The live patch after ``task_ids`` changed: their cards, and the counts of ``step_ids``.
-
-    A page puts each card in its place by its sort key (app.js), so the same
-    patch is right for every open board whatever it shows, and applying it
-    twice (the actor's response and its socket) changes nothing.
-    """
-    columns, gone = changed_cards(board, step_ids=step_ids, task_ids=task_ids)
-    return render_to_string(
-        "board/board.html#changes-oob", {"board": board, "columns": columns, "gone": gone}, request=request
-    )
-
-
-def render_catch_up(board: Board, page_state: QueryDict) -> str:
-    """Every column as it is now, out of band: all a page may have missed while its socket was down.
-
-    ``page_state`` is what the page said on connecting (its socket URL's query
-    string): ``through`` is how far "Show more" had taken each column, so the
-    page keeps showing as much as it did. Whole columns are replaced rather
-    than patched card by card because the page cannot say which of its cards
-    were moved away or deleted meanwhile.
-    """
-    through = parse_shown_through(page_state.getlist("through"))
-    context = {"board": board, "columns": board_columns(board, through=through), "catch_up": True}
-    return render_to_string("board/board.html#kanban", context)
 
 
 def _patch(html: str) -> HttpResponse:

@@ -14,6 +14,7 @@ together.
 """
 
 from collections.abc import Iterable
+from itertools import pairwise
 
 from django.db.models import Max
 
@@ -43,7 +44,7 @@ def _start_step(task: Task) -> Step | None:
 def _review_step(task: Task) -> Step | None:
     """The step after the start step, when the task is on the start step (else ``None``: it stays)."""
     steps = list(task.board.steps.all())
-    for step, after in zip(steps, steps[1:]):
+    for step, after in pairwise(steps):
         if step.is_start and task.step_id == step.pk:
             return after
     return None

@@ -59,7 +59,8 @@ def submission(frame: dict, questions: list[dict]) -> Submission:
     allowed = ENVELOPE_FIELDS | {field.format(q["id"]) for q in questions for field in (OPTION_FIELD, CUSTOM_FIELD)}
     unknown = sorted(key for key in frame if key not in allowed)
     if unknown:
-        raise BadFrame(_("The answer has fields this question does not have: %(fields)s") % {"fields": ", ".join(unknown[:5])})
+        message = _("The answer has fields this question does not have: %(fields)s")
+        raise BadFrame(message % {"fields": ", ".join(unknown[:5])})
     for key in frame.keys() - ENVELOPE_FIELDS:
         value = frame[key]
         if not (isinstance(value, str) or (isinstance(value, list) and all(isinstance(v, str) for v in value))):

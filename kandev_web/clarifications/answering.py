@@ -18,9 +18,9 @@ other pages need.
 
 from collections.abc import Callable
 
-from kandev_web.db import database_sync_to_async
 from django.utils.translation import gettext as _
 
+from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import services as sessions
 
 from . import elicitations, services

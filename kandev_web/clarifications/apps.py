@@ -8,7 +8,6 @@ class ClarificationsConfig(AppConfig):
 
     def ready(self):
         from kandev_web.db import agent_sync_to_async
-
         from kandev_web.sessions import runtime, signals
 
         from . import elicitations, services

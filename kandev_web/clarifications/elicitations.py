@@ -10,13 +10,13 @@ counts is decided in one place, the process holding the ACP request.
 import asyncio
 import logging
 
-from kandev_web.db import database_sync_to_async
 from django.conf import settings
 from django.db import transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
 from kandev_web.board import workflow
+from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
@@ -185,7 +185,12 @@ def _record_delivered(record: Clarification, answers: list[dict], rejected: bool
         "answers": [] if rejected else answers,
     }
     if current.status == Status.PENDING:
-        records.settle(current, Status.REJECTED if rejected else Status.ANSWERED, "operator_skipped" if rejected else "operator", response)
+        records.settle(
+            current,
+            Status.REJECTED if rejected else Status.ANSWERED,
+            "operator_skipped" if rejected else "operator",
+            response,
+        )
     else:
         current.response = {**(current.response or {}), **response}
         current.save(update_fields=["response"])

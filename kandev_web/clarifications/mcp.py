@@ -18,19 +18,19 @@ import json
 import logging
 from typing import Any
 
-from kandev_web.db import database_sync_to_async
 from django.conf import settings
 from django.utils.translation import gettext as _
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 
+from kandev_web.db import database_sync_to_async
 from kandev_web.sessions.mcp_tokens import MCP_PATH as PATH
 from kandev_web.sessions.mcp_tokens import MCP_SERVER_NAME as SERVER_NAME
 from kandev_web.sessions.mcp_tokens import session_for_token
 
 from . import services
-from .validation import InvalidBundle, parse_bundle, parse_answers, tool_result
+from .validation import InvalidBundle, parse_answers, parse_bundle, tool_result
 
 logger = logging.getLogger(__name__)
 
@@ -83,7 +83,9 @@ def _transport_security() -> TransportSecuritySettings:
     return TransportSecuritySettings(
         enable_dns_rebinding_protection="*" not in settings.ALLOWED_HOSTS,
         allowed_hosts=[pattern for host in hosts for pattern in (host, f"{host}:*")],
-        allowed_origins=[f"{scheme}://{host}{port}" for host in hosts for scheme in ("http", "https") for port in ("", ":*")],
+        allowed_origins=[
+            f"{scheme}://{host}{port}" for host in hosts for scheme in ("http", "https") for port in ("", ":*")
+        ],
     )
 
 

@@ -12,13 +12,13 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from kandev_web.db import database_sync_to_async
 from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
 from kandev_web import live
 from kandev_web.board import workflow
+from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import events
 from kandev_web.sessions.models import TaskSession
 
@@ -46,7 +46,9 @@ class ClarificationTimedOut(Exception):
 
 
 @transaction.atomic
-def request_clarification(session: TaskSession, questions: tuple[Question, ...], context: str = "") -> tuple[Clarification, bool]:
+def request_clarification(
+    session: TaskSession, questions: tuple[Question, ...], context: str = ""
+) -> tuple[Clarification, bool]:
     """Record an ask_user_question_kandev bundle; the same pending bundle is returned, not repeated."""
     session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=session.pk)
     key = dedup_key(questions)
@@ -72,7 +74,9 @@ def request_clarification(session: TaskSession, questions: tuple[Question, ...],
     return record, True
 
 
-def respond(pending_id: str, *, answers: object = None, rejected: bool = False, reject_reason: str = "") -> Clarification:
+def respond(
+    pending_id: str, *, answers: object = None, rejected: bool = False, reject_reason: str = ""
+) -> Clarification:
     """Answer a bundle, first answer wins; raise ``AlreadyAnswered`` or ``InvalidBundle``.
 
     A bundle the agent left behind (``agent_disconnected``) is answered all the

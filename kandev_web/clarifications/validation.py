@@ -63,7 +63,9 @@ class Question:
             id=data["id"],
             title=data.get("title", ""),
             prompt=data.get("prompt", ""),
-            options=tuple(Option(o["option_id"], o["label"], o.get("description", "")) for o in data.get("options", [])),
+            options=tuple(
+                Option(o["option_id"], o["label"], o.get("description", "")) for o in data.get("options", [])
+            ),
             kind=data.get("kind", "single"),
             accepts_text=data.get("accepts_text", True),
             sensitive=data.get("sensitive", False),

@@ -67,7 +67,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     advertise_host = options.advertise_host or (socket.getfqdn() if agentctl_host in _WILDCARDS else None)
     base_env = {name: value for name, value in os.environ.items() if name != TOKEN_VAR}
     return asyncio.run(
-        _serve(options.host, options.port, token, agentctl_host, advertise_host, options.workdir_root.resolve(), base_env)
+        _serve(
+            options.host, options.port, token, agentctl_host, advertise_host, options.workdir_root.resolve(), base_env
+        )
     )
 
 

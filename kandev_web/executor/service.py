@@ -148,7 +148,9 @@ class ExecutorService:
         try:
             cwd.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            raise ActionError(ErrorCode.INTERNAL_ERROR, f"cannot create the working directory: {error.strerror}")
+            raise ActionError(
+                ErrorCode.INTERNAL_ERROR, f"cannot create the working directory: {error.strerror}"
+            ) from None
         try:
             process = await launch(argv, env={**self._base_env, **env}, host=self._agentctl_host, token=token)
         except LaunchError as error:

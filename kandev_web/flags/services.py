@@ -12,6 +12,7 @@ from .models import FlagOverride
 from .registry import FLAGS, FlagDefinition
 from .resolution import FlagState, resolve
 
+
 class FlagNotFound(LookupError):
     pass
 

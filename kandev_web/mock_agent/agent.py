@@ -66,7 +66,9 @@ class MockAgent:
             raise JsonRpcError(INVALID_PARAMS, "Invalid params", {"details": "cwd must be a string"})
         mcp_servers = params.get("mcpServers")
         session = _Session(
-            id=f"mock-{uuid.uuid4().hex[:12]}", cwd=cwd, mcp_servers=mcp_servers if isinstance(mcp_servers, list) else []
+            id=f"mock-{uuid.uuid4().hex[:12]}",
+            cwd=cwd,
+            mcp_servers=mcp_servers if isinstance(mcp_servers, list) else [],
         )
         self._sessions[session.id] = session
         return {"sessionId": session.id}

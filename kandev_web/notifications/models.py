@@ -20,6 +20,9 @@ class NotificationSetting(models.Model):
     class Meta:
         constraints = [models.UniqueConstraint(fields=["user", "event"], name="one_setting_per_event")]
 
+    def __str__(self):
+        return f"{self.user} · {self.get_event_display()}"
+
 
 class Delivery(models.Model):
     """One notification sent; the unique key is what makes each occurrence notify once."""
@@ -34,3 +37,6 @@ class Delivery(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["provider", "event", "occurrence", "user"], name="notify_once")
         ]
+
+    def __str__(self):
+        return f"{self.user} · {self.get_event_display()} · {self.occurrence}"

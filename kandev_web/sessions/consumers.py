@@ -1,6 +1,5 @@
 import asyncio
 
-from kandev_web.db import database_sync_to_async
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
@@ -8,8 +7,10 @@ from kandev_web import live
 from kandev_web.board.models import Task, Workspace
 from kandev_web.clarifications import answer_frames, answering
 from kandev_web.clarifications.records import SETTLED_NOTICES
+from kandev_web.db import database_sync_to_async
 from kandev_web.live_consumer import LiveConsumer
 
+from . import fragments
 from .models import Message
 
 
@@ -36,28 +37,23 @@ class TaskConsumer(LiveConsumer):
         return Task.objects.for_user(self.user).select_related("board", "step").filter(pk=self.task_id).first()
 
     def render_task(self, parts):
-        from .views import task_context
-
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return render_to_string("sessions/task.html#live-oob", task_context(task, with_messages=False, parts=parts))
+        context = fragments.task_context(task, with_messages=False, parts=parts)
+        return render_to_string("sessions/task.html#live-oob", context)
 
     def render_catch_up(self):
-        from .views import render_catch_up
-
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return render_catch_up(task, self.page_state)
+        return fragments.render_catch_up(task, self.page_state)
 
     async def catch_up(self):
         await self.send_fragment(self.render_catch_up)
 
     def render_task_rows(self, step_ids, task_ids):
-        from .views import render_task_rows
-
-        return render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
+        return fragments.render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
 
     def render_message(self, message_id, created):
         message = Message.objects.filter(pk=message_id, session__task_id=self.task_id).first()
@@ -132,7 +128,8 @@ class TaskConsumer(LiveConsumer):
     async def reply(self, pending_id, outcome, message, level):
         """What became of one frame: the overlay's outcome marker, and a toast when there is news."""
         html = render_to_string(
-            "clarifications/overlay.html#outcome-oob", {"pending_id": pending_id, "outcome": outcome, "message": message}
+            "clarifications/overlay.html#outcome-oob",
+            {"pending_id": pending_id, "outcome": outcome, "message": message},
         )
         if message:
             html += render_to_string("base.html#toast", {"message": message, "level": level})

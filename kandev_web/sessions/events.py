@@ -42,7 +42,9 @@ def current_turn(session: TaskSession) -> Turn | None:
     return session.turns.order_by("-started_at", "-pk").first()
 
 
-def add_message(session: TaskSession, *, type, content="", author=AuthorType.AGENT, metadata=None, requests_input=False):
+def add_message(
+    session: TaskSession, *, type, content="", author=AuthorType.AGENT, metadata=None, requests_input=False
+):
     message = Message.objects.create(
         session=session,
         turn=current_turn(session),
@@ -124,7 +126,11 @@ def _upsert_plan(session: TaskSession, entries: list) -> None:
     turn = current_turn(session)
     plan = Message.objects.filter(session=session, turn=turn, type=MessageType.AGENT_PLAN).first()
     entries = [
-        {"content": str(e.get("content", "")), "status": str(e.get("status", "")), "priority": str(e.get("priority", ""))}
+        {
+            "content": str(e.get("content", "")),
+            "status": str(e.get("status", "")),
+            "priority": str(e.get("priority", "")),
+        }
         for e in entries
         if isinstance(e, dict)
     ]
@@ -233,7 +239,8 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
 
 def _exit_error(payload: dict, *, agentctl_gone: bool) -> str:
     if agentctl_gone:
-        return _("The agent's controller stopped unexpectedly (exit code %(code)s).") % {"code": payload.get("exit_code")}
+        message = _("The agent's controller stopped unexpectedly (exit code %(code)s).")
+        return message % {"code": payload.get("exit_code")}
     return _("The agent exited unexpectedly (exit code %(code)s, signal %(signal)s).") % {
         "code": payload.get("exit_code"),
         "signal": payload.get("signal"),

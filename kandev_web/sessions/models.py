@@ -1,4 +1,5 @@
 from django.db import models
+from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web.board.models import Task, Workspace
@@ -151,6 +152,9 @@ class AgentExecution(models.Model):
     class Meta:
         ordering = ["-started_at", "-pk"]
 
+    def __str__(self):
+        return self.url or super().__str__()
+
     @property
     def is_live(self) -> bool:
         return bool(self.url) and self.ended_at is None
@@ -166,6 +170,9 @@ class Turn(models.Model):
 
     class Meta:
         ordering = ["started_at", "pk"]
+
+    def __str__(self):
+        return self.agent_turn_id or super().__str__()
 
 
 class MessageType(models.TextChoices):
@@ -209,3 +216,6 @@ class Message(models.Model):
             models.Index(fields=["session", "-created_at", "-id"]),
             models.Index(fields=["turn", "type"]),
         ]
+
+    def __str__(self):
+        return f"{self.get_author_type_display()} · {Truncator(self.content).chars(60)}"

@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kandev_web.db import agent_sync_to_async
 from django.conf import settings
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
+from kandev_web.db import agent_sync_to_async
 from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
 
 from . import events

@@ -5,13 +5,13 @@ after commit, so an agent never hears of a session the database rolled back.
 Requests to agentctl are sent from whichever web process the operator uses.
 """
 
-from kandev_web.db import database_sync_to_async
 from django.db import transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError
 from kandev_web.board import workflow
 from kandev_web.board.models import Task
+from kandev_web.db import database_sync_to_async
 from kandev_web.flags.services import runtime_flags
 
 from . import events
@@ -131,7 +131,11 @@ def stop_session(session: TaskSession) -> None:
 
 def respond_permission(session: TaskSession, pending_id: str, option_id: str | None) -> None:
     """Answer a permission request; ``option_id=None`` cancels it."""
-    payload = {"pending_id": pending_id, "option_id": option_id} if option_id else {"pending_id": pending_id, "cancelled": True}
+    payload = (
+        {"pending_id": pending_id, "option_id": option_id}
+        if option_id
+        else {"pending_id": pending_id, "cancelled": True}
+    )
     try:
         _send(session, "agent.permissions.respond", payload)
     except NotFound:

@@ -15,6 +15,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
+from kandev_web.agentctl.elicitation.ordering import d1_sorted
+from kandev_web.agentctl.stream_client import NotFound, ValidationFailed
+from kandev_web.agentctl.testing import open_session
+
 from scripted_elicitation import (
     COLOUR_FORM,
     ENVS,
@@ -30,9 +34,6 @@ from scripted_elicitation import (
     run_script,
     single,
 )
-from kandev_web.agentctl.elicitation.ordering import d1_sorted
-from kandev_web.agentctl.stream_client import NotFound, ValidationFailed
-from kandev_web.agentctl.testing import open_session
 
 pytestmark = pytest.mark.asyncio
 

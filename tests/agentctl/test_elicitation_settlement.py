@@ -18,9 +18,10 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from scripted_elicitation import COLOUR_FORM, SESSION, answered, answers_read, ask, elicit, in_a_turn, run_script
 from kandev_web.agentctl.stream_client import NotFound
 from kandev_web.agentctl.testing import open_session, text_prompt
+
+from scripted_elicitation import COLOUR_FORM, SESSION, answered, answers_read, ask, elicit, in_a_turn, run_script
 
 pytestmark = pytest.mark.asyncio
 

@@ -79,7 +79,9 @@ def test_a_frame_over_one_mebibyte_is_refused_but_named() -> None:
 
 
 def test_clients_may_read_frames_over_the_limit() -> None:
-    data = envelope.encode(FrameType.NOTIFICATION, "session.update", {"padding": "x" * envelope.MAX_FRAME_BYTES}, id="n")
+    data = envelope.encode(
+        FrameType.NOTIFICATION, "session.update", {"padding": "x" * envelope.MAX_FRAME_BYTES}, id="n"
+    )
     assert envelope.decode(data).action == "session.update"
 
 

@@ -67,7 +67,8 @@ def reply(request, result):
 
 def say(text):
     chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
-    write(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "SESSION", "update": chunk}}))
+    params = {"sessionId": "SESSION", "update": chunk}
+    write(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params}))
 
 next_id = 0
 while True:
@@ -281,21 +282,29 @@ properties = st.one_of(
     st.dictionaries(keys, prop, min_size=1, max_size=5),
     st.dictionaries(keys, prop, min_size=1, max_size=5),
     # Around the 64-properties limit.
-    st.sampled_from([63, 64, 65]).map(lambda n: {f"q{i}": {"type": "string", "title": f"<i>{i}</i>"} for i in range(n)}),
+    st.sampled_from([63, 64, 65]).map(
+        lambda n: {f"q{i}": {"type": "string", "title": f"<i>{i}</i>"} for i in range(n)}
+    ),
     st.lists(st.tuples(keys, prop), min_size=2, max_size=3).map(lambda pairs: Duplicated(tuple(pairs))),
     values,
 )
 schema = st.one_of(
     st.fixed_dictionaries(
         {"properties": properties},
-        optional={"type": st.sampled_from(["object", "object", "array", None, 0]), "required": values, "__proto__": values},
+        optional={
+            "type": st.sampled_from(["object", "object", "array", None, 0]),
+            "required": values,
+            "__proto__": values,
+        },
     ),
     values,
 )
 plausible = st.fixed_dictionaries(
     {
         "mode": st.sampled_from(["form", "form", "form", "form", "url", "FORM", None, 1]),
-        "sessionId": st.one_of(st.just(SESSION), st.just(SESSION), st.just(SESSION), st.sampled_from(["", "sess-2"]), scalars),
+        "sessionId": st.one_of(
+            st.just(SESSION), st.just(SESSION), st.just(SESSION), st.sampled_from(["", "sess-2"]), scalars
+        ),
         "requestedSchema": schema,
     },
     optional={

@@ -161,7 +161,9 @@ async def test_an_update_over_one_mebibyte_reaches_a_strict_client_cut_and_marke
     agentctl = await start_agentctl(scripted.argv(steps))
     headers = {"Authorization": f"Bearer {agentctl.token}"}
     # A client that holds agentctl to the contract: no frame over 1 MiB.
-    async with await ws_connect(agentctl.url, additional_headers=headers, max_size=envelope.MAX_FRAME_BYTES) as connection:
+    async with await ws_connect(
+        agentctl.url, additional_headers=headers, max_size=envelope.MAX_FRAME_BYTES
+    ) as connection:
         for request_id, action, payload in [
             ("i", "agent.initialize", {"agent_id": "scripted"}),
             ("s", "agent.session.new", {"cwd": "/tmp"}),

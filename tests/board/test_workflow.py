@@ -25,7 +25,15 @@ from kandev_web.sessions import services as sessions
 from kandev_web.sessions.models import Activity, AgentExecution, AgentProfile, SessionState, TaskSession, Turn
 
 QUESTIONS = parse_bundle(
-    [{"prompt": "Which database?", "options": [{"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "Embedded"}]}]
+    [
+        {
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        }
+    ]
 )
 ELICITATION = {
     "pending_id": "7d3c9a52-0000-4000-8000-00000000000a",
@@ -188,7 +196,11 @@ def test_a_failed_start_fails_session_and_task(session, pages):
         events.record_start_failed(session.pk, "agentctl did not start")
 
     session, task = refreshed(session)
-    assert (session.state, session.activity, session.error) == (SessionState.FAILED, Activity.NONE, "agentctl did not start")
+    assert (session.state, session.activity, session.error) == (
+        SessionState.FAILED,
+        Activity.NONE,
+        "agentctl did not start",
+    )
     assert task.state == TaskState.FAILED
     told.task()
 
@@ -296,7 +308,9 @@ def test_an_elicitation_keeps_the_session_running_and_its_settling_updates_the_c
     told.board()
 
     with pages(session.task) as told:
-        elicitations.record_settled({"pending_id": ELICITATION["pending_id"], "outcome": "cancelled", "reason": "turn_cancelled"})
+        elicitations.record_settled(
+            {"pending_id": ELICITATION["pending_id"], "outcome": "cancelled", "reason": "turn_cancelled"}
+        )
     session, task = refreshed(session)
     assert (session.state, task.state) == (SessionState.RUNNING, TaskState.IN_PROGRESS)
     told.board()

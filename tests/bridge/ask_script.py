@@ -18,7 +18,10 @@ QUESTIONS: list[dict[str, Any]] = [
         "question": COLOUR,
         "header": "Colour",
         "multiSelect": False,
-        "options": [{"label": "Red", "description": "The warm one."}, {"label": "Blue", "description": "The cool one."}],
+        "options": [
+            {"label": "Red", "description": "The warm one."},
+            {"label": "Blue", "description": "The cool one."},
+        ],
     },
     {
         "question": ENVS,

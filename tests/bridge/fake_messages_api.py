@@ -159,7 +159,11 @@ class FakeMessagesApi(_Background):
             tool_use_id = f"toolu_fake{len(self.issued) + 1:02d}"
             tool_input = {"questions": self.questions}
             self.issued[tool_use_id] = tool_input
-        return "ask", [{"type": "tool_use", "id": tool_use_id, "name": "AskUserQuestion", "input": tool_input}], "tool_use"
+        return (
+            "ask",
+            [{"type": "tool_use", "id": tool_use_id, "name": "AskUserQuestion", "input": tool_input}],
+            "tool_use",
+        )
 
     def record(self, exchange: Exchange) -> None:
         with self._lock:
@@ -205,7 +209,9 @@ def _message(message_id: str, content: list[dict[str, Any]], stop_reason: str | 
     }
 
 
-def sse_events(message_id: str, content: list[dict[str, Any]], stop_reason: str) -> Iterator[tuple[str, dict[str, Any]]]:
+def sse_events(
+    message_id: str, content: list[dict[str, Any]], stop_reason: str
+) -> Iterator[tuple[str, dict[str, Any]]]:
     """The stream for one message: message_start, each block start/delta(s)/stop, message_delta, message_stop."""
     yield "message_start", {"type": "message_start", "message": _message(message_id, [], None)}
     for index, block in enumerate(content):
@@ -295,7 +301,8 @@ class _MessagesHandler(BaseHTTPRequestHandler):
         message_id = f"msg_fake{len(fake.exchanges):04d}"
         if body.get("stream"):
             stream = "".join(
-                f"event: {event}\ndata: {json.dumps(data)}\n\n" for event, data in sse_events(message_id, content, stop_reason)
+                f"event: {event}\ndata: {json.dumps(data)}\n\n"
+                for event, data in sse_events(message_id, content, stop_reason)
             )
             self._send(200, stream.encode(), "text/event-stream")
         else:

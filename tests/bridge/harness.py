@@ -92,7 +92,9 @@ class BridgeRun:
         return "\n".join(lines)
 
 
-def clean_env(bridge: Bridge, *, home: Path, tmp: Path, api: FakeMessagesApi, proxy: DenyingProxy, marker: str) -> dict[str, str]:
+def clean_env(
+    bridge: Bridge, *, home: Path, tmp: Path, api: FakeMessagesApi, proxy: DenyingProxy, marker: str
+) -> dict[str, str]:
     """The whole environment of agentctl and, through it, the bridge and the CLI."""
     return {
         "PATH": os.pathsep.join([str(Path(bridge.node).parent), "/usr/local/bin", "/usr/bin", "/bin"]),

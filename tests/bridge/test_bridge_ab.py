@@ -23,8 +23,8 @@ import pytest
 
 from kandev_web.agentctl.testing import message_text, text_prompt
 
-from .conftest import Bridge
 from .ask_script import COLOUR, ENVS, FINAL_TEXT, NO_TOOL_TEXT, fake_api, prompt
+from .conftest import Bridge
 from .fake_messages_api import tool_result_text
 from .harness import BridgeRun, bridge_session, open_session
 
@@ -73,7 +73,11 @@ async def test_flag_on_askuserquestion_round_trip_ends_the_same_prompt(bridge: B
         ]
         assert [[(o["id"], o["label"], o["description"]) for o in q["options"]] for q in questions] == [
             [("Red", "Red", "The warm one."), ("Blue", "Blue", "The cool one.")],
-            [("dev", "dev", "Developer sandbox."), ("staging", "staging", "Pre-production."), ("prod", "prod", "Customers.")],
+            [
+                ("dev", "dev", "Developer sandbox."),
+                ("staging", "staging", "Pre-production."),
+                ("prod", "prod", "Customers."),
+            ],
         ]
         assert [p["pending_id"] for p in (await run.request("agent.elicitations.list", {}))["pending"]] == [
             requested["pending_id"]
@@ -82,7 +86,12 @@ async def test_flag_on_askuserquestion_round_trip_ends_the_same_prompt(bridge: B
         # The operator answers; agentctl writes it to the bridge.
         answered = await run.request(
             "agent.elicitations.respond",
-            {"pending_id": requested["pending_id"], "answers": OPERATOR_ANSWERS, "rejected": False, "reject_reason": ""},
+            {
+                "pending_id": requested["pending_id"],
+                "answers": OPERATOR_ANSWERS,
+                "rejected": False,
+                "reject_reason": "",
+            },
         )
         assert answered == {"success": True, "action": "accept", "content": EXPECTED_CONTENT}
         settled = await run.next("elicitation.settled")

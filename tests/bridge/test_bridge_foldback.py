@@ -111,7 +111,11 @@ CASES = {
             {"question_id": "question_0", "selected_options": ["DynamoDB"]},
             {"question_id": "question_1", "selected_options": ["prod", "staging", "dev"]},
         ],
-        expected_content={"question_0": "DynamoDB", "question_1": ["dev", "staging", "prod"], "question_2": "us-east-1"},
+        expected_content={
+            "question_0": "DynamoDB",
+            "question_1": ["dev", "staging", "prod"],
+            "question_2": "us-east-1",
+        },
         model_sees={DATASTORE: "DynamoDB", ENVS: "dev, staging, prod", REGION: "us-east-1"},
     ),
     "empty_submission": Case(
@@ -138,7 +142,13 @@ def create_request(bridge: Bridge, *, air_client: bool = False) -> dict[str, Any
 @functools.cache
 def _create_request(bridge: Bridge, air_client: bool) -> str:
     params = bridge.call(
-        {"op": "create", "toolInput": TOOL_INPUT, "sessionId": "sess-1", "toolCallId": "toolu_01", "airClient": air_client}
+        {
+            "op": "create",
+            "toolInput": TOOL_INPUT,
+            "sessionId": "sess-1",
+            "toolCallId": "toolu_01",
+            "airClient": air_client,
+        }
     )
     assert isinstance(params, dict)
     return json.dumps(params)
@@ -199,7 +209,9 @@ def test_reporting_unanswered_questions_does_not_change_the_answers(bridge: Brid
     else:
         unanswered = {q: a for q, a in result["updatedInput"].get("annotations", {}).items() if "unanswered" in a}
         expected = "dismissed" if case.rejected else "skipped"
-        assert unanswered == {q: {"unanswered": expected} for q in (DATASTORE, ENVS, REGION) if q not in case.model_sees}
+        assert unanswered == {
+            q: {"unanswered": expected} for q in (DATASTORE, ENVS, REGION) if q not in case.model_sees
+        }
 
 
 def test_every_question_gets_its_companion_and_nothing_else(bridge: Bridge) -> None:
@@ -240,14 +252,18 @@ def test_a_lone_question_is_prompted_by_the_message(bridge: Bridge) -> None:
     assert result["updatedInput"]["answers"] == {DATASTORE: "SQLite"}
 
 
-@pytest.mark.parametrize("name", ["custom_pick_and_text_single", "custom_pick_and_text_multi", "multi_in_declaration_order"])
+@pytest.mark.parametrize(
+    "name", ["custom_pick_and_text_single", "custom_pick_and_text_multi", "multi_in_declaration_order"]
+)
 def test_the_marked_companion_of_air_clients_maps_the_same(bridge: Bridge, name: str) -> None:
     """0.101.0 still marks companions for JetBrains AIR clients; the marker wins and agrees."""
     if bridge.version == "0.65.0":
         params = create_request(bridge)  # 0.65.0 marks every companion anyway
     else:
         params = create_request(bridge, air_client=True)
-        assert all("_meta" in prop for key, prop in params["requestedSchema"]["properties"].items() if key.endswith("_custom"))
+        assert all(
+            "_meta" in prop for key, prop in params["requestedSchema"]["properties"].items() if key.endswith("_custom")
+        )
     case = CASES[name]
     form = mapped(params)
     response = our_response(form, case)

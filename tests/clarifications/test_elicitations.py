@@ -8,9 +8,9 @@ from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.clarifications import answering, elicitations
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.notifications.models import Delivery
-from tests.fake_agentctl import FakeRunner
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
+from tests.fake_agentctl import FakeRunner
 
 REQUESTED = {
     "pending_id": "7d3c9a52-0000-4000-8000-000000000001",
@@ -18,9 +18,24 @@ REQUESTED = {
     "tool_call_id": "toolu_1",
     "message": "Pick a colour",
     "questions": [
-        {"id": "question_0", "title": "Colour", "prompt": "Pick a colour", "kind": "single", "accepts_text": True,
-         "sensitive": False, "options": [{"id": "Red", "label": "Red", "description": "warm"}, {"id": "Blue", "label": "Blue"}]},
-        {"id": "apiKey", "title": None, "prompt": "apiKey", "kind": "text", "accepts_text": True, "sensitive": True, "options": []},
+        {
+            "id": "question_0",
+            "title": "Colour",
+            "prompt": "Pick a colour",
+            "kind": "single",
+            "accepts_text": True,
+            "sensitive": False,
+            "options": [{"id": "Red", "label": "Red", "description": "warm"}, {"id": "Blue", "label": "Blue"}],
+        },
+        {
+            "id": "apiKey",
+            "title": None,
+            "prompt": "apiKey",
+            "kind": "text",
+            "accepts_text": True,
+            "sensitive": True,
+            "options": [],
+        },
     ],
 }
 
@@ -38,7 +53,11 @@ def requested(execution, **changes):
 
 def test_AC_08_AC_09_pending_id_verbatim_messages_and_pending_action_while_running(execution):
     record = requested(execution)
-    assert (record.pending_id, record.source, record.execution_id) == (REQUESTED["pending_id"], Source.ELICITATION, execution.pk)
+    assert (record.pending_id, record.source, record.execution_id) == (
+        REQUESTED["pending_id"],
+        Source.ELICITATION,
+        execution.pk,
+    )
     messages = list(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).order_by("pk"))
     assert [m.requests_input for m in messages] == [False, True]
     assert {m.metadata["pending_id"] for m in messages} == {REQUESTED["pending_id"]}
@@ -119,7 +138,9 @@ def test_AC_61_a_second_answer_is_still_forwarded_and_agentctl_decides(execution
 def test_AC_20a_stream_down_leaves_the_record_open(execution, fake_runner):
     record = requested(execution)
     fake_runner(AgentStreamNotConnected("down"))
-    delivery = submit(record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False, reject_reason="")
+    delivery = submit(
+        record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False, reject_reason=""
+    )
     assert not delivery.delivered and delivery.level == "error"
     record.refresh_from_db()
     assert record.status == Status.PENDING
@@ -132,7 +153,10 @@ def test_the_forwarded_payload_is_the_contracts(execution, fake_runner):
     answers = [{"question_id": "question_0", "selected_options": ["Red"], "custom_text": "Green"}]
     assert submit(record, answers=answers, rejected=False, reject_reason="").delivered
     assert fake.sent == [
-        ("agent.elicitations.respond", {"pending_id": record.pending_id, "answers": answers, "rejected": False, "reject_reason": ""})
+        (
+            "agent.elicitations.respond",
+            {"pending_id": record.pending_id, "answers": answers, "rejected": False, "reject_reason": ""},
+        )
     ]
     record.refresh_from_db()
     assert (record.status, record.response["content"]) == (Status.ANSWERED, {"question_0_custom": "Green"})

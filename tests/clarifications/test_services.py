@@ -36,7 +36,8 @@ def test_a_bundle_is_one_message_per_question_with_kandevs_metadata(session):
     messages = list(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).order_by("pk"))
     assert [m.requests_input for m in messages] == [False, True]
     first = messages[0].metadata
-    assert {k: first[k] for k in ("pending_id", "question_id", "question_index", "question_total", "context", "status")} == {
+    keys = ("pending_id", "question_id", "question_index", "question_total", "context", "status")
+    assert {k: first[k] for k in keys} == {
         "pending_id": record.pending_id,
         "question_id": "db",
         "question_index": 0,
@@ -89,7 +90,8 @@ def test_turn_end_marks_pending_questions_agent_disconnected_but_pending(session
     events.record_turn_completed(session.pk, {"stop_reason": "cancelled"})
     record.refresh_from_db()
     assert (record.status, record.agent_disconnected) == (Status.PENDING, True)
-    assert set(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).values_list("metadata__agent_disconnected", flat=True)) == {True}
+    requests = Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST)
+    assert set(requests.values_list("metadata__agent_disconnected", flat=True)) == {True}
 
 
 def test_late_answer_is_recorded_and_becomes_a_prompt(session):
@@ -105,7 +107,9 @@ def test_late_answer_is_recorded_and_becomes_a_prompt(session):
     assert 'They answered: Go, probably' in prompt
 
 
-def test_one_notification_per_pending_id_naming_the_task_not_the_question(session, operator, django_capture_on_commit_callbacks):
+def test_one_notification_per_pending_id_naming_the_task_not_the_question(
+    session, operator, django_capture_on_commit_callbacks
+):
     with django_capture_on_commit_callbacks():
         services.request_clarification(session, QUESTIONS)
         services.request_clarification(session, QUESTIONS)

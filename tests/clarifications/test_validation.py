@@ -64,12 +64,17 @@ def answer_errors(bundle, answers):
 
 def test_every_question_is_answered_exactly_once_with_one_choice_or_text():
     bundle = parse_bundle([question(id="a"), question(id="b")])
-    assert answer_errors(bundle, [{"question_id": "a", "selected_options": ["a_opt1"]}]) == ["expected 2 answers, got 1"]
+    assert answer_errors(bundle, [{"question_id": "a", "selected_options": ["a_opt1"]}]) == [
+        "expected 2 answers, got 1"
+    ]
     both = [{"question_id": "a", "selected_options": ["a_opt1"]}, {"question_id": "a", "custom_text": "x"}]
     assert "answer 2 duplicates question id 'a'" in answer_errors(bundle, both)
     assert "answer 1 references unknown question id 'z'" in answer_errors(bundle, [{"question_id": "z"}, {}])
     assert "answer 2 is missing question_id" in answer_errors(bundle, [{"question_id": "a", "custom_text": "x"}, {}])
-    mixed = [{"question_id": "a", "selected_options": ["a_opt1"], "custom_text": "x"}, {"question_id": "b", "custom_text": "y"}]
+    mixed = [
+        {"question_id": "a", "selected_options": ["a_opt1"], "custom_text": "x"},
+        {"question_id": "b", "custom_text": "y"},
+    ]
     assert answer_errors(bundle, mixed) == ["answer 1 has both a selected option and custom text"]
     two = [{"question_id": "a", "selected_options": ["a_opt1", "a_opt2"]}, {"question_id": "b", "custom_text": "y"}]
     assert answer_errors(bundle, two) == ["answer 1 selects more than one option"]
@@ -92,7 +97,13 @@ def test_answers_come_back_in_question_order_and_shape_the_tool_result():
     }
 
 
-@given(st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=5), lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=20))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+        max_leaves=20,
+    )
+)
 def test_any_input_is_either_a_bundle_or_a_list_of_errors(raw):
     try:
         bundle = parse_bundle(raw)

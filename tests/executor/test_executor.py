@@ -31,7 +31,9 @@ MOCK_AGENT = [sys.executable, "-m", "kandev_web.mock_agent"]
 @pytest.fixture
 def executor(tmp_path):
     env = {**os.environ, "EXECUTOR_SIDE": "yes"}
-    with running_executor(tmp_path / "workdirs", agentctl_host="127.0.0.2", env=env, log=tmp_path / "executor.log") as running:
+    with running_executor(
+        tmp_path / "workdirs", agentctl_host="127.0.0.2", env=env, log=tmp_path / "executor.log"
+    ) as running:
         yield running
 
 
@@ -52,7 +54,11 @@ async def test_an_agent_runs_on_the_executor_host_and_is_reached_by_url_and_toke
     client = ExecutorClient(executor.address)
     seen_env = tmp_path / "agent.env"
     remote = await client.launch(
-        agent_recording_env(seen_env), env={"PROFILE_VAR": "from-profile"}, token="per-execution", workdir="", workdir_name="task-7"
+        agent_recording_env(seen_env),
+        env={"PROFILE_VAR": "from-profile"},
+        token="per-execution",
+        workdir="",
+        workdir_name="task-7",
     )
     assert urlsplit(remote.url).hostname == "127.0.0.2"
     assert parent_pid(remote.pid) == executor.process.pid

@@ -1,8 +1,8 @@
 """Notifications reach each member once per occurrence, as their settings say."""
 
 import pytest
-from channels.layers import get_channel_layer
 from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
 from django.test import Client
 
 from kandev_web.live import user_group
@@ -23,7 +23,9 @@ def test_defaults_question_on_turn_finished_off(operator):
     assert services.enabled_for(operator, Event.TURN_FINISHED) is False
 
 
-def test_turn_finished_is_sent_once_to_operators_who_opted_in(session, operator, make_operator, workspace, django_capture_on_commit_callbacks):
+def test_turn_finished_is_sent_once_to_operators_who_opted_in(
+    session, operator, make_operator, workspace, django_capture_on_commit_callbacks
+):
     quiet = make_operator("quiet", workspace=workspace)
     services.set_enabled(operator, Event.TURN_FINISHED, True)
     turn = session.turns.get()

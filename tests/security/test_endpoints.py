@@ -91,8 +91,15 @@ def _objects(name: str) -> dict[str, object]:
             {"option_id": "q_opt2", "label": "B", "description": ""}]}],
     )
     permission = Message.objects.create(
-        session=session, turn=turn, type=MessageType.PERMISSION_REQUEST, content="Edit it?",
-        metadata={"pending_id": pending_id, "status": "pending", "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}]},
+        session=session,
+        turn=turn,
+        type=MessageType.PERMISSION_REQUEST,
+        content="Edit it?",
+        metadata={
+            "pending_id": pending_id,
+            "status": "pending",
+            "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
+        },
     )
     return {
         "workspace": workspace,

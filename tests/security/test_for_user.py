@@ -24,7 +24,9 @@ def workspace_with_everything(name: str) -> dict:
         Board: board,
         Task: task,
         TaskSession: session,
-        AgentProfile: AgentProfile.objects.create(workspace=workspace, name=f"{name} agent", agent_id="x", command=["x"]),
+        AgentProfile: AgentProfile.objects.create(
+            workspace=workspace, name=f"{name} agent", agent_id="x", command=["x"]
+        ),
         Clarification: Clarification.objects.create(pending_id=str(uuid.uuid4()), session=session, questions=[]),
     }
 

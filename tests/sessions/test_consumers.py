@@ -87,7 +87,8 @@ async def test_a_question_settled_while_the_tab_was_away_leaves_its_overlay():
 
     assert 'id="composer"' in frame and 'data-testid="clarification-overlay"' not in frame
     assert 'data-mode="clarification"' not in frame
-    assert re.search(rf'<li id="message-{question.pk}"[^>]*hx-swap-oob="true"', frame), "the record is replaced in place"
+    replaced = re.search(rf'<li id="message-{question.pk}"[^>]*hx-swap-oob="true"', frame)
+    assert replaced, "the record is replaced in place"
     assert 'data-testid="clarification-record" data-pending-id="' in frame and 'data-status="rejected"' in frame
     assert appended(frame) == []
 
@@ -100,7 +101,9 @@ async def test_a_permission_card_answered_while_the_tab_was_away_is_replaced():
         metadata = {"pending_id": "p-1", "status": "approved", "outcome": "selected", "option_id": "allow",
                     "options": [{"optionId": "allow", "name": "Allow once", "kind": "allow_once"}]}
         # A permission card of an earlier turn: not re-sent as part of the latest turn.
-        card = Message.objects.create(session=session, type=MessageType.PERMISSION_REQUEST, content="rm -rf build", metadata=metadata)
+        card = Message.objects.create(
+            session=session, type=MessageType.PERMISSION_REQUEST, content="rm -rf build", metadata=metadata
+        )
         Turn.objects.create(session=session)
         return card
 
@@ -118,7 +121,9 @@ async def test_the_task_list_is_sent_as_far_as_the_page_had_shown_it(monkeypatch
 
     @database_sync_to_async
     def more_tasks():
-        return [Task.objects.create(board=task.board, step=task.step, title=f"Task {i}", position=i + 1) for i in range(4)]
+        return [
+            Task.objects.create(board=task.board, step=task.step, title=f"Task {i}", position=i + 1) for i in range(4)
+        ]
 
     others = await more_tasks()
     # The page had clicked "Show more" once: it showed four rows of the step.

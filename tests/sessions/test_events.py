@@ -36,7 +36,14 @@ def test_text_chunks_coalesce_until_something_else_is_said(session):
 
 def test_tool_call_is_one_message_updated_in_place(session):
     events.record_session_update(
-        session.pk, {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run pytest", "kind": "execute", "status": "pending"}
+        session.pk,
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "t1",
+            "title": "Run pytest",
+            "kind": "execute",
+            "status": "pending",
+        },
     )
     events.record_session_update(
         session.pk,
@@ -53,8 +60,12 @@ def test_tool_call_is_one_message_updated_in_place(session):
 
 
 def test_plan_is_replaced_not_repeated(session):
-    events.record_session_update(session.pk, {"sessionUpdate": "plan", "entries": [{"content": "a", "status": "pending"}]})
-    events.record_session_update(session.pk, {"sessionUpdate": "plan", "entries": [{"content": "a", "status": "completed"}]})
+    events.record_session_update(
+        session.pk, {"sessionUpdate": "plan", "entries": [{"content": "a", "status": "pending"}]}
+    )
+    events.record_session_update(
+        session.pk, {"sessionUpdate": "plan", "entries": [{"content": "a", "status": "completed"}]}
+    )
     [plan] = Message.objects.filter(type=MessageType.AGENT_PLAN)
     assert plan.metadata["entries"][0]["status"] == "completed"
 

@@ -17,7 +17,9 @@ def profile(workspace, name="Claude"):
 def test_the_command_registers_an_executor_with_the_token_from_the_environment(workspace, monkeypatch):
     claude, elsewhere = profile(workspace), profile(Workspace.objects.create(name="Other"))
     monkeypatch.setenv("KANDEV_EXECUTOR_TOKEN", "s3cret")
-    call_command("executor", "gpu-1", "ws://gpu-1:7310/executor/stream", "--assign", "Claude", "--workspace", "Platform")
+    call_command(
+        "executor", "gpu-1", "ws://gpu-1:7310/executor/stream", "--assign", "Claude", "--workspace", "Platform"
+    )
     executor = Executor.objects.get(name="gpu-1")
     assert (executor.url, executor.token) == ("ws://gpu-1:7310/executor/stream", "s3cret")
     claude.refresh_from_db(), elsewhere.refresh_from_db()

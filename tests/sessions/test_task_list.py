@@ -13,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 
 from kandev_web.board import queries
 from kandev_web.board.models import Board, Task
-from kandev_web.sessions.views import render_task_rows
+from kandev_web.sessions.fragments import render_task_rows
 from tests.board.test_queries import populate
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

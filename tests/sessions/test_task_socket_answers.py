@@ -6,7 +6,6 @@ through the same answer service as the HTTP endpoint, and its outcome comes
 back as the overlay's outcome marker.
 """
 
-import asyncio
 import json
 
 import pytest
@@ -19,9 +18,9 @@ from kandev_web.board.models import Task
 from kandev_web.clarifications import elicitations, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
+from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 from tests.fake_agentctl import FakeRunner
 from tests.sockets import session_cookie, two_workspaces
-from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 #: The reply to an answer frame: its outcome, for the page's #answer-outcomes.

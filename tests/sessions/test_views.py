@@ -25,7 +25,8 @@ def client(operator):
 
 @pytest.mark.parametrize("action", ["prompt", "cancel", "stop", "permissions/p1"])
 def test_another_workspaces_session_is_404(client, foreign_session, action):
-    assert client.post(f"/sessions/{foreign_session.pk}/{action}/", {"prompt": "x", "option_id": "ok"}).status_code == 404
+    response = client.post(f"/sessions/{foreign_session.pk}/{action}/", {"prompt": "x", "option_id": "ok"})
+    assert response.status_code == 404
 
 
 def test_starting_on_another_workspaces_task_is_404(client, foreign_session):

@@ -1,0 +1,115 @@
+"""What the task page shows, for its view and its consumer alike.
+
+The page's first render, the live fragments the task consumer pushes and the
+catch-up it sends on every connect read the same context, so both import it
+from here and neither imports the other.
+"""
+
+from django.db.models import Q
+from django.http import QueryDict
+from django.template.loader import render_to_string
+
+from kandev_web import live
+from kandev_web.board.models import Task
+from kandev_web.board.queries import board_columns, cards_for, changed_cards, parse_shown_through
+from kandev_web.clarifications import records
+
+from . import services
+from .events import current_turn
+from .forms import StartSessionForm
+from .models import Message, MessageType, TaskSession
+
+
+def task_context(task: Task, *, with_messages: bool = True, card=None, parts=live.TASK_PARTS) -> dict:
+    """What the task page shows; a live fragment reads only what its ``parts`` show, and no timeline.
+
+    ``card`` is the task's card when the caller has read it already (the task list has).
+    """
+    sessions = list(task.sessions.select_related("agent_profile"))
+    current = sessions[0] if sessions else None
+    execution = services.live_execution(current) if current else None
+    context = {
+        "task": task,
+        "parts": parts,
+        "sessions": sessions,
+        "current_session": current,
+        "agent_live": execution is not None,
+        "stream_connected": execution is not None and execution.stream_connected,
+        # Where the running agent is, when that is not the web machine.
+        "executor_name": execution.executor.name if execution is not None and execution.executor_id else "",
+        "messages": (
+            list(Message.objects.filter(session__task=task).order_by("created_at", "pk")) if with_messages else []
+        ),
+    }
+    if "details" in parts:
+        context["card"] = card or cards_for(Task.objects.filter(pk=task.pk))[0]
+    if "session" in parts:
+        context["turn_open"] = bool(current and current.turns.filter(completed_at__isnull=True).exists())
+    if "composer" in parts:
+        context["start_form"] = StartSessionForm(task=task)
+        context["clarifications"] = records.pending_for_task(task.pk)
+    return context
+
+
+def task_list_context(task: Task, *, through=None) -> dict:
+    """The task list beside the task page: the board's steps, each with its first page of rows, as the board shows them.
+
+    The page's own task is always among them (its step's ``pinned`` row when
+    it sorts past that step's first page), read in the same queries.
+    ``through`` is how far "Show more" had taken each step (``board_columns``).
+    """
+    groups = board_columns(task.board, pinned_task_id=task.pk, through=through)
+    current = next(
+        (card for group in groups for card in (*group.cards, group.pinned) if card and card.task.pk == task.pk),
+        None,
+    )
+    return {"current_task_id": task.pk, "current_card": current, "groups": groups}
+
+
+def render_task_rows(board_id: int, current_task_id: int, *, step_ids, task_ids) -> str:
+    """The live patch of a task page's task list after ``task_ids`` changed: their rows and the counts of their steps.
+
+    app.js puts each row in its place by its sort key, as it does the board's cards.
+    """
+    groups, gone = changed_cards(board_id, step_ids=step_ids, task_ids=task_ids)
+    context = {"current_task_id": current_task_id, "groups": groups, "gone": gone}
+    return render_to_string("sessions/task.html#task-rows-oob", context)
+
+
+def render_catch_up(task: Task, page_state: QueryDict) -> str:
+    """Everything the task page keeps live, as it is now, out of band: all it may have missed while its socket was down.
+
+    ``page_state`` is what the page said on connecting (its socket URL's query
+    string): ``through``, how far "Show more" had taken each step of its task
+    list, and ``after``, the last timeline message it has.
+    """
+    task_list = task_list_context(task, through=parse_shown_through(page_state.getlist("through")))
+    context = task_context(task, with_messages=False, card=task_list["current_card"]) | task_list
+    context["timeline"] = _missed_messages(task, context["current_session"], _message_id(page_state.get("after")))
+    return render_to_string("sessions/task.html#catch-up-oob", context)
+
+
+def _message_id(value: str | None) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+def _missed_messages(task: Task, session: TaskSession | None, after: int | None) -> list[tuple[Message, bool]]:
+    """The timeline messages a page may have missed, each with whether it is new to the page (it has up to ``after``).
+
+    Messages are changed in place without a trace of when, so every one that
+    may have been is re-sent: the current session's permission cards and
+    questions (answered, cancelled or left behind meanwhile) and its latest
+    turn (text streams into a message, tool calls finish, the plan moves on).
+    A page that does not say what it has (``after`` is None) gets no new ones.
+    """
+    missed = Q(pk__gt=after) if after is not None else Q(pk__in=[])
+    if session is not None:
+        in_place = Q(type__in=[MessageType.PERMISSION_REQUEST, MessageType.CLARIFICATION_REQUEST])
+        if turn := current_turn(session):
+            in_place |= Q(turn=turn)
+        missed |= Q(session=session) & in_place
+    messages = Message.objects.filter(session__task=task).filter(missed).order_by("created_at", "pk")
+    return [(message, after is not None and message.pk > after) for message in messages]
