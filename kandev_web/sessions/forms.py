@@ -15,9 +15,10 @@ class StartSessionForm(forms.Form):
     def __init__(self, *args, task: Task, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["profile"].queryset = AgentProfile.objects.filter(workspace=task.board.workspace_id)
-        self.fields["profile"].widget.attrs["data-testid"] = "session-start-profile"
+        # Kept as the operator left them when the page's parts are re-rendered live.
+        self.fields["profile"].widget.attrs.update({"data-testid": "session-start-profile", "hx-preserve": "true"})
         self.fields["prompt"].widget.attrs.update(
-            {"data-testid": "session-start-prompt", "placeholder": _("What should the agent do?")}
+            {"data-testid": "session-start-prompt", "placeholder": _("What should the agent do?"), "hx-preserve": "true"}
         )
         self.fields["prompt"].initial = task.description or task.title
 
