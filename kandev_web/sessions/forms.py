@@ -18,7 +18,11 @@ class StartSessionForm(forms.Form):
         # Kept as the operator left them when the page's parts are re-rendered live.
         self.fields["profile"].widget.attrs.update({"data-testid": "session-start-profile", "hx-preserve": "true"})
         self.fields["prompt"].widget.attrs.update(
-            {"data-testid": "session-start-prompt", "placeholder": _("What should the agent do?"), "hx-preserve": "true"}
+            {
+                "data-testid": "session-start-prompt",
+                "placeholder": _("What should the agent do?"),
+                "hx-preserve": "true",
+            }
         )
         self.fields["prompt"].initial = task.description or task.title
 
