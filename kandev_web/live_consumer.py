@@ -7,6 +7,7 @@ check is closed with 4403 before it joins anything, so nothing is ever sent to i
 
 import time
 
+from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.http import QueryDict
@@ -79,7 +80,13 @@ class LiveConsumer(AsyncWebsocketConsumer):
                     await self.close(code=CLOSE_FORBIDDEN)
                     return
                 self._allowed_until = now + settings.KANDEV_LIVE_ACCESS_RECHECK_SECONDS
-        await super().dispatch(message)
+        # Channels' own dispatch closes the thread's database connection before
+        # every handler, one more thread hop and a new connection per event;
+        # the connection kept by ``kandev_web.db`` is the point.
+        handler = getattr(self, get_handler_name(message), None)
+        if handler is None:
+            raise ValueError(f"No handler for message type {message['type']}")
+        await handler(message)
 
     async def access_changed(self, event):
         """Handled in :meth:`dispatch`: the check itself is the point."""
