@@ -239,9 +239,15 @@ class ElicitationStack:
         page.wait_for_selector("[data-testid=task-sessions][data-session-state=RUNNING]")
 
     def open_extra_pages(self, count: int) -> None:
-        """``count`` more tabs of the operator on the same task page, each with its own socket."""
+        """``count`` more windows of the operator on the same task page, each with its own socket.
+
+        Windows of their own (browser contexts with the same login), not tabs:
+        a tab opened later would push the measured page into the background,
+        where chromium throttles it.
+        """
+        login = self.page.context.storage_state()
         for _ in range(count):
-            page = self.page.context.new_page()
+            page = self.browser.new_context(storage_state=login).new_page()
             page.goto(f"{self.server.url}/tasks/{self.task_id}/")
             page.wait_for_selector("[data-testid=task-live][data-live=connected]")
 
