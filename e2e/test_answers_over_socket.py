@@ -14,6 +14,15 @@ from .elicitation_support import agent_said, option, start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 
+#: Every outcome the page is told, in order (#answer-outcomes itself keeps the last few).
+COUNT_OUTCOMES = """
+window.outcomes = [];
+document.addEventListener("htmx:oobAfterSwap", (event) => {
+    const outcomes = event.detail.target;
+    if (outcomes.id === "answer-outcomes") window.outcomes.push(outcomes.lastElementChild.dataset.outcome);
+});
+"""
+
 
 class Traffic:
     """What the page sends: its HTTP requests after load, and its frames on the task socket."""
@@ -33,11 +42,12 @@ class Traffic:
         return [frame for frame in self.frames if frame.get("type") == "clarification.answer"]
 
 
-def _open(browser, server, username):
-    """A fresh task page whose traffic is watched from before its socket opens."""
-    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
-    task_id = ids["task_ids"][0]
+def _open(browser, server, username, *, task_id=None):
+    """A task page (a fresh task, unless ``task_id``) whose traffic is watched from before its socket opens."""
+    if task_id is None:
+        task_id = server.create_operator(username, workspace=f"{username}'s", tasks=True)["task_ids"][0]
     page = browser.new_context().new_page()
+    page.add_init_script(COUNT_OUTCOMES)
     traffic = Traffic(page, task_id)
     login(page, server, username, f"/tasks/{task_id}/")
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
@@ -116,3 +126,30 @@ def test_an_answer_that_does_not_fit_is_told_inline_and_can_be_sent_again(browse
     page.get_by_test_id("clarification-submit").click()
     assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Red"}}
     assert len(traffic.answers()) == 2
+
+
+def test_forty_answer_frames_from_two_windows_one_delivery(browser, server):
+    """Twenty frames from each of two windows, all in flight together: one reaches the agent."""
+    page, traffic = _open(browser, server, "frames-burst")
+    task_id = int(page.get_by_test_id("task-live").get_attribute("data-task-id"))
+    other, other_traffic = _open(browser, server, "frames-burst", task_id=task_id)
+    start(page, "elicit-single")
+    for each in (page, other):
+        expect(each.get_by_test_id("clarification-overlay")).to_be_visible()
+    burst = """(choice) => {
+        const form = document.querySelector("[data-testid=clarification-form]");
+        form.querySelector("input[data-role=selected]").value = choice;
+        for (let i = 0; i < 20; i++) htmx.trigger(form, "submit");
+    }"""
+    page.evaluate(burst, "Red")
+    other.evaluate(burst, "Blue")
+    answer = agent_said(page, "Answer:")
+    assert answer["action"] == "accept" and answer["content"]["question_0"] in {"Red", "Blue"}
+    expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)
+    assert len(traffic.answers()) == len(other_traffic.answers()) == 20
+    outcomes = []
+    for each in (page, other):
+        each.wait_for_function("window.outcomes.length === 20")
+        outcomes += each.evaluate("window.outcomes")
+    assert outcomes.count("delivered") == 1, outcomes
+    assert set(outcomes) == {"delivered", "already_settled"}
