@@ -70,8 +70,8 @@ def update_messages(record: Clarification, **changes) -> None:
         events.message_changed(message, created=False)
 
 
-def settle(record: Clarification, status: str, reason: str, response: dict | None) -> None:
-    """End a pending record: status, messages, the waiting icon, and a notice saying why.
+def settle(record: Clarification, status: str, reason: str, response: dict | None, *, notice: bool = True) -> None:
+    """End a pending record: status, messages, the waiting icon, and (``notice``) a notice saying why.
 
     Inside the caller's transaction, with ``record`` locked by it.
     """
@@ -81,7 +81,8 @@ def settle(record: Clarification, status: str, reason: str, response: dict | Non
     record.refresh_from_db()
     update_messages(record, status=status, response=response, settled_reason=reason)
     workflow.question_settled(record.session)
-    live.clarification_settled(record.session.task_id, record.pending_id, reason)
+    if notice:
+        live.clarification_settled(record.session.task_id, record.pending_id, reason)
 
 
 def pending_for_task(task_id: int) -> list[Clarification]:

@@ -92,7 +92,10 @@ def respond(
             questions = tuple(Question.from_json(q) for q in record.questions)
             response = {"rejected": False, "answers": [_answer_json(a) for a in parse_answers(questions, answers)]}
         status, reason = (Status.REJECTED, "operator_skipped") if rejected else (Status.ANSWERED, "operator")
-        records.settle(record, status, reason, response)
+        # The answering page says what became of the answer itself; a notice
+        # for every page of an answered bundle waits for one that says who
+        # answered and where.
+        records.settle(record, status, reason, response, notice=False)
         workflow.question_answered(record.session, agent_waiting=not record.agent_disconnected)
         live.wake_clarification(pending_id)
     return record
