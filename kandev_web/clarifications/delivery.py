@@ -19,6 +19,10 @@ class Outcome(StrEnum):
     #: The agent is gone; the answer is kept as a record only.
     AGENT_GONE = "agent_gone"
     REFUSED = "refused"
+    #: The socket's frame was not an answer this server can read; nothing changed.
+    BAD_FRAME = "bad_frame"
+    #: No question by that id that this operator may answer on this page.
+    UNKNOWN_QUESTION = "unknown"
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ from django.utils.translation import gettext as _
 from kandev_web import live
 from kandev_web.board.models import Task, Workspace
 from kandev_web.clarifications import answer_frames, answering
+from kandev_web.clarifications.delivery import Outcome
 from kandev_web.clarifications.records import SETTLED_NOTICES
 from kandev_web.db import database_sync_to_async
 from kandev_web.live_consumer import LiveConsumer
@@ -105,10 +106,11 @@ class TaskConsumer(LiveConsumer):
             record = await database_sync_to_async(self._question)(pending_id)
             submission = answer_frames.submission(frame, record.questions)
         except answering.UnknownQuestion:
-            await self.reply(pending_id, "unknown", _("This question is not one you can answer here."), "error")
+            message = _("This question is not one you can answer here.")
+            await self.reply(pending_id, Outcome.UNKNOWN_QUESTION, message, "error")
             return
         except answer_frames.BadFrame as bad:
-            await self.reply(pending_id, "bad_frame", str(bad), "error")
+            await self.reply(pending_id, Outcome.BAD_FRAME, str(bad), "error")
             return
         # Its own task: while agentctl is awaited, this socket goes on
         # receiving live updates (a consumer handles one message at a time).
