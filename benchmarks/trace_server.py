@@ -6,10 +6,11 @@ Used by ``latency --trace`` / ``--patch``; the app's files are not touched.
 
 ``KANDEV_BENCH_TRACE=<file>``: append one JSON line per probe, ``[t, thread,
 name, detail]`` with ``t = time.time()``: agentctl notifications reaching the
-runner (``apply>``/``apply<``), each after-commit ``group_send`` (``send>``,
-``send<``), each consumer handler (``consumer>``/``consumer<``), each frame a
-consumer writes to a browser (``ws``), and the answer view (``respond>``,
-``respond<``, ``forward>``, ``forward<``).
+runner (``apply>``/``apply<``), the overlay's render (``overlay>``/
+``overlay<``), each after-commit ``group_send`` (``send>``, ``send<``), each
+consumer handler (``consumer>``/``consumer<``), each frame a consumer writes
+to a browser (``ws``), and the answer's way in (``receive>``, ``receive<``,
+``forward>``, ``forward<``).
 
 ``KANDEV_BENCH_TRACEMALLOC=<folder>``: on each ``SIGUSR1``, a snapshot of
 the Python allocations, after a full garbage collection, in
@@ -73,13 +74,28 @@ def _wrap_async(owner, attribute: str, label: str, detail=lambda *a, **k: None) 
     setattr(owner, attribute, wrapper)
 
 
+def _wrap_sync(owner, attribute: str, label: str) -> None:
+    original = getattr(owner, attribute)
+
+    @functools.wraps(original)
+    def wrapper(*args, **kwargs):
+        probe(f"{label}>")
+        try:
+            return original(*args, **kwargs)
+        finally:
+            probe(f"{label}<")
+
+    setattr(owner, attribute, wrapper)
+
+
 def install_probes() -> None:
     from kandev_web import live, live_consumer
-    from kandev_web.clarifications import elicitations
+    from kandev_web.clarifications import elicitations, overlay
     from kandev_web.sessions import runtime
     from kandev_web.sessions.consumers import TaskConsumer
 
     _wrap_async(runtime.Runner, "_apply", "apply", lambda self, ref, action, payload: action)
+    _wrap_sync(overlay, "render", "overlay")
 
     def send_after_commit(group, event):
         from django.db import transaction

@@ -74,12 +74,9 @@ class LiveConsumer(AsyncWebsocketConsumer):
         # is kept briefly (a question brings several events at once); a change
         # of membership sends ``access.changed``, which checks again at once.
         if self.joined and not message["type"].startswith("websocket."):
-            now = time.monotonic()
-            if message["type"] == "access.changed" or now >= self._allowed_until:
-                if not await database_sync_to_async(self.still_allowed)():
-                    await self.close(code=CLOSE_FORBIDDEN)
-                    return
-                self._allowed_until = now + settings.KANDEV_LIVE_ACCESS_RECHECK_SECONDS
+            if not await self.allowed(recheck=message["type"] == "access.changed"):
+                await self.close(code=CLOSE_FORBIDDEN)
+                return
         # Channels' own dispatch closes the thread's database connection before
         # every handler, one more thread hop and a new connection per event;
         # the connection kept by ``kandev_web.db`` is the point.
@@ -87,6 +84,15 @@ class LiveConsumer(AsyncWebsocketConsumer):
         if handler is None:
             raise ValueError(f"No handler for message type {message['type']}")
         await handler(message)
+
+    async def allowed(self, *, recheck: bool = False) -> bool:
+        """:meth:`still_allowed`, asked of the database at most every ``KANDEV_LIVE_ACCESS_RECHECK_SECONDS``."""
+        now = time.monotonic()
+        if recheck or now >= self._allowed_until:
+            if not await database_sync_to_async(self.still_allowed)():
+                return False
+            self._allowed_until = now + settings.KANDEV_LIVE_ACCESS_RECHECK_SECONDS
+        return True
 
     async def access_changed(self, event):
         """Handled in :meth:`dispatch`: the check itself is the point."""

@@ -15,7 +15,6 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
-from kandev_web.board import workflow
 from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, TaskSession
@@ -50,11 +49,25 @@ def question_from_wire(question: dict) -> Question:
     )
 
 
-@transaction.atomic
 def record_requested(execution_id: int, session_id: int, payload: dict) -> Clarification | None:
-    if Clarification.objects.filter(pending_id=payload["pending_id"]).exists():
-        return None  # announced again after a reconnect
-    session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=session_id)
+    """Mirror an elicitation agentctl announced; ``None`` when it is known already (announced again after a reconnect).
+
+    Two transactions: the record, which makes the question answerable and is
+    shown at once (``records.show_overlay``), then the rest of what it brings.
+    """
+    record, created = _create_record(execution_id, session_id, payload)
+    if created:
+        records.show_overlay(record)
+    records.announce(record)
+    return record if created else None
+
+
+@transaction.atomic
+def _create_record(execution_id: int, session_id: int, payload: dict) -> tuple[Clarification, bool]:
+    existing = Clarification.objects.select_related("session").filter(pending_id=payload["pending_id"]).first()
+    if existing is not None:
+        return existing, False
+    session = TaskSession.objects.select_for_update().get(pk=session_id)
     record = Clarification.objects.create(
         pending_id=payload["pending_id"],
         session=session,
@@ -65,12 +78,7 @@ def record_requested(execution_id: int, session_id: int, payload: dict) -> Clari
         context=payload.get("message") or "",
         tool_call_id=payload.get("tool_call_id") or "",
     )
-    records.add_question_messages(record)
-    workflow.elicitation_asked(session)
-    from kandev_web.notifications import services as notifications
-
-    notifications.clarification_requested(record)
-    return record
+    return record, True
 
 
 @transaction.atomic

@@ -7,15 +7,17 @@ settled once, with every open view told why. Both paths import this module;
 neither imports the other.
 """
 
+from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext_lazy
 
 from kandev_web import live
 from kandev_web.board import workflow
 from kandev_web.sessions import events
-from kandev_web.sessions.models import Message, MessageType
+from kandev_web.sessions.models import Message, MessageType, TaskSession
 
-from .models import Clarification, Status
+from . import overlay
+from .models import Clarification, Source
 
 #: Why a question ended, as the operator is told (agentctl's reasons, plus ours).
 SETTLED_NOTICES = {
@@ -43,13 +45,27 @@ def _question_metadata(record: Clarification, index: int, question: dict) -> dic
     }
 
 
-def add_question_messages(record: Clarification) -> None:
-    """Show a new record: its overlay first, then one ``clarification_request`` message per question.
+def show_overlay(record: Clarification) -> None:
+    """Put a newly committed ``record`` in front of every open view of its task, before anything else about it.
 
-    The last message requests input. The overlay's event is registered before
-    anything else, so every open page shows the question before the rest.
+    Called once the record is committed, so an operator can answer what they
+    see; the timeline rows, icon and notification follow (:func:`announce`).
     """
-    live.question_asked(record.session.task_id, record.pending_id)
+    task_id = record.session.task_id
+    live.question_asked(task_id, record.pending_id, overlay.render(task_id))
+
+
+@transaction.atomic
+def announce(record: Clarification) -> None:
+    """Everything a new question brings besides its overlay: one ``clarification_request`` message per question
+    (the last one requests input), the task's icon and state, and a notification.
+
+    Idempotent, so a record whose process stopped between committing it and
+    announcing it is announced when agentctl lists it again.
+    """
+    if Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST, metadata__pending_id=record.pending_id).exists():
+        return
+    record.session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=record.session_id)
     for index, question in enumerate(record.questions):
         events.add_message(
             record.session,
@@ -58,6 +74,13 @@ def add_question_messages(record: Clarification) -> None:
             metadata=_question_metadata(record, index, question),
             requests_input=index == len(record.questions) - 1,
         )
+    if record.source == Source.ELICITATION:
+        workflow.elicitation_asked(record.session)
+    else:
+        workflow.question_asked(record.session)
+    from kandev_web.notifications import services as notifications
+
+    notifications.clarification_requested(record)
 
 
 def update_messages(record: Clarification, **changes) -> None:
@@ -83,12 +106,3 @@ def settle(record: Clarification, status: str, reason: str, response: dict | Non
     workflow.question_settled(record.session)
     if notice:
         live.clarification_settled(record.session.task_id, record.pending_id, reason)
-
-
-def pending_for_task(task_id: int) -> list[Clarification]:
-    """The bundles the task's overlay shows: pending, in the session's current turn or left behind."""
-    return list(
-        Clarification.objects.filter(session__task_id=task_id, status=Status.PENDING)
-        .select_related("session__agent_profile")
-        .order_by("created_at", "pk")
-    )

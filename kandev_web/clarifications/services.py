@@ -45,12 +45,24 @@ class ClarificationTimedOut(Exception):
 
 
 
-@transaction.atomic
 def request_clarification(
     session: TaskSession, questions: tuple[Question, ...], context: str = ""
 ) -> tuple[Clarification, bool]:
-    """Record an ask_user_question_kandev bundle; the same pending bundle is returned, not repeated."""
-    session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=session.pk)
+    """Record an ask_user_question_kandev bundle; the same pending bundle is returned, not repeated.
+
+    As with an elicitation, the record is committed and shown first
+    (``records.show_overlay``), and the rest of what it brings follows.
+    """
+    record, created = _create_record(session, questions, context)
+    if created:
+        records.show_overlay(record)
+        records.announce(record)
+    return record, created
+
+
+@transaction.atomic
+def _create_record(session: TaskSession, questions: tuple[Question, ...], context: str) -> tuple[Clarification, bool]:
+    session = TaskSession.objects.select_for_update().get(pk=session.pk)
     key = dedup_key(questions)
     for existing in Clarification.objects.filter(
         session=session, source=Source.ASK_USER_QUESTION, status__in=[Status.PENDING, Status.ANSWERED]
@@ -66,11 +78,6 @@ def request_clarification(
         context=context,
         dedup_key=key,
     )
-    records.add_question_messages(record)
-    workflow.question_asked(session)
-    from kandev_web.notifications import services as notifications
-
-    notifications.clarification_requested(record)
     return record, True
 
 

@@ -63,17 +63,27 @@ class TaskConsumer(LiveConsumer):
         return render_to_string("sessions/task.html#message-oob", {"message": message, "created": created})
 
     async def task_changed(self, event):
-        await self.send_fragment(self.render_task, event.get("parts", live.TASK_PARTS))
+        parts = event.get("parts", live.TASK_PARTS)
+        if "composer" in parts or "session" in parts:
+            self._read_ahead.clear()  # the agent may have gone, a question been settled
+        await self.send_fragment(self.render_task, parts)
 
     async def clarification_asked(self, event):
-        """A new question: the overlay alone, before the rest of what changed with it."""
-        await self.send_fragment(self.render_task, ["composer"])
+        """A new question: its overlay, rendered once for every viewer (``clarifications.overlay``), before the rest.
+
+        Then the question is read for answering while the operator reads it,
+        so their Submit goes to the agent without waiting on the database.
+        """
+        await self.send(text_data=event["html"])
+        pending_id = event["pending_id"]
+        self._read_ahead[pending_id] = asyncio.create_task(self._question_or_none(pending_id))
 
     async def board_changed(self, event):
         await self.send_fragment(self.render_task_rows, event["step_ids"], event["task_ids"])
 
     async def clarification_settled(self, event):
         """Why a question left the overlay, for everyone who was looking at it."""
+        self._read_ahead.pop(event["pending_id"], None)
         notice = SETTLED_NOTICES.get(event["reason"])
         if notice:
             html = render_to_string("base.html#toast", {"message": notice, "level": "info", "reason": event["reason"]})
@@ -87,14 +97,40 @@ class TaskConsumer(LiveConsumer):
     #: Answers on their way to the agent; they finish even if the page goes away.
     _answers: set[asyncio.Task]
 
+    #: Questions announced to this page, read for answering (``clarification_asked``);
+    #: dropped when the question or the agent may have changed since.
+    _read_ahead: dict[str, asyncio.Task]
+
     async def connect(self):
         self._answers = set()
+        self._read_ahead = {}
         await super().connect()
 
     def _question(self, pending_id):
-        """The task's question ``pending_id``, if the operator may still answer it (checked now)."""
+        """The task's question ``pending_id``, if the operator may answer it."""
         record = answering.question_for(self.user, pending_id)
         if record.session.task_id != self.task_id:
+            raise answering.UnknownQuestion(pending_id)
+        return record
+
+    async def _question_or_none(self, pending_id):
+        try:
+            return await database_sync_to_async(self._question)(pending_id)
+        except answering.UnknownQuestion:
+            return None
+
+    async def _answerable(self, pending_id):
+        """The question to answer: read ahead when it was announced here, else now; the viewer's access checked.
+
+        Whether the answer still counts is not decided here but where the
+        question is held (agentctl, or the bundle's locked record), so a record
+        read a moment ago is as good as one read now.
+        """
+        if not await self.allowed():
+            raise answering.UnknownQuestion(pending_id)
+        read_ahead = self._read_ahead.get(pending_id)
+        record = await read_ahead if read_ahead is not None else await self._question_or_none(pending_id)
+        if record is None:
             raise answering.UnknownQuestion(pending_id)
         return record
 
@@ -103,7 +139,7 @@ class TaskConsumer(LiveConsumer):
         try:
             frame = answer_frames.decode(text_data, bytes_data)
             pending_id = frame["pending_id"]
-            record = await database_sync_to_async(self._question)(pending_id)
+            record = await self._answerable(pending_id)
             submission = answer_frames.submission(frame, record.questions)
         except answering.UnknownQuestion:
             message = _("This question is not one you can answer here.")

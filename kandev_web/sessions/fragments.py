@@ -12,7 +12,7 @@ from django.template.loader import render_to_string
 from kandev_web import live
 from kandev_web.board.models import Task
 from kandev_web.board.queries import board_columns, cards_for, changed_cards, parse_shown_through
-from kandev_web.clarifications import records
+from kandev_web.clarifications import overlay
 
 from . import services
 from .events import current_turn
@@ -47,7 +47,7 @@ def task_context(task: Task, *, with_messages: bool = True, card=None, parts=liv
         context["turn_open"] = bool(current and current.turns.filter(completed_at__isnull=True).exists())
     if "composer" in parts:
         context["start_form"] = StartSessionForm(task=task)
-        context["clarifications"] = records.pending_for_task(task.pk)
+        context["clarifications"] = overlay.pending_for_task(task.pk)
     return context
 
 

@@ -1,0 +1,35 @@
+"""The answer overlay as every open view of a task shows it, rendered once for all of them.
+
+A new question is what an operator waits for, so its overlay is rendered by
+the process that recorded it, right after the record is committed, and sent
+to the task's pages as it is; no socket re-reads or re-renders it. That is
+right for every viewer because the overlay holds nothing of any one of them:
+no CSRF token (answers travel on the page's socket, which checks its own
+viewer), nothing but the task's pending questions, which every viewer of the
+task may see.
+"""
+
+from django.template.loader import render_to_string
+
+from .models import Clarification, Status
+
+
+def pending_for_task(task_id: int) -> list[Clarification]:
+    """The bundles the task's overlay shows: pending, in the session's current turn or left behind."""
+    return list(
+        Clarification.objects.filter(session__task_id=task_id, status=Status.PENDING)
+        .select_related("session__agent_profile")
+        .order_by("created_at", "pk")
+    )
+
+
+def render(task_id: int) -> str:
+    """The task page's composer showing the task's pending questions, out of band; ``""`` when there are none.
+
+    With none (the question was settled in the meantime) the composer is the
+    prompt or start form, which the settle announces and each page renders.
+    """
+    pending = pending_for_task(task_id)
+    if not pending:
+        return ""
+    return render_to_string("sessions/task.html#composer", {"clarifications": pending, "oob": True})
