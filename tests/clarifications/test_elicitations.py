@@ -170,3 +170,28 @@ def test_an_outsider_gets_404_and_nothing_is_forwarded(execution, make_operator,
     client.force_login(make_operator("mallory"))
     assert client.post(f"/clarifications/{record.pending_id}/respond/", {"action": "skip"}).status_code == 404
     assert fake.sent == []
+
+
+def test_a_question_recorded_by_a_process_that_died_before_announcing_it_is_announced_when_listed_again(
+    execution, monkeypatch
+):
+    """The record is committed first (so its overlay can go out at once); the rest follows, and is not lost."""
+    from kandev_web.clarifications import records
+
+    announce = records.announce
+
+    def died(record):
+        raise SystemExit("the web process stopped here")
+
+    monkeypatch.setattr(records, "announce", died)
+    with pytest.raises(SystemExit):
+        requested(execution)
+    assert Clarification.objects.filter(status=Status.PENDING).count() == 1
+    assert not Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).exists()
+
+    monkeypatch.setattr(records, "announce", announce)
+    elicitations.reconcile(execution.pk, execution.session_id, [REQUESTED])
+    assert Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).count() == 2
+    assert Delivery.objects.filter(event="session.clarification_requested").count() == 1
+    elicitations.reconcile(execution.pk, execution.session_id, [REQUESTED])
+    assert Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).count() == 2

@@ -231,3 +231,35 @@ async def test_a_question_of_another_task_in_the_same_workspace_is_refused():
     assert "not one you can answer" in await _reply(communicator, 'data-testid="toast"')
     assert await _status(record) == Status.PENDING
     await communicator.disconnect()
+
+
+async def test_every_page_of_the_task_is_sent_the_same_overlay_before_anything_else_about_the_question():
+    mine, _, cookie = await _setup()
+    pages = [await _open(mine, cookie) for _ in range(3)]
+    for page in pages:
+        await page.receive_output(timeout=20)  # the catch-up
+    await _elicit(mine)
+    first_frames = [(await page.receive_output(timeout=20))["text"] for page in pages]
+    assert 'data-testid="clarification-overlay"' in first_frames[0]
+    assert "Pick a colour" in first_frames[0]
+    assert len(set(first_frames)) == 1
+    for page in pages:
+        await page.disconnect()
+
+
+async def test_a_submit_for_a_question_the_page_was_shown_goes_to_agentctl_even_when_it_is_settled_since(
+    fake_agentctl,
+):
+    """The page answers from the question read as it was shown; whether the answer counts is agentctl's call."""
+    mine, _, cookie = await _setup()
+    communicator = await _open(mine, cookie)
+    await communicator.receive_output(timeout=20)
+    record = await _elicit(mine)
+    await _reply(communicator, 'data-testid="clarification-overlay"')
+    settled = {"pending_id": record.pending_id, "outcome": "cancelled", "reason": "turn_cancelled"}
+    await database_sync_to_async(elicitations.record_settled)(settled)
+    fake = fake_agentctl(NotFound("no open elicitation has that pending_id"))
+    await communicator.send_to(text_data=_answer(record, action="submit", **{"answer-question_0-option": "Red"}))
+    assert 'data-outcome="already_settled"' in await _reply(communicator, OUTCOME)
+    assert [payload["pending_id"] for _, payload in fake.sent] == [record.pending_id]
+    await communicator.disconnect()
