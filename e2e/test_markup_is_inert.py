@@ -11,6 +11,10 @@ The operator answers everything from the page, and the answers that reach the
 agent carry the hostile ids back verbatim. Throughout, no dialog opens, no
 script error happens and no element the agent wrote exists in the page; on
 reload (the server-rendered page rather than live fragments) too.
+
+Where the agent writes Markdown (its messages and thoughts, a tool call's
+text, a question's prompt and message) it is rendered as Markdown, safely:
+the markup stays text, and only Markdown's own syntax formats it.
 """
 
 import json
@@ -50,6 +54,17 @@ def payload(tag: str) -> str:
     )
 
 
+def as_markdown(text: str) -> str:
+    """What the operator reads of ``text`` rendered as Markdown: ``7*7}} ${7*`` is emphasis, the rest text."""
+    return text.replace("{{7*7}} ${7*7}", "{{77}} ${77}")
+
+
+def expect_markdown(locator, tag: str) -> None:
+    """``locator`` shows payload ``tag`` as the agent's Markdown: its markup as text, its ``*…*`` as emphasis."""
+    expect(locator).to_have_text(as_markdown(payload(tag)))
+    expect(locator.locator("em")).to_have_text("7}} ${7")
+
+
 def assert_inert(page, dialogs, errors):
     assert dialogs == [], f"a dialog opened: {dialogs}"
     assert errors == [], f"a script error happened: {errors}"
@@ -77,14 +92,14 @@ def check_timeline(page):
     """The streamed pieces, as text, where the operator reads them."""
     timeline = page.get_by_test_id("timeline")
     thought = timeline.locator("[data-testid=timeline-message][data-type=thinking]")
-    expect(thought).to_contain_text(payload("thought"), timeout=20_000)
+    expect(thought).to_contain_text(as_markdown(payload("thought")), timeout=20_000)
     if thought.locator("details").get_attribute("open") is None:
         thought.locator("summary").click()
     expect(thought.locator(".msg-body")).to_be_visible()
-    expect(thought.locator(".msg-body")).to_have_text(payload("thought"))
+    expect_markdown(thought.locator(".msg-body"), "thought")
 
     message = timeline.locator("[data-testid=timeline-message][data-type=message]").filter(has_text="message</a>")
-    expect(message.get_by_test_id("message-body")).to_have_text(payload("message"))
+    expect_markdown(message.get_by_test_id("message-body"), "message")
 
     entries = timeline.get_by_test_id("plan-entry")
     expect(entries).to_have_text([payload("plan-1"), payload("plan-2")])
@@ -92,7 +107,7 @@ def check_timeline(page):
     tool = timeline.get_by_test_id("tool-call")
     expect(tool).to_have_attribute("data-status", "completed")
     expect(tool.locator(".tool-title")).to_have_text(payload("tool-title"))
-    expect(tool.locator(".tool-output")).to_have_text(payload("tool-output"))
+    expect_markdown(tool.locator(".tool-output"), "tool-output")
 
 
 def test_agent_supplied_markup_and_script_stay_text(browser, server):
@@ -121,14 +136,14 @@ def test_agent_supplied_markup_and_script_stay_text(browser, server):
     # The elicitation: every string in the overlay as text.
     overlay = page.get_by_test_id("clarification-overlay")
     expect(overlay).to_have_attribute("data-source", "elicitation", timeout=20_000)
-    expect(overlay.get_by_test_id("clarification-context")).to_have_text(payload("elicit-message"))
+    expect_markdown(overlay.get_by_test_id("clarification-context"), "elicit-message")
     cards = overlay.get_by_test_id("clarification-question-card")
     expect(cards).to_have_count(2)
     by_id = {cards.nth(i).get_attribute("data-question-id"): cards.nth(i) for i in range(2)}
     assert set(by_id) == {ELICIT_KEY, "multi"}
     # The timeline keeps one record per question, in the overlay's order, then the MCP one.
     record_prompts = [payload("elicit-prompt-1" if qid == ELICIT_KEY else "elicit-prompt-2") for qid in by_id]
-    record_prompts.append(payload("mcp-prompt"))
+    record_prompts = [as_markdown(prompt) for prompt in [*record_prompts, payload("mcp-prompt")]]
     steps = overlay.get_by_test_id("clarification-step")
     for index, question_id in enumerate(by_id):
         number = "1" if question_id == ELICIT_KEY else "2"
@@ -137,7 +152,7 @@ def test_agent_supplied_markup_and_script_stay_text(browser, server):
         steps.nth(index).click()
         expect(question).to_be_visible()
         expect(question.locator(".clarification-title")).to_have_text(payload(f"elicit-title-{number}"))
-        expect(question.locator(".clarification-prompt")).to_have_text(payload(f"elicit-prompt-{number}"))
+        expect_markdown(question.locator(".clarification-prompt"), f"elicit-prompt-{number}")
         options = question.get_by_test_id("clarification-option")
         expect(options.first.get_by_test_id("clarification-option-label")).to_have_text(
             payload(f"elicit-label-{number}a")
@@ -166,11 +181,11 @@ def test_agent_supplied_markup_and_script_stay_text(browser, server):
     # The ask_user_question_kandev call, through Kandev's MCP tool.
     overlay = page.get_by_test_id("clarification-overlay")
     expect(overlay).to_have_attribute("data-source", "ask_user_question", timeout=20_000)
-    expect(overlay.get_by_test_id("clarification-context")).to_have_text(payload("mcp-context"))
+    expect_markdown(overlay.get_by_test_id("clarification-context"), "mcp-context")
     question = overlay.get_by_test_id("clarification-question-card")
     expect(question).to_have_attribute("data-question-id", MCP_ID)
     expect(question.locator(".clarification-title")).to_have_text("<b>x</b>\"'&")
-    expect(question.locator(".clarification-prompt")).to_have_text(payload("mcp-prompt"))
+    expect_markdown(question.locator(".clarification-prompt"), "mcp-prompt")
     options = question.get_by_test_id("clarification-option")
     expect(options.get_by_test_id("clarification-option-label")).to_have_text(
         [payload("mcp-label-1"), payload("mcp-label-2")]

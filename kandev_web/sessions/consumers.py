@@ -12,7 +12,6 @@ from kandev_web.db import database_sync_to_async
 from kandev_web.live_consumer import LiveConsumer
 
 from . import fragments
-from .models import Message
 
 
 class TaskConsumer(LiveConsumer):
@@ -57,10 +56,7 @@ class TaskConsumer(LiveConsumer):
         return fragments.render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
 
     def render_message(self, message_id, created):
-        message = Message.objects.filter(pk=message_id, session__task_id=self.task_id).first()
-        if message is None:
-            return ""
-        return render_to_string("sessions/task.html#message-oob", {"message": message, "created": created})
+        return fragments.render_message(self.task_id, message_id, created=created)
 
     async def task_changed(self, event):
         parts = event.get("parts", live.TASK_PARTS)

@@ -17,7 +17,7 @@ from kandev_web import live
 from kandev_web.board import workflow
 from kandev_web.executor.client import ExecutorAddress
 
-from . import signals
+from . import signals, tool_calls
 from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn
 
 logger = logging.getLogger(__name__)
@@ -90,25 +90,17 @@ def _append_text(session: TaskSession, type_: str, text: str) -> None:
         add_message(session, type=type_, content=text)
 
 
-def _tool_metadata(update: dict, previous: dict) -> dict:
-    metadata = dict(previous)
-    for key in ("toolCallId", "title", "kind", "status", "locations", "rawInput", "rawOutput"):
-        if key in update and update[key] is not None:
-            metadata[key] = update[key]
-    if update.get("content"):
-        metadata["output"] = "\n".join(
-            _text_of(item.get("content")) for item in update["content"] if isinstance(item, dict)
-        ).strip()
-    return metadata
+def _tool_call_message(session: TaskSession, tool_call_id: str) -> Message | None:
+    return Message.objects.filter(
+        session=session, type__in=[MessageType.TOOL_CALL, *_TOOL_TYPES.values()], metadata__toolCallId=tool_call_id
+    ).first()
 
 
 def _upsert_tool_call(session: TaskSession, update: dict) -> None:
     tool_call_id = str(update.get("toolCallId", ""))
-    existing = Message.objects.filter(
-        session=session, type__in=[MessageType.TOOL_CALL, *_TOOL_TYPES.values()], metadata__toolCallId=tool_call_id
-    ).first()
+    existing = _tool_call_message(session, tool_call_id)
     if existing is None:
-        metadata = _tool_metadata(update, {"toolCallId": tool_call_id})
+        metadata = tool_calls.merge_update({"toolCallId": tool_call_id}, update)
         add_message(
             session,
             type=_TOOL_TYPES.get(metadata.get("kind"), MessageType.TOOL_CALL),
@@ -116,7 +108,7 @@ def _upsert_tool_call(session: TaskSession, update: dict) -> None:
             metadata=metadata,
         )
         return
-    existing.metadata = _tool_metadata(update, existing.metadata)
+    existing.metadata = tool_calls.merge_update(existing.metadata, update)
     existing.content = str(existing.metadata.get("title", existing.content))
     existing.save(update_fields=["metadata", "content"])
     message_changed(existing, created=False)
@@ -180,7 +172,25 @@ def record_permission_settled(session_id: int, payload: dict) -> None:
     }
     message.save(update_fields=["metadata"])
     message_changed(message, created=False)
+    _tool_call_permitted(session, message.metadata)
     workflow.permission_settled(session, turn_open=current_turn(session).completed_at is None)
+
+
+def _tool_call_permitted(session: TaskSession, permission: dict) -> None:
+    """The tool call the permission was asked for no longer waits: it runs, or it does not."""
+    tool_call_id = (permission.get("tool_call") or {}).get("toolCallId")
+    tool_call = _tool_call_message(session, str(tool_call_id)) if tool_call_id is not None else None
+    if tool_call is None:
+        return
+    options = [option for option in permission.get("options") or [] if isinstance(option, dict)]
+    kind = next((o.get("kind") for o in options if o.get("optionId") == permission.get("option_id")), None)
+    metadata = tool_calls.after_permission(
+        tool_call.metadata, outcome=str(permission.get("outcome") or ""), option_kind=str(kind or "")
+    )
+    if metadata != tool_call.metadata:
+        tool_call.metadata = metadata
+        tool_call.save(update_fields=["metadata"])
+        message_changed(tool_call, created=False)
 
 
 @transaction.atomic

@@ -5,7 +5,7 @@ catch-up it sends on every connect read the same context, so both import it
 from here and neither imports the other.
 """
 
-from django.db.models import Q
+from django.db.models import Min, Q
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
@@ -38,7 +38,13 @@ def task_context(task: Task, *, with_messages: bool = True, card=None, parts=liv
         # Where the running agent is, when that is not the web machine.
         "executor_name": execution.executor.name if execution is not None and execution.executor_id else "",
         "messages": (
-            list(Message.objects.filter(session__task=task).order_by("created_at", "pk")) if with_messages else []
+            list(
+                Message.objects.filter(session__task=task)
+                .select_related("session__agent_profile")  # each session's divider names its agent
+                .order_by("created_at", "pk")
+            )
+            if with_messages
+            else []
         ),
     }
     if "details" in parts:
@@ -89,6 +95,18 @@ def render_catch_up(task: Task, page_state: QueryDict) -> str:
     return render_to_string("sessions/task.html#catch-up-oob", context)
 
 
+def render_message(task_id: int, message_id: int, *, created: bool) -> str:
+    """A live timeline row of the task: added at the end (``created``, after its session's divider when it is
+    the session's first) or replaced in place; nothing when it is not the task's."""
+    messages = Message.objects.select_related("session__agent_profile")
+    message = messages.filter(pk=message_id, session__task_id=task_id).first()
+    if message is None:
+        return ""
+    opens_session = created and not Message.objects.filter(session_id=message.session_id, pk__lt=message.pk).exists()
+    context = {"message": message, "created": created, "opens_session": opens_session}
+    return render_to_string("sessions/task.html#message-oob", context)
+
+
 def _message_id(value: str | None) -> int | None:
     try:
         return int(value)
@@ -96,8 +114,9 @@ def _message_id(value: str | None) -> int | None:
         return None
 
 
-def _missed_messages(task: Task, session: TaskSession | None, after: int | None) -> list[tuple[Message, bool]]:
-    """The timeline messages a page may have missed, each with whether it is new to the page (it has up to ``after``).
+def _missed_messages(task: Task, session: TaskSession | None, after: int | None) -> list[tuple[Message, bool, bool]]:
+    """The timeline messages a page may have missed, each with whether it is new to the page (it has up to
+    ``after``) and whether it is then the first of its session, which the page has no divider for yet.
 
     Messages are changed in place without a trace of when, so every one that
     may have been is re-sent: the current session's permission cards and
@@ -111,5 +130,21 @@ def _missed_messages(task: Task, session: TaskSession | None, after: int | None)
         if turn := current_turn(session):
             in_place |= Q(turn=turn)
         missed |= Q(session=session) & in_place
-    messages = Message.objects.filter(session__task=task).filter(missed).order_by("created_at", "pk")
-    return [(message, after is not None and message.pk > after) for message in messages]
+    messages = (
+        Message.objects.filter(session__task=task)
+        .filter(missed)
+        .select_related("session__agent_profile")
+        .order_by("created_at", "pk")
+    )
+    firsts = set(
+        Message.objects.filter(session__task=task)
+        .order_by()
+        .values("session")
+        .annotate(first=Min("pk"))
+        .values_list("first", flat=True)
+    )
+    missed_rows = []
+    for message in messages:
+        created = after is not None and message.pk > after
+        missed_rows.append((message, created, created and message.pk in firsts))
+    return missed_rows

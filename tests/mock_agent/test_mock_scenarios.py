@@ -63,6 +63,20 @@ async def test_tool_calls(mock_session) -> None:
     _assert_valid_acp(mock_session)
 
 
+async def test_rich_timeline_sends_markdown_a_diff_and_a_terminal(mock_session) -> None:
+    await mock_session.prompt("/e2e:rich-timeline")
+    assert (await mock_session.inbox.next("turn.completed"))["stop_reason"] == "end_turn"
+    text = _text(mock_session.updates("agent_message_chunk"))
+    assert text.startswith("# Release notes\n") and text.endswith("END-OF-TIMELINE")
+    [edit, command] = mock_session.updates("tool_call")
+    assert [item["type"] for item in edit["content"]] == ["diff"]
+    assert command["content"] == [{"type": "terminal", "terminalId": command["toolCallId"]}]
+    metas = [update.get("_meta", {}) for update in mock_session.updates("tool_call_update")]
+    assert "3 passed" in next(meta["terminal_output"]["data"] for meta in metas[::-1] if "terminal_output" in meta)
+    assert any(meta.get("terminal_exit", {}).get("exit_code") == 0 for meta in metas)
+    _assert_valid_acp(mock_session)
+
+
 async def test_tool_call_ids_differ_between_turns(mock_session) -> None:
     for _ in range(2):
         await mock_session.prompt("/e2e:tool-calls")

@@ -118,3 +118,71 @@ def test_agent_exit_after_a_stop_is_no_failure(session):
     session.refresh_from_db()
     assert session.state == SessionState.CANCELLED
     assert session.error == ""
+
+
+def test_a_tool_calls_diff_and_terminal_are_kept_beside_its_text(session):
+    events.record_session_update(
+        session.pk,
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "e1",
+            "title": "Edit app.py",
+            "kind": "edit",
+            "content": [
+                {"type": "diff", "path": "app.py", "oldText": "a = 1\n", "newText": "a = 2\n"},
+                {"type": "content", "content": {"type": "text", "text": "Edited."}},
+            ],
+        },
+    )
+    events.record_session_update(
+        session.pk,
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "b1",
+            "title": "ls",
+            "kind": "execute",
+            "content": [{"type": "terminal", "terminalId": "b1"}],
+        },
+    )
+    events.record_session_update(
+        session.pk,
+        {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": "b1",
+            "status": "completed",
+            "_meta": {
+                "terminal_output": {"terminal_id": "b1", "data": "README.md\n"},
+                "terminal_exit": {"terminal_id": "b1", "exit_code": 0},
+            },
+        },
+    )
+    edit, command = Message.objects.order_by("pk")
+    assert edit.metadata["output"] == "Edited."
+    assert [line["text"] for line in edit.metadata["diffs"][0]["lines"][1:]] == ["a = 1", "a = 2"]
+    [terminal] = command.metadata["terminals"]
+    assert (terminal["output"], terminal["exited"], terminal["exit_code"]) == ("README.md\n", True, 0)
+
+
+@pytest.mark.parametrize(("option_id", "status"), [("allow", "in_progress"), ("reject", "failed"), (None, "failed")])
+def test_answering_its_permission_moves_a_pending_tool_call_on(session, option_id, status):
+    events.record_session_update(
+        session.pk,
+        {"sessionUpdate": "tool_call", "toolCallId": "e1", "title": "Edit", "kind": "edit", "status": "pending"},
+    )
+    options = [
+        {"optionId": "allow", "name": "Allow", "kind": "allow_once"},
+        {"optionId": "reject", "kind": "reject_once"},
+    ]
+    events.record_permission_requested(
+        session.pk, {"pending_id": "p1", "tool_call": {"toolCallId": "e1", "title": "Edit"}, "options": options}
+    )
+    outcome = {"outcome": "selected", "option_id": option_id} if option_id else {"outcome": "cancelled"}
+    events.record_permission_settled(session.pk, {"pending_id": "p1", **outcome})
+    tool = Message.objects.get(type=MessageType.TOOL_EDIT)
+    assert tool.metadata["status"] == status
+    # What the agent reports later is the agent's word.
+    events.record_session_update(
+        session.pk, {"sessionUpdate": "tool_call_update", "toolCallId": "e1", "status": "completed"}
+    )
+    tool.refresh_from_db()
+    assert tool.metadata["status"] == "completed"
