@@ -67,7 +67,8 @@ TOASTS_JS = r"""
       if (node.nodeType !== 1) continue;
       for (const toast of [node, ...node.querySelectorAll("[data-testid=toast]")]) {
         if (!toast.matches("[data-testid=toast]")) continue;
-        toasts.push({t, level: toast.dataset.level, text: toast.textContent.trim()});
+        const body = toast.querySelector("[data-testid=toast-body]") || toast;
+        toasts.push({t, level: toast.dataset.level, text: body.textContent.trim()});
       }
     }
   }).observe(document, {childList: true, subtree: true});

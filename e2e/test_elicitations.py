@@ -64,6 +64,9 @@ def test_AC_12b_empty_submission_is_accept_with_no_content(browser, server):
     submit = page.get_by_test_id("clarification-submit")
     expect(submit).to_be_enabled()
     submit.click()
+    # Asked once, inside the overlay; confirmed, nothing answered is accept {}.
+    expect(page.get_by_test_id("clarification-confirm-empty")).to_contain_text("Send without answers?")
+    page.get_by_test_id("clarification-confirm-send").click()
     assert agent_said(page, "Answer:") == {"action": "accept", "content": {}}
 
 

@@ -77,6 +77,7 @@ def test_an_open_page_loads_at_once_while_an_answer_waits_on_a_frozen_agent(brow
     os.kill(pid, signal.SIGSTOP)
     try:
         asker.get_by_test_id("clarification-submit").click()
+        asker.get_by_test_id("clarification-confirm-send").click()  # nothing answered: asked once
         expect(asker.get_by_test_id("clarification-form")).to_have_attribute("data-sending", "true")
         second = open_task(browser, server, "asker2", task_id)
         expect(second.get_by_test_id("clarification-overlay")).to_be_visible()

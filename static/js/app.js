@@ -60,17 +60,97 @@
     return target.href;
   }
 
-  // Toasts say their piece and go; a streamed message is never shown twice.
+  // Toasts say their piece and go, a few at a time: one like another already
+  // shown is merged into it with a count, the oldest gives way past the limit,
+  // each has a close button, and none counts down while the pointer or the
+  // keyboard is on them. A notification (an agent asks, an agent finished)
+  // stays until it is closed, as the operator may have been away. A question
+  // for the task this page shows is no toast at all: its overlay says it.
+  const TOAST_LIMIT = 3;
+  const TOAST_MS = 8000;
+  const toastTimers = new WeakMap();
+  const toastRegion = document.getElementById("toasts");
+  let toastsHeld = false;
+
+  function scheduleToast(toast) {
+    clearTimeout(toastTimers.get(toast));
+    if (toastsHeld || toast.dataset.level === "notify") return;
+    toastTimers.set(toast, setTimeout(() => toast.remove(), TOAST_MS));
+  }
+
+  function shownOnThisPage(toast) {
+    const page = document.querySelector("[data-testid=task-live]");
+    return toast.dataset.event === "session.clarification_requested" && Boolean(page)
+      && toast.dataset.taskId === page.dataset.taskId;
+  }
+
+  function notifyDesktop(toast) {
+    const title = toast.dataset.notifyTitle;
+    if (title && "Notification" in window && Notification.permission === "granted") {
+      new Notification(title, { body: toast.dataset.notifyBody, tag: toast.dataset.event });
+    }
+  }
+
+  function placeToast(toast) {
+    if (shownOnThisPage(toast)) {
+      // The overlay says it, unless the operator is looking at another tab.
+      if (document.visibilityState === "hidden") notifyDesktop(toast);
+      toast.remove();
+      return;
+    }
+    notifyDesktop(toast);
+    const { level, event, taskId, reason } = toast.dataset;
+    toast.dataset.key = JSON.stringify([level, event, taskId, reason, toast.textContent.trim()]);
+    const twin = Array.from(toastRegion.children).find((other) => other !== toast && other.dataset.key === toast.dataset.key);
+    if (twin) {
+      toast.remove();
+      const count = Number(twin.dataset.count) + 1;
+      twin.dataset.count = String(count);
+      const seen = document.createElement("span");
+      seen.setAttribute("aria-hidden", "true");
+      seen.textContent = `\u00d7${count}`;
+      const heard = document.createElement("span");
+      heard.className = "sr-only";
+      heard.textContent = toastRegion.dataset.countLabel.replace("__N__", count);
+      const badge = twin.querySelector("[data-testid=toast-count]");
+      badge.replaceChildren(seen, heard);
+      badge.hidden = false;
+      toastRegion.append(twin);
+      scheduleToast(twin);
+      return;
+    }
+    while (toastRegion.children.length > TOAST_LIMIT) toastRegion.firstElementChild.remove();
+    scheduleToast(toast);
+  }
+
+  if (toastRegion) {
+    toastRegion.addEventListener("click", (event) => {
+      const close = event.target.closest("[data-testid=toast-dismiss]");
+      if (close) close.closest("[data-testid=toast]").remove();
+    });
+    const hold = () => {
+      toastsHeld = true;
+      Array.from(toastRegion.children).forEach((toast) => clearTimeout(toastTimers.get(toast)));
+    };
+    const resume = () => {
+      toastsHeld = false;
+      Array.from(toastRegion.children).forEach(scheduleToast);
+    };
+    toastRegion.addEventListener("mouseenter", hold);
+    toastRegion.addEventListener("mouseleave", resume);
+    toastRegion.addEventListener("focusin", hold);
+    toastRegion.addEventListener("focusout", (event) => { if (!toastRegion.contains(event.relatedTarget)) resume(); });
+    // Scrolling an element into view (focus, links, scrollIntoView) stops below the toasts.
+    new ResizeObserver(() => {
+      document.documentElement.style.setProperty("--toasts-height", `${toastRegion.offsetHeight}px`);
+    }).observe(toastRegion);
+  }
+
   document.addEventListener("htmx:oobAfterSwap", (event) => {
     const target = event.detail.target;
     if (target && target.id === "toasts") {
       const toast = target.lastElementChild;
-      if (!toast) return;
-      setTimeout(() => toast.remove(), 8000);
-      const title = toast.dataset.notifyTitle;
-      if (title && "Notification" in window && Notification.permission === "granted") {
-        new Notification(title, { body: toast.dataset.notifyBody, tag: toast.dataset.event });
-      }
+      if (toast) placeToast(toast);
     }
     if (target && target.id === "timeline") {
       const seen = new Set();

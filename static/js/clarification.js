@@ -71,6 +71,8 @@
     const next = overlay.querySelector("[data-testid=clarification-next]");
     if (prev) prev.disabled = index <= 0;
     if (next) next.disabled = index >= all.length - 1;
+    // The question "Send without answers?" is about an empty form; an answer ends it.
+    if (count > 0) confirming(overlay, false);
   }
 
   function show(overlay, index) {
@@ -85,8 +87,39 @@
   function submit(overlay) {
     const form = overlay.querySelector("form");
     if (form.dataset.sending === "true") return;
+    if (needsConfirmation(overlay)) {
+      confirming(overlay, true);
+      return;
+    }
     form.dataset.sending = "true";
     htmx.trigger(form, "submit");
+  }
+
+  // An elicitation's Submit with nothing answered is valid (accept {}, AC-12b)
+  // but easily a slip, so it asks once, inside the overlay: the operator
+  // confirms there, or presses Submit again while it asks.
+  function needsConfirmation(overlay, submitter) {
+    if (!isElicitation(overlay) || (submitter && submitter.value === "skip")) return false;
+    if (cards(overlay).some(answered)) return false;
+    return overlay.querySelector("form").dataset.confirming !== "true";
+  }
+
+  function confirming(overlay, on) {
+    const form = overlay.querySelector("form");
+    const ask = overlay.querySelector("[data-testid=clarification-confirm-empty]");
+    if (!ask || (form.dataset.confirming === "true") === on) return;
+    form.dataset.confirming = String(on);
+    ask.hidden = !on;
+    if (on) ask.querySelector("[data-testid=clarification-confirm-send]").focus();
+  }
+
+  // Collapsed, the overlay keeps its toggle (and who asks) so the way back is in sight.
+  function setCollapsed(overlay, collapsed) {
+    overlay.dataset.collapsed = String(collapsed);
+    const toggle = overlay.querySelector("[data-testid=clarification-collapse]");
+    if (!toggle) return;
+    toggle.setAttribute("aria-expanded", String(!collapsed));
+    toggle.textContent = collapsed ? toggle.dataset.labelExpand : toggle.dataset.labelCollapse;
   }
 
   // After an answer to one question: a lone question is sent, otherwise move on.
@@ -149,6 +182,16 @@
       case "clarification-step": show(overlay, Number(target.dataset.stepIndex)); break;
       case "clarification-prev": show(overlay, index - 1); break;
       case "clarification-next": show(overlay, index + 1); break;
+      case "clarification-confirm-cancel":
+        confirming(overlay, false);
+        overlay.querySelector("[data-testid=clarification-submit]").focus();
+        break;
+      case "clarification-collapse": {
+        const collapse = overlay.dataset.collapsed !== "true";
+        setCollapsed(overlay, collapse);
+        if (!collapse) show(overlay, index);
+        break;
+      }
       default: return;
     }
     event.preventDefault();
@@ -182,7 +225,11 @@
     if (inText || event.metaKey || event.ctrlKey || event.altKey) return;
     const card = activeCard(anyOverlay);
     if (event.key === "Escape") {
-      anyOverlay.dataset.collapsed = String(anyOverlay.dataset.collapsed !== "true");
+      const collapse = anyOverlay.dataset.collapsed !== "true";
+      setCollapsed(anyOverlay, collapse);
+      // Collapsed, the keyboard stays on the control that brings it back.
+      if (collapse) anyOverlay.querySelector("[data-testid=clarification-collapse]").focus();
+      else show(anyOverlay, cards(anyOverlay).indexOf(card));
       event.preventDefault();
     } else if (/^[1-9]$/.test(event.key) && card) {
       const option = options(card)[Number(event.key) - 1];
@@ -201,6 +248,18 @@
       event.preventDefault();
     }
   });
+
+  // A Submit button's own submit event, before htmx's ws-send sees it: an empty
+  // elicitation asks first (the keyboard's path goes through submit() above).
+  document.addEventListener("submit", (event) => {
+    const form = event.target;
+    if (!form.matches || !form.matches("[data-testid=clarification-form]")) return;
+    const overlay = overlayOf(form);
+    if (!needsConfirmation(overlay, event.submitter)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    confirming(overlay, true);
+  }, true);
 
   // The form goes out as a frame on the task page's socket (ws-send). Say
   // which button sent it, and hold the buttons until its outcome comes back.
@@ -229,6 +288,7 @@
     const form = overlay.querySelector("[data-testid=clarification-form]");
     form.dataset.sending = "false";
     form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = false; });
+    confirming(overlay, false);
     refresh(overlay);
   });
 

@@ -1,0 +1,99 @@
+"""axe-core on every page an operator uses: no serious or critical violation, no duplicate landmark.
+
+axe-core comes from the ``axe-playwright-python`` test dependency, which bundles
+its script; it runs inside the page as it is on screen.
+"""
+
+import pytest
+from axe_playwright_python.sync_playwright import Axe
+from playwright.sync_api import expect
+
+from .conftest import login, start_scenario
+
+SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
+
+AXE = Axe()
+#: axe's experimental rule for a control whose name does not contain its visible text (the stepper, Back).
+OPTIONS = {"resultTypes": ["violations"], "rules": {"label-content-name-mismatch": {"enabled": True}}}
+#: Reported as "moderate" by axe, and fixed all the same.
+ALSO_REFUSED = {"landmark-unique"}
+
+
+def assert_accessible(page) -> None:
+    results = AXE.run(page, options=OPTIONS)
+    refused = [
+        violation["id"]
+        for violation in results.response["violations"]
+        if violation["impact"] in ("serious", "critical") or violation["id"] in ALSO_REFUSED
+    ]
+    assert refused == [], results.generate_report()
+
+
+@pytest.fixture(scope="module")
+def operator(server):
+    return server.create_operator("seen", workspace="Seen", staff=True, tasks=True)
+
+
+@pytest.fixture
+def page(browser, server, operator):
+    page = browser.new_context().new_page()
+    login(page, server, "seen", f"/boards/{operator['board_id']}/")
+    return page
+
+
+def test_the_login_page(browser, server):
+    page = browser.new_context().new_page()
+    page.goto(f"{server.url}/login/")
+    expect(page.get_by_test_id("login-form")).to_be_visible()
+    assert_accessible(page)
+
+
+def test_the_board_with_tasks_and_empty_columns(page):
+    expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    expect(page.get_by_test_id("kanban-column-empty").filter(visible=True)).not_to_have_count(0)
+    assert_accessible(page)
+
+
+@pytest.mark.parametrize("path", ["/settings/feature-toggles/", "/settings/notifications/"])
+def test_the_settings_pages(page, server, path):
+    page.goto(server.url + path)
+    expect(page.locator("[data-testid$=-settings]")).to_be_visible()
+    assert_accessible(page)
+
+
+def test_the_task_page_before_any_agent(page, server, operator):
+    page.goto(f"{server.url}/tasks/{operator['task_ids'][0]}/")
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    assert_accessible(page)
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    ["clarification", "elicit-two", "elicit-mcp-apikey", "clarification-multi", "permission-flow"],
+    ids=["single-select", "multi-select", "free-text", "several-questions", "permission-card"],
+)
+def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario):
+    username = f"seen-{scenario}"
+    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
+    page = browser.new_context().new_page()
+    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    start_scenario(page, scenario)
+    # An agent's start is the slow part (a process, a session, a turn, the MCP call) on a busy machine.
+    if scenario == "permission-flow":
+        expect(page.get_by_test_id("permission-option").first).to_be_visible(timeout=30_000)
+        assert_accessible(page)
+        return
+    overlay = page.get_by_test_id("clarification-overlay")
+    expect(overlay).to_be_visible(timeout=30_000)
+    if scenario == "elicit-two":
+        page.get_by_test_id("clarification-next").click()
+        expect(page.locator("[data-testid=clarification-question-card][data-kind=multi]")).to_be_visible()
+    assert_accessible(page)
+    if overlay.get_attribute("data-source") == "elicitation":
+        page.get_by_test_id("clarification-submit").click()
+        expect(page.get_by_test_id("clarification-confirm-empty")).to_be_visible()
+        assert_accessible(page)
+    page.get_by_test_id("clarification-collapse").click()
+    expect(overlay).to_have_attribute("data-collapsed", "true")
+    assert_accessible(page)
