@@ -154,14 +154,16 @@ def agent_stopped(session: TaskSession) -> None:
     _announce(session.task)
 
 
-def agent_failed(session: TaskSession, error: str) -> None:
+def agent_failed(session: TaskSession, error: str, *, output: str = "") -> None:
     """The agent (or its agentctl) exited on its own while the session was live.
 
+    ``error`` says how it ended, ``output`` is what it last wrote to stderr.
     The task fails with it, unless its work was already handed over for review
     or completed: a crash after the turn ended loses nothing.
     """
     session.state, session.activity, session.error = SessionState.FAILED, Activity.NONE, error
-    _save_session(session, "state", "activity", "error")
+    session.error_output = output
+    _save_session(session, "state", "activity", "error", "error_output")
     task = session.task
     if task.state not in (TaskState.COMPLETED, TaskState.REVIEW):
         _set_task(task, TaskState.FAILED)
