@@ -211,6 +211,27 @@ def record_turn_completed(session_id: int, payload: dict) -> None:
 
 
 @transaction.atomic
+def record_prompt_not_delivered(turn_id: int, reason: str) -> None:
+    """The operator's prompt never reached the agent: the turn it opened is closed, and said so.
+
+    No turn of the agent's ended, so nothing is announced as one (no
+    "finished its turn" notification, open questions are not left behind).
+    """
+    turn = Turn.objects.select_for_update().get(pk=turn_id)
+    session = _locked_session(turn.session_id)
+    if turn.completed_at is None:
+        turn.completed_at, turn.stop_reason = timezone.now(), "not_delivered"
+        turn.save(update_fields=["completed_at", "stop_reason"])
+    add_message(
+        session,
+        type=MessageType.ERROR,
+        author=AuthorType.SYSTEM,
+        content=_("Your message was not delivered: %(reason)s") % {"reason": reason},
+    )
+    workflow.turn_finished(session)
+
+
+@transaction.atomic
 def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool = False) -> None:
     """The agent (or agentctl with it) ended: an operator's stop, or a failure to tell them about.
 
