@@ -220,10 +220,11 @@ def elicitation_asked(session: TaskSession) -> None:
     """The agent asked through an ACP elicitation, inside its open turn.
 
     The session stays running because the turn is (agentctl holds the
-    request); the pending question alone turns the icon to "waiting for input".
+    request); the pending question alone turns the icon to "waiting for input"
+    and the session's badge to "needs your answer".
     The overlay itself went out first, on its own (``live.question_asked``).
     """
-    _announce(session.task, parts=("details",))
+    _announce(session.task, parts=("details", "session"))
 
 
 def question_answered(session: TaskSession, *, agent_waiting: bool) -> None:
