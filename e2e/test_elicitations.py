@@ -13,7 +13,7 @@ def test_AC_09_single_question_answered_in_the_same_turn(browser, server):
     overlay = page.get_by_test_id("clarification-overlay")
     expect(overlay).to_have_attribute("data-source", "elicitation")
     expect(page.get_by_test_id("clarification-requester")).to_contain_text("Mock agent asks")
-    expect(page.get_by_test_id("clarification-requester")).to_have_attribute("data-via-mcp", "false")
+    expect(page.get_by_test_id("clarification-requester")).to_have_attribute("data-requester", "agent")
     expect(option(page, "Red").get_by_test_id("clarification-option-description")).to_have_text("The warm one.")
     # AC-09: waiting for input while the session stays RUNNING.
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "RUNNING")
@@ -81,7 +81,9 @@ def test_AC_14_skip_declines(browser, server):
 def test_AC_12c_refusal_fallback(browser, server):
     page, _ = fresh_task(browser, server, "refusal")
     start(page, "elicit-refusal")
-    expect(page.get_by_test_id("clarification-requester")).to_have_attribute("data-via-mcp", "true")
+    requester = page.get_by_test_id("clarification-requester")
+    expect(requester).to_have_attribute("data-requester", "retry-offer")
+    expect(requester).to_have_text("Mock agent offers to retry your request on another model")
     expect(page.get_by_test_id("clarification-option")).to_have_count(2)
     expect(page.get_by_test_id("clarification-input")).to_have_count(0)
     option(page, "retry_fallback").click()
@@ -92,7 +94,8 @@ def test_AC_12c_refusal_fallback(browser, server):
 def test_AC_56_mcp_apikey_form_is_a_password_field_with_a_warning(browser, server):
     page, _ = fresh_task(browser, server, "apikey")
     start(page, "elicit-mcp-apikey")
-    expect(page.get_by_test_id("clarification-requester")).to_contain_text("requested through an MCP server")
+    # Nothing in the form says an MCP server asked, so nothing is claimed: the agent asks.
+    expect(page.get_by_test_id("clarification-requester")).to_have_text("Mock agent asks")
     expect(page.get_by_test_id("clarification-option")).to_have_count(0)
     expect(page.get_by_test_id("clarification-sensitive-warning")).to_be_visible()
     field = page.get_by_test_id("clarification-input")

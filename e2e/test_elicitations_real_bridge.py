@@ -102,7 +102,7 @@ def test_askuserquestion_answered_in_the_overlay_reaches_the_model(browser, serv
     expect(overlay).to_have_attribute("data-source", "elicitation", timeout=AGENT_STEP_MS)
     requester = page.get_by_test_id("clarification-requester")
     expect(requester).to_contain_text(f"{profile} asks")
-    expect(requester).to_have_attribute("data-via-mcp", "false")
+    expect(requester).to_have_attribute("data-requester", "agent")
     cards = page.get_by_test_id("clarification-question-card")
     expect(cards).to_have_count(2)
     assert [cards.nth(i).get_attribute("data-question-id") for i in range(2)] == ["question_0", "question_1"]

@@ -20,6 +20,7 @@ from typing import Any
 from kandev_web.agentctl.elicitations import ElicitationHandler
 from kandev_web.agentctl.jsonrpc import LINE_LIMIT, JsonRpcPeer, is_valid_id
 from kandev_web.agentctl.permissions import PermissionBroker
+from kandev_web.agentctl.stderr_tail import StderrTail
 
 logger = logging.getLogger(__name__)
 
@@ -96,7 +97,8 @@ class AcpClient:
             label="agent",
         )
         self._reading = asyncio.create_task(self._peer.run(), name="agent stdout")
-        self._relaying = asyncio.create_task(_relay_stderr(process.stderr), name="agent stderr")
+        self._stderr = StderrTail()
+        self._relaying = asyncio.create_task(_relay_stderr(process.stderr, self._stderr), name="agent stderr")
 
     @classmethod
     async def spawn(
@@ -128,6 +130,11 @@ class AcpClient:
     @property
     def pid(self) -> int:
         return self._process.pid
+
+    @property
+    def stderr_tail(self) -> str:
+        """The last lines it wrote to stderr (``stderr_tail.py``); whole once :meth:`wait` has returned."""
+        return self._stderr.text()
 
     async def initialize(self, capabilities: dict[str, Any]) -> Any:
         return await self._peer.request(
@@ -201,8 +208,8 @@ class AcpClient:
             logger.debug("$/cancel_request names no open request")
 
 
-async def _relay_stderr(stream: asyncio.StreamReader) -> None:
-    """Copy the agent's stderr into agentctl's log, line by line.
+async def _relay_stderr(stream: asyncio.StreamReader, tail: StderrTail) -> None:
+    """Copy the agent's stderr into agentctl's log, line by line, keeping its tail for ``agent.exited``.
 
     Draining it matters as much as showing it: an agent blocked on a full
     stderr pipe stops answering.
@@ -215,4 +222,6 @@ async def _relay_stderr(stream: asyncio.StreamReader) -> None:
             continue
         if not line:
             return
-        logger.info("agent stderr: %s", line.decode(errors="replace").rstrip()[:STDERR_LINE_CHARS])
+        text = line.decode(errors="replace")
+        tail.add(text)
+        logger.info("agent stderr: %s", text.rstrip()[:STDERR_LINE_CHARS])

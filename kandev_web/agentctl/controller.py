@@ -254,7 +254,9 @@ class Controller:
         self._permissions.cancel_all()
         if self._elicitations is not None:
             self._elicitations.cancel_all("agent_exited")
-        self._emit("agent.exited", {"exit_code": status.exit_code, "signal": status.signal})
+        self._emit(
+            "agent.exited", {"exit_code": status.exit_code, "signal": status.signal, "stderr_tail": agent.stderr_tail}
+        )
         for session_id, turn_id in list(self._turns.items()):
             self._complete_turn(session_id, turn_id, "error", error=_exit_error(status))
 

@@ -154,14 +154,16 @@ def agent_stopped(session: TaskSession) -> None:
     _announce(session.task)
 
 
-def agent_failed(session: TaskSession, error: str) -> None:
+def agent_failed(session: TaskSession, error: str, *, output: str = "") -> None:
     """The agent (or its agentctl) exited on its own while the session was live.
 
+    ``error`` says how it ended, ``output`` is what it last wrote to stderr.
     The task fails with it, unless its work was already handed over for review
     or completed: a crash after the turn ended loses nothing.
     """
     session.state, session.activity, session.error = SessionState.FAILED, Activity.NONE, error
-    _save_session(session, "state", "activity", "error")
+    session.error_output = output
+    _save_session(session, "state", "activity", "error", "error_output")
     task = session.task
     if task.state not in (TaskState.COMPLETED, TaskState.REVIEW):
         _set_task(task, TaskState.FAILED)
@@ -218,10 +220,11 @@ def elicitation_asked(session: TaskSession) -> None:
     """The agent asked through an ACP elicitation, inside its open turn.
 
     The session stays running because the turn is (agentctl holds the
-    request); the pending question alone turns the icon to "waiting for input".
+    request); the pending question alone turns the icon to "waiting for input"
+    and the session's badge to "needs your answer".
     The overlay itself went out first, on its own (``live.question_asked``).
     """
-    _announce(session.task, parts=("details",))
+    _announce(session.task, parts=("details", "session"))
 
 
 def question_answered(session: TaskSession, *, agent_waiting: bool) -> None:

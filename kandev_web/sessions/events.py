@@ -14,10 +14,11 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from kandev_web import live
+from kandev_web.agentctl.stderr_tail import cap_tail
 from kandev_web.board import workflow
 from kandev_web.executor.client import ExecutorAddress
 
-from . import signals, tool_calls
+from . import exits, signals, tool_calls
 from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn
 
 logger = logging.getLogger(__name__)
@@ -27,6 +28,8 @@ _TEXT_CHUNKS = {
     "agent_message_chunk": MessageType.MESSAGE,
     "agent_thought_chunk": MessageType.THINKING,
 }
+#: ``turn.completed``'s ``error.code`` when the turn ended because the agent process did.
+AGENT_EXITED = "agent_exited"
 _TOOL_TYPES = {"edit": MessageType.TOOL_EDIT, "read": MessageType.TOOL_READ, "execute": MessageType.TOOL_EXECUTE}
 
 
@@ -202,8 +205,9 @@ def record_turn_completed(session_id: int, payload: dict) -> None:
         turn.stop_reason = str(payload.get("stop_reason", ""))[:64]
         turn.save(update_fields=["completed_at", "stop_reason"])
     stop_reason = payload.get("stop_reason")
-    if stop_reason == "error":
-        error = payload.get("error") or {}
+    error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
+    # A turn that ended because the agent did is told once, with the agent's end (record_agent_exited).
+    if stop_reason == "error" and error.get("code") != AGENT_EXITED:
         add_message(
             session,
             type=MessageType.ERROR,
@@ -214,6 +218,27 @@ def record_turn_completed(session_id: int, payload: dict) -> None:
         add_message(session, type=MessageType.STATUS, author=AuthorType.SYSTEM, content=_("Turn cancelled."))
     workflow.turn_finished(session)
     signals.turn_ended.send(TaskSession, session=session, turn=turn, stop_reason=stop_reason)
+
+
+@transaction.atomic
+def record_prompt_not_delivered(turn_id: int, reason: str) -> None:
+    """The operator's prompt never reached the agent: the turn it opened is closed, and said so.
+
+    No turn of the agent's ended, so nothing is announced as one (no
+    "finished its turn" notification, open questions are not left behind).
+    """
+    turn = Turn.objects.select_for_update().get(pk=turn_id)
+    session = _locked_session(turn.session_id)
+    if turn.completed_at is None:
+        turn.completed_at, turn.stop_reason = timezone.now(), "not_delivered"
+        turn.save(update_fields=["completed_at", "stop_reason"])
+    add_message(
+        session,
+        type=MessageType.ERROR,
+        author=AuthorType.SYSTEM,
+        content=_("Your message was not delivered: %(reason)s") % {"reason": reason},
+    )
+    workflow.turn_finished(session)
 
 
 @transaction.atomic
@@ -241,20 +266,23 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
     elif workflow.has_ended(session):
         workflow.agent_exited(session)
     else:
-        error = _exit_error(payload, agentctl_gone=agentctl_gone)
-        workflow.agent_failed(session, error)
-        add_message(session, type=MessageType.ERROR, author=AuthorType.SYSTEM, content=error)
+        end = exits.ending(payload.get("exit_code"), payload.get("signal"))
+        error = exits.agentctl_failure(end) if agentctl_gone else exits.agent_failure(end)
+        stderr_tail = payload.get("stderr_tail")
+        output = cap_tail(stderr_tail) if isinstance(stderr_tail, str) and not agentctl_gone else ""
+        workflow.agent_failed(session, error, output=output)
+        _say_the_session_failed(session)
     signals.agent_gone.send(TaskSession, session=session)
 
 
-def _exit_error(payload: dict, *, agentctl_gone: bool) -> str:
-    if agentctl_gone:
-        message = _("The agent's controller stopped unexpectedly (exit code %(code)s).")
-        return message % {"code": payload.get("exit_code")}
-    return _("The agent exited unexpectedly (exit code %(code)s, signal %(signal)s).") % {
-        "code": payload.get("exit_code"),
-        "signal": payload.get("signal"),
-    }
+def _say_the_session_failed(session: TaskSession) -> None:
+    """Mark the failure in the timeline; why it failed (and what the agent printed) is on the session, once."""
+    add_message(
+        session,
+        type=MessageType.ERROR,
+        author=AuthorType.SYSTEM,
+        content=_("The agent failed. Its session, above, says why."),
+    )
 
 
 @transaction.atomic
@@ -336,4 +364,4 @@ def record_prompt_sent(turn_id: int, agent_turn_id: str) -> None:
 def record_start_failed(session_id: int, reason: str) -> None:
     session = _locked_session(session_id)
     workflow.start_failed(session, reason)
-    add_message(session, type=MessageType.ERROR, author=AuthorType.SYSTEM, content=reason)
+    _say_the_session_failed(session)

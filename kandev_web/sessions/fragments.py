@@ -15,9 +15,11 @@ from kandev_web.board.queries import board_columns, cards_for, changed_cards, pa
 from kandev_web.clarifications import overlay
 
 from . import services
+from .display import display_state, turn_open_reason
 from .events import current_turn
 from .forms import StartSessionForm
 from .models import Message, MessageType, TaskSession
+from .pending import pending_actions
 
 
 def task_context(task: Task, *, with_messages: bool = True, card=None, parts=live.TASK_PARTS) -> dict:
@@ -49,8 +51,17 @@ def task_context(task: Task, *, with_messages: bool = True, card=None, parts=liv
     }
     if "details" in parts:
         context["card"] = card or cards_for(Task.objects.filter(pk=task.pk))[0]
-    if "session" in parts:
-        context["turn_open"] = bool(current and current.turns.filter(completed_at__isnull=True).exists())
+    if "session" in parts or "composer" in parts:
+        context["turn_open"] = turn_open = bool(current and current.turns.filter(completed_at__isnull=True).exists())
+        waiting_for = pending_actions(task.sessions.all())
+        for session in sessions:
+            session.display_state = display_state(
+                session.state,
+                pending_action=waiting_for.get(session.pk),
+                turn_open=turn_open and session is current,
+            )
+        if current is not None and turn_open:
+            context["turn_open_reason"] = turn_open_reason(waiting_for.get(current.pk))
     if "composer" in parts:
         context["start_form"] = StartSessionForm(task=task)
         context["clarifications"] = overlay.pending_for_task(task.pk)

@@ -106,6 +106,9 @@ class TaskSession(models.Model):
     #: endpoint; the token itself exists only in the agent's session/new.
     mcp_token_hash = models.CharField(max_length=64, blank=True, db_index=True)
     error = models.TextField(_("error"), blank=True)
+    #: What the agent last wrote to stderr before it failed (agentctl's
+    #: ``stderr_tail``, capped): agent text, so shown escaped and never logged.
+    error_output = models.TextField(_("last lines of the agent's stderr"), blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

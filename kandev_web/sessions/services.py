@@ -8,15 +8,17 @@ Requests to agentctl are sent from whichever web process the operator uses.
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError
+from kandev_web.agentctl.stream_client import AgentStreamNotConnected, Conflict, NotFound, StreamError
 from kandev_web.board import workflow
 from kandev_web.board.models import Task
 from kandev_web.db import database_sync_to_async
 from kandev_web.flags.services import runtime_flags
 
 from . import events
+from .display import turn_open_reason
 from .mcp_tokens import mcp_server_for_agent, new_token
 from .models import AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
+from .pending import pending_actions
 from .runtime import Endpoint, LaunchPlan, agent_environment, runner
 
 
@@ -84,34 +86,71 @@ def _send(session: TaskSession, action: str, payload: dict) -> dict:
     return runner.call(_request(_endpoint(session), action, payload))
 
 
+class TurnOpen(SessionActionError):
+    """A prompt while the agent's turn is still open: refused, and nothing is recorded.
+
+    agentctl takes one prompt per turn (``CONFLICT`` otherwise) and Kandev
+    queues none, so the operator is told what the turn waits for instead.
+    """
+
+
+def _refuse_while_turn_open(session: TaskSession) -> None:
+    """Raise ``TurnOpen`` while ``session`` cannot take a prompt; its row is locked by the caller."""
+    if workflow.has_ended(session):
+        raise SessionActionError(_("The agent is not running any more."))
+    if not session.acp_session_id:
+        raise TurnOpen(_("The agent is still starting. Wait for it; your message is kept here."))
+    turn = events.current_turn(session)
+    if session.state == SessionState.RUNNING or (turn is not None and turn.completed_at is None):
+        waiting_for = pending_actions(TaskSession.objects.filter(pk=session.pk)).get(session.pk)
+        raise TurnOpen(turn_open_reason(waiting_for))
+
+
 def _begin_turn(session_id: int, prompt: str) -> tuple[Endpoint, str, int]:
-    """Record the operator's prompt as a new turn; return where to send it, the ACP session and the turn."""
-    session = TaskSession.objects.select_related("task__board").get(pk=session_id)
-    if not session.acp_session_id or session.state not in (SessionState.WAITING_FOR_INPUT, SessionState.IDLE):
-        raise SessionActionError(_("The agent is busy; wait for its turn to end or cancel it."))
-    endpoint = _endpoint(session)
+    """Record the operator's prompt as a new turn; return where to send it, the ACP session and the turn.
+
+    Refused before anything is written while a turn is open: the session row
+    is locked, so of two prompts sent at once one opens the turn and the other
+    is refused.
+    """
     with transaction.atomic():
+        session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=session_id)
+        _refuse_while_turn_open(session)
+        endpoint = _endpoint(session)
         turn = Turn.objects.create(session=session)
         events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
         workflow.prompt_sent(session)
     return endpoint, session.acp_session_id, turn.pk
 
 
-async def send_prompt_async(session_id: int, prompt: str) -> None:
-    """A follow-up prompt: a new turn on the same ACP session, awaited on the server loop."""
-    endpoint, acp_session_id, turn_id = await database_sync_to_async(_begin_turn)(session_id, prompt)
+async def _deliver_prompt(prompt: str, endpoint: Endpoint, acp_session_id: str, turn_id: int) -> None:
+    """Send the recorded prompt to agentctl; one that does not get there closes its turn as not delivered."""
     try:
         answer = await _request(endpoint, "agent.prompt", {"session_id": acp_session_id, "prompt": text_prompt(prompt)})
-    except (SessionActionError, StreamError) as error:
-        await database_sync_to_async(events.record_turn_completed)(
-            session_id, {"stop_reason": "error", "error": {"message": str(error)}}
-        )
-        raise SessionActionError(str(error)) from None
-    await database_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
+    except Conflict:
+        # Another client's prompt got there first: agentctl holds one turn per session.
+        reason, refusal = _("the agent is busy with another turn."), TurnOpen
+    except SessionActionError as error:
+        reason, refusal = str(error), SessionActionError
+    except StreamError as error:
+        reason, refusal = _("the agent refused it (%(code)s).") % {"code": error.code}, SessionActionError
+    else:
+        await database_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
+        return
+    await database_sync_to_async(events.record_prompt_not_delivered)(turn_id, reason)
+    raise refusal(_("Your message was not delivered: %(reason)s") % {"reason": reason})
+
+
+async def send_prompt_async(session_id: int, prompt: str) -> None:
+    """A follow-up prompt: a new turn on the same ACP session, awaited on the server loop."""
+    begun = await database_sync_to_async(_begin_turn)(session_id, prompt)
+    await _deliver_prompt(prompt, *begun)
 
 
 def send_prompt(session: TaskSession, prompt: str) -> None:
-    runner.call(send_prompt_async(session.pk, prompt))
+    """A follow-up prompt from a sync view: refused here, in the request's thread, while a turn is open."""
+    begun = _begin_turn(session.pk, prompt)
+    runner.call(_deliver_prompt(prompt, *begun))
 
 
 def cancel_turn(session: TaskSession) -> None:

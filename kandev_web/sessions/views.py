@@ -29,8 +29,8 @@ def _session(request, session_id) -> TaskSession:
     return get_object_or_404(TaskSession.objects.for_user(request.user).select_related("task__board"), pk=session_id)
 
 
-def toast(message, *, level="error", status=200) -> HttpResponse:
-    html = render_to_string("base.html#toast", {"message": message, "level": level})
+def toast(message, *, level="error", status=200, reason="") -> HttpResponse:
+    html = render_to_string("base.html#toast", {"message": message, "level": level, "reason": reason})
     response = HttpResponse(html, status=status)
     response["HX-Reswap"] = "none"
     return response
@@ -70,6 +70,8 @@ def _act(action, *args) -> HttpResponse:
         action(*args)
     except services.AlreadySettled as error:
         return toast(str(error), level="info")
+    except services.TurnOpen as error:
+        return toast(str(error), level="info", reason="turn_open")
     except services.SessionActionError as error:
         return toast(str(error))
     return HttpResponse(status=204)

@@ -97,7 +97,7 @@ async def test_a_crash_mid_turn_reports_the_exit_then_the_turn_as_failed(start_a
     client, inbox = await connect(await start_agentctl(scripted.argv(steps)))
     session_id = await open_session(client)
     turn = await client.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("go")})
-    assert await inbox.next("agent.exited") == {"exit_code": 3, "signal": None}
+    assert await inbox.next("agent.exited") == {"exit_code": 3, "signal": None, "stderr_tail": "fatal: out of cheese"}
     completed = await inbox.next("turn.completed")
     assert completed["turn_id"] == turn["turn_id"]
     assert completed["stop_reason"] == "error"
@@ -111,12 +111,33 @@ async def test_a_crash_mid_turn_reports_the_exit_then_the_turn_as_failed(start_a
     assert await client.request("agent.elicitations.list") == {"pending": []}
 
 
+async def test_agent_exited_carries_the_last_lines_of_stderr_only(start_agentctl, connect, scripted) -> None:
+    noise = [{"stderr": f"line {i}"} for i in range(100)]
+    steps = [{"expect": "session/prompt"}, *noise, {"stderr": "<b>fatal</b>: é" + "x" * 10_000}, {"exit": 3}]
+    client, inbox = await connect(await start_agentctl(scripted.argv(steps)))
+    session_id = await open_session(client)
+    await client.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("go")})
+    tail = (await inbox.next("agent.exited"))["stderr_tail"]
+    # 4 KiB at most: the long last line's end; the 99 lines before it did not fit.
+    assert len(tail.encode()) <= 4096
+    assert tail == "x" * 4096
+
+
+async def test_agent_exited_keeps_twenty_lines_of_stderr(start_agentctl, connect, scripted) -> None:
+    steps = [{"expect": "session/prompt"}, *[{"stderr": f"line {i}"} for i in range(100)], {"exit": 3}]
+    client, inbox = await connect(await start_agentctl(scripted.argv(steps)))
+    session_id = await open_session(client)
+    await client.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("go")})
+    tail = (await inbox.next("agent.exited"))["stderr_tail"]
+    assert tail.splitlines() == [f"line {i}" for i in range(80, 100)]
+
+
 async def test_an_agent_killed_by_a_signal_is_reported_with_the_signal(start_agentctl, connect, scripted) -> None:
     steps = [{"expect": "session/prompt"}, {"signal": "SIGKILL"}]
     client, inbox = await connect(await start_agentctl(scripted.argv(steps)))
     session_id = await open_session(client)
     await client.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("go")})
-    assert await inbox.next("agent.exited") == {"exit_code": None, "signal": "SIGKILL"}
+    assert await inbox.next("agent.exited") == {"exit_code": None, "signal": "SIGKILL", "stderr_tail": ""}
     assert (await inbox.next("turn.completed"))["error"]["signal"] == "SIGKILL"
 
 
@@ -127,14 +148,14 @@ async def test_an_early_exit_fails_initialize_and_is_reported(start_agentctl, co
         await client.request("agent.initialize", {"agent_id": "x"})
     assert refused.value.code == "INTERNAL_ERROR"
     assert refused.value.message == "the agent exited before answering initialize"
-    assert await inbox.next("agent.exited") == {"exit_code": 1, "signal": None}
+    assert await inbox.next("agent.exited") == {"exit_code": 1, "signal": None, "stderr_tail": ""}
     assert inbox.all("turn.completed") == []
 
 
 async def test_an_exit_without_an_open_turn_reports_only_the_exit(start_agentctl, connect, scripted) -> None:
     client, inbox = await connect(await start_agentctl(scripted.argv([{"exit": 0}])))
     await open_session(client)
-    assert await inbox.next("agent.exited") == {"exit_code": 0, "signal": None}
+    assert await inbox.next("agent.exited") == {"exit_code": 0, "signal": None, "stderr_tail": ""}
     assert inbox.actions() == ["agent.exited"]
 
 

@@ -306,6 +306,8 @@ def test_an_elicitation_keeps_the_session_running_and_its_settling_updates_the_c
     session, task = refreshed(session)
     assert (session.state, task.state) == (SessionState.RUNNING, TaskState.IN_PROGRESS)
     told.board()
+    # The session's badge turns to "needs your answer" though its state stays RUNNING.
+    assert told.task("task.changed")["parts"] == ["details", "session"]
 
     with pages(session.task) as told:
         elicitations.record_settled(

@@ -128,7 +128,11 @@ async def test_long_stream_streams_until_cancelled(mock_session) -> None:
 
 async def test_crash_exits_mid_turn(mock_session) -> None:
     turn_id = await mock_session.prompt("/e2e:crash")
-    assert await mock_session.inbox.next("agent.exited") == {"exit_code": 3, "signal": None}
+    assert await mock_session.inbox.next("agent.exited") == {
+        "exit_code": 3,
+        "signal": None,
+        "stderr_tail": "mock agent: simulating a crash",
+    }
     completed = await mock_session.inbox.next("turn.completed")
     assert (completed["turn_id"], completed["stop_reason"]) == (turn_id, "error")
     assert _text(mock_session.updates("agent_message_chunk")) == "Starting the work."

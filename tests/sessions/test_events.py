@@ -102,14 +102,43 @@ def test_turn_completed_moves_the_task_to_review(session, board):
     assert session.turns.get().stop_reason == "end_turn"
 
 
-def test_agent_exit_without_a_stop_is_a_failure(session):
+def test_agent_exit_without_a_stop_is_a_failure_told_once_with_what_the_agent_printed(session):
     execution = AgentExecution.objects.create(session=session)
-    events.record_agent_exited(execution.pk, {"exit_code": 3, "signal": None})
+    crash = {"exit_code": 3, "signal": None, "stderr_tail": "Traceback …\nKeyError: 'ANTHROPIC_API_KEY'"}
+    events.record_agent_exited(execution.pk, crash)
     events.record_agent_exited(execution.pk, {"exit_code": 0, "signal": None}, agentctl_gone=True)
+    # agentctl then reports the open turn as ended by the exit: nothing more to tell.
+    error = {"code": "agent_exited", "message": "the agent exited (exit code 3) before the turn ended"}
+    events.record_turn_completed(session.pk, {"turn_id": "", "stop_reason": "error", "error": error})
     session.refresh_from_db()
     assert session.state == SessionState.FAILED
-    assert "exit code 3" in session.error
-    assert Message.objects.filter(type=MessageType.ERROR).count() == 1
+    assert session.error == "The agent exited unexpectedly with code 3."
+    assert session.error_output == "Traceback …\nKeyError: 'ANTHROPIC_API_KEY'"
+    [marker] = Message.objects.filter(type=MessageType.ERROR)
+    assert "code 3" not in marker.content and "KeyError" not in marker.content
+
+
+def test_a_signal_reads_as_one(session):
+    execution = AgentExecution.objects.create(session=session)
+    events.record_agent_exited(execution.pk, {"exit_code": None, "signal": "SIGKILL", "stderr_tail": ""})
+    session.refresh_from_db()
+    assert session.error == "The agent was killed by signal 9 (SIGKILL)."
+    assert session.error_output == ""
+
+
+def test_stderr_is_capped_whoever_sends_it(session):
+    execution = AgentExecution.objects.create(session=session)
+    flood = "\n".join(f"line {i}" for i in range(1000))
+    events.record_agent_exited(execution.pk, {"exit_code": 1, "signal": None, "stderr_tail": flood})
+    session.refresh_from_db()
+    assert session.error_output.splitlines() == [f"line {i}" for i in range(980, 1000)]
+
+
+def test_a_turn_that_ended_in_an_agent_error_still_says_so(session):
+    error = {"code": -32603, "message": "Internal error"}
+    events.record_turn_completed(session.pk, {"turn_id": "", "stop_reason": "error", "error": error})
+    [entry] = Message.objects.filter(type=MessageType.ERROR)
+    assert entry.content == "The turn ended with an error: Internal error"
 
 
 def test_agent_exit_after_a_stop_is_no_failure(session):

@@ -1,7 +1,16 @@
 from django import template
 from django.utils.translation import gettext as _
 
+from kandev_web.clarifications.requester import Requester
+from kandev_web.clarifications.requester import requester as requester_of
+
 register = template.Library()
+
+
+@register.filter
+def requester(record) -> Requester | None:
+    """Who the overlay says asks ``record`` (``requester.py``)."""
+    return requester_of(source=record.source, tool_call_id=record.tool_call_id, questions=record.questions)
 
 
 @register.filter
