@@ -12,7 +12,7 @@ from django.test import Client
 
 from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.models import Clarification, Source
-from kandev_web.clarifications.records import add_question_messages
+from kandev_web.clarifications.records import announce
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions import events, fragments
 from kandev_web.sessions.models import AgentProfile, AuthorType, Message, MessageType, SessionState, TaskSession, Turn
@@ -130,7 +130,7 @@ def elicitation(session, *, message, questions):
     record = Clarification.objects.create(
         pending_id="e-1", session=session, source=Source.ELICITATION, questions=questions, context=message
     )
-    add_question_messages(record)
+    announce(record)
     return record
 
 
