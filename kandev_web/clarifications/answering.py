@@ -87,6 +87,12 @@ async def _answer_bundle(record: Clarification, *, answers: list[dict], rejected
         return Delivery(Outcome.DELIVERED)
     try:
         await sessions.send_prompt_async(answered.session_id, services.late_answer_prompt(answered))
+    except sessions.TurnOpen:
+        message = _(
+            "The agent had moved on and is busy with another turn; your answer was recorded but not sent. "
+            "Tell it in a message once its turn ends."
+        )
+        return Delivery(Outcome.AGENT_BUSY, message, "error")
     except sessions.SessionActionError:
         return Delivery(Outcome.AGENT_GONE, _("The agent is gone; your answer was recorded but not delivered."))
     return Delivery(Outcome.RESUMED, _("The agent had moved on; your answer was sent as a new message."))

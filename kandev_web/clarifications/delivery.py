@@ -16,6 +16,8 @@ class Outcome(StrEnum):
     STREAM_DOWN = "stream_down"
     #: The agent's controller did not confirm in time; the question stays open.
     NOT_RESPONDING = "not_responding"
+    #: The agent had moved on and is busy with another turn; the answer is kept as a record only.
+    AGENT_BUSY = "agent_busy"
     #: The agent is gone; the answer is kept as a record only.
     AGENT_GONE = "agent_gone"
     REFUSED = "refused"

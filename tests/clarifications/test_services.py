@@ -107,6 +107,32 @@ def test_late_answer_is_recorded_and_becomes_a_prompt(session):
     assert 'They answered: Go, probably' in prompt
 
 
+@pytest.mark.django_db(transaction=True)
+def test_a_late_answer_while_the_agent_is_busy_with_another_turn_is_recorded_and_says_so(session):
+    from asgiref.sync import async_to_sync
+
+    from kandev_web.clarifications import answering
+    from kandev_web.clarifications.delivery import Outcome
+
+    record, _ = services.request_clarification(session, QUESTIONS)
+    services.agent_moved_on(session.pk)
+    TaskSession.objects.filter(pk=session.pk).update(acp_session_id="acp-1", state=SessionState.RUNNING)
+    Turn.objects.create(session=session)  # the operator's next prompt, still being worked on
+    messages_before = Message.objects.count()
+    record.refresh_from_db()
+    delivery = async_to_sync(answering.answer)(
+        record,
+        answers=[{"question_id": "db", "selected_options": ["db_opt1"]}, {"question_id": "q2", "custom_text": "Go"}],
+        rejected=False,
+        reject_reason="",
+    )
+    assert delivery.outcome == Outcome.AGENT_BUSY
+    assert "busy with another turn" in delivery.message
+    assert Clarification.objects.get(pk=record.pk).status == Status.ANSWERED
+    assert not Message.objects.filter(type=MessageType.MESSAGE, author_type="user").exists()
+    assert Message.objects.count() == messages_before
+
+
 def test_one_notification_per_pending_id_naming_the_task_not_the_question(
     session, operator, django_capture_on_commit_callbacks
 ):
