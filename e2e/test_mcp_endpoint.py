@@ -102,3 +102,73 @@ def test_the_call_blocks_with_keepalives_until_the_operator_answers(server, toke
     text = "".join(block.text for block in result.content)
     assert json.loads(text) == {"db": {"selected_option": "db_opt2"}}
     assert set(progress) == {"Waiting for your response in Kandev"}
+
+
+REUSE_SESSION = MAKE_SESSION.replace("print(session.pk)", "print(session.pk, session.turns.get().pk)")
+
+ANSWER_OPEN = """
+from kandev_web.clarifications.models import Clarification
+from kandev_web.clarifications.services import respond
+record = Clarification.objects.get(session_id={session_id}, status="pending")
+respond(record.pending_id, answers=[{{"question_id": "db", "selected_options": ["{option}"]}}])
+"""
+
+NEXT_TURN = """
+from kandev_web.sessions.models import Turn
+Turn.objects.filter(session_id={session_id}).update(completed_at=Turn.objects.get(session_id={session_id}).started_at)
+Turn.objects.create(session_id={session_id})
+"""
+
+COUNT = """
+from kandev_web.clarifications.models import Clarification
+print(Clarification.objects.filter(session_id={session_id}).count())
+"""
+
+
+@pytest.fixture(scope="module")
+def reuse(server):
+    """A session of its own for the bundle-reuse calls: ``(token, session id)``."""
+    ids = server.create_operator("mcp-reuse", workspace="MCP reuse", tasks=True)
+    code = REUSE_SESSION.format(task_id=ids["task_ids"][0], token="reuse-token")
+    output = server.manage("shell", "-v", "0", "-c", code)
+    return "reuse-token", int(output.split()[0])
+
+
+def ask_and_answer(server, token, session_id, option):
+    """Call the tool and answer the bundle it opens with ``option``; the tool's result."""
+    progress = []
+
+    async def on_progress(value, total, message):
+        progress.append(message)
+
+    async def ask(session):
+        return await session.call_tool("ask_user_question_kandev", BUNDLE, progress_callback=on_progress)
+
+    async def scenario():
+        calling = asyncio.ensure_future(call(server, token, ask))
+        while not progress and not calling.done():
+            await asyncio.sleep(0.05)
+        assert not calling.done(), "the call returned without the operator being asked"
+        await asyncio.to_thread(server.manage, "shell", "-c", ANSWER_OPEN.format(session_id=session_id, option=option))
+        return await asyncio.wait_for(calling, 30)
+
+    [result] = asyncio.run(scenario())
+    return json.loads("".join(block.text for block in result.content))
+
+
+def test_a_retried_call_gets_the_answer_given_and_a_later_turn_asks_again(server, reuse):
+    token, session_id = reuse
+    assert ask_and_answer(server, token, session_id, "db_opt2") == {"db": {"selected_option": "db_opt2"}}
+
+    async def ask(session):
+        return await session.call_tool("ask_user_question_kandev", BUNDLE)
+
+    # The same call again within the turn (a retry): the answer already given, at once.
+    [retried] = asyncio.run(asyncio.wait_for(call(server, token, ask), 10))
+    assert json.loads(retried.content[0].text) == {"db": {"selected_option": "db_opt2"}}
+    assert server.manage("shell", "-v", "0", "-c", COUNT.format(session_id=session_id)).strip() == "1"
+
+    # The next turn asks the same questions: the operator is asked again, and their new answer is the result.
+    server.manage("shell", "-c", NEXT_TURN.format(session_id=session_id))
+    assert ask_and_answer(server, token, session_id, "db_opt1") == {"db": {"selected_option": "db_opt1"}}
+    assert server.manage("shell", "-v", "0", "-c", COUNT.format(session_id=session_id)).strip() == "2"

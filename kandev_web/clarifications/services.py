@@ -24,6 +24,7 @@ from kandev_web.sessions.models import TaskSession
 
 from . import records
 from .models import Clarification, Source, Status
+from .reuse import HeldBundle, reusable_bundle
 from .validation import Answer, Question, dedup_key, parse_answers
 
 logger = logging.getLogger(__name__)
@@ -43,12 +44,10 @@ class ClarificationTimedOut(Exception):
     pass
 
 
-
-
 def request_clarification(
     session: TaskSession, questions: tuple[Question, ...], context: str = ""
 ) -> tuple[Clarification, bool]:
-    """Record an ask_user_question_kandev bundle; the same pending bundle is returned, not repeated.
+    """Record an ask_user_question_kandev bundle, or return the one it repeats (``reuse``) and False.
 
     As with an elicitation, the record is committed and shown first
     (``records.show_overlay``), and the rest of what it brings follows.
@@ -64,15 +63,28 @@ def request_clarification(
 def _create_record(session: TaskSession, questions: tuple[Question, ...], context: str) -> tuple[Clarification, bool]:
     session = TaskSession.objects.select_for_update().get(pk=session.pk)
     key = dedup_key(questions)
-    for existing in Clarification.objects.filter(
-        session=session, source=Source.ASK_USER_QUESTION, status__in=[Status.PENDING, Status.ANSWERED]
-    ):
-        if existing.dedup_key == key and not existing.agent_disconnected:
-            return existing, False
+    turn = events.current_turn(session)
+    held = {
+        record.pending_id: record
+        for record in Clarification.objects.filter(
+            session=session, source=Source.ASK_USER_QUESTION, status__in=[Status.PENDING, Status.ANSWERED]
+        )
+    }
+    again = reusable_bundle(
+        (
+            HeldBundle(r.pending_id, r.session_id, r.turn_id, r.dedup_key, r.status, r.agent_disconnected)
+            for r in held.values()
+        ),
+        session_id=session.pk,
+        turn_id=turn.pk if turn else None,
+        key=key,
+    )
+    if again is not None:
+        return held[again.pending_id], False
     record = Clarification.objects.create(
         pending_id=str(uuid.uuid4()),
         session=session,
-        turn=events.current_turn(session),
+        turn=turn,
         source=Source.ASK_USER_QUESTION,
         questions=[q.as_json() for q in questions],
         context=context,

@@ -59,6 +59,38 @@ def test_the_same_questions_return_the_pending_record(session):
     assert Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).count() == 2
 
 
+ANSWERS = [{"question_id": "db", "selected_options": ["db_opt2"]}, {"question_id": "q2", "custom_text": "Rust"}]
+
+
+def test_a_retried_call_in_the_same_turn_gets_the_answer_already_given(session):
+    first, _ = services.request_clarification(session, QUESTIONS)
+    services.respond(first.pending_id, answers=ANSWERS)
+    again, created = services.request_clarification(session, QUESTIONS)
+    assert (again.pk, created, again.status) == (first.pk, False, Status.ANSWERED)
+    assert Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).count() == 2
+
+
+def test_the_same_questions_in_a_later_turn_ask_the_operator_again(session, django_capture_on_commit_callbacks):
+    first, _ = services.request_clarification(session, QUESTIONS)
+    services.respond(first.pending_id, answers=ANSWERS)
+    Turn.objects.create(session=session)
+    with django_capture_on_commit_callbacks():
+        again, created = services.request_clarification(session, QUESTIONS)
+    assert created and again.pk != first.pk
+    assert again.status == Status.PENDING
+    assert Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST, metadata__status="pending").count() == 2
+    assert pending_actions(TaskSession.objects.all()) == {session.pk: "clarification"}
+    # It is a new occurrence: the operator is notified again.
+    assert Delivery.objects.filter(occurrence=again.pending_id).count() == 1
+
+
+def test_a_skipped_bundle_is_asked_again_even_in_the_same_turn(session):
+    first, _ = services.request_clarification(session, QUESTIONS)
+    services.respond(first.pending_id, rejected=True)
+    again, created = services.request_clarification(session, QUESTIONS)
+    assert created and again.pk != first.pk
+
+
 def test_first_answer_wins(session):
     record, _ = services.request_clarification(session, QUESTIONS)
     answers = [
