@@ -48,6 +48,7 @@ from kandev_web.agentctl.elicitation import (
     decline_response,
     map_elicitation,
     normalise,
+    reported_response,
     validate_answers,
 )
 from kandev_web.agentctl.envelope import MAX_FRAME_BYTES, ActionError, Emit, ErrorCode, Payload
@@ -176,7 +177,7 @@ class ElicitationHandler:
             result = build_response(pending.form, normalise(pending.form, answers), rejected=False)
             self._settle(pending, result, "accepted", "operator")
         await pending.delivered.wait()
-        return {"success": True, **result}
+        return {"success": True, **reported_response(pending.form, result)}
 
     def cancel_session(self, session_id: str) -> None:
         """``agent.cancel`` ended the session's turn: settle its elicitations (AC-15)."""
@@ -248,7 +249,10 @@ class ElicitationHandler:
             "reason": reason,
         }
         if outcome == "accepted":
-            settled["content"] = result.get("content", {})
+            reported = reported_response(pending.form, result)
+            settled["content"] = reported.get("content", {})
+            if "withheld" in reported:
+                settled["withheld"] = reported["withheld"]
         logger.info("elicitation %s settled: %s (%s)", pending.id, outcome, reason)
         self.emit("elicitation.settled", settled)
 

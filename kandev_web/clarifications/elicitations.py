@@ -95,6 +95,8 @@ def record_settled(payload: dict) -> None:
     response = {"outcome": outcome, "rejected": reason == "operator_skipped"}
     if outcome == "accepted":
         response["content"] = payload.get("content")
+        if payload.get("withheld"):
+            response["withheld"] = payload["withheld"]
     records.settle(record, _STATUS.get((outcome, reason), Status.CANCELLED), reason, response)
 
 
@@ -192,6 +194,8 @@ def _record_delivered(record: Clarification, answers: list[dict], rejected: bool
         "rejected": rejected,
         "answers": [] if rejected else answers,
     }
+    if result.get("withheld"):
+        response["withheld"] = result["withheld"]
     if current.status == Status.PENDING:
         records.settle(
             current,
@@ -200,9 +204,7 @@ def _record_delivered(record: Clarification, answers: list[dict], rejected: bool
             response,
         )
     else:
-        current.response = {**(current.response or {}), **response}
-        current.save(update_fields=["response"])
-        records.update_messages(current, response=current.response)
+        records.amend_response(current, response)
 
 
 @transaction.atomic

@@ -18,6 +18,7 @@ from kandev_web.sessions.models import Message, MessageType, TaskSession
 
 from . import overlay
 from .models import Clarification, Source
+from .redaction import stored_response
 
 #: Why a question ended, as the operator is told (agentctl's reasons, plus ours).
 SETTLED_NOTICES = {
@@ -96,8 +97,10 @@ def update_messages(record: Clarification, **changes) -> None:
 def settle(record: Clarification, status: str, reason: str, response: dict | None, *, notice: bool = True) -> None:
     """End a pending record: status, messages, the waiting icon, and (``notice``) a notice saying why.
 
-    Inside the caller's transaction, with ``record`` locked by it.
+    Inside the caller's transaction, with ``record`` locked by it. What a
+    sensitive question was given is not kept (``redaction``).
     """
+    response = stored_response(record.questions, response)
     Clarification.objects.filter(pk=record.pk).update(
         status=status, settled_reason=reason, response=response, responded_at=timezone.now()
     )
@@ -106,3 +109,11 @@ def settle(record: Clarification, status: str, reason: str, response: dict | Non
     workflow.question_settled(record.session)
     if notice:
         live.clarification_settled(record.session.task_id, record.pending_id, reason)
+
+
+def amend_response(record: Clarification, response: dict) -> None:
+    """Add to a settled record's response (what the operator chose, after agentctl settled it), in every view."""
+    record.response = stored_response(record.questions, {**(record.response or {}), **response})
+    record.save(update_fields=["response"])
+    update_messages(record, response=record.response)
+

@@ -246,6 +246,19 @@ async def test_AC_11a_free_text_for_the_api_key_question_goes_to_its_own_key(sta
     assert result == {"action": "accept", "content": {"apiKey": "T"}}
 
 
+async def test_a_typed_secret_reaches_the_agent_and_is_not_reported_back(start_agentctl, connect, scripted) -> None:
+    """docs/decisions.md#secrets: the value goes to the agent, the web app hears only that it was sent."""
+    run = await run_script(start_agentctl, connect, scripted, ask(API_KEY_FORM))
+    requested = await run.requested()
+    answer = await run.respond(requested["pending_id"], [{"question_id": "apiKey", "custom_text": "sk-live-42"}])
+    settled = await run.settled(requested["pending_id"])
+    await run.finished()
+    (received,) = run.echoed()
+    assert received["result"] == {"action": "accept", "content": {"apiKey": "sk-live-42"}}
+    assert answer == {"success": True, "action": "accept", "content": {}, "withheld": ["apiKey"]}
+    assert (settled["content"], settled["withheld"]) == ({}, ["apiKey"])
+
+
 async def test_AC_12_two_selected_options_are_a_json_array(start_agentctl, connect, scripted) -> None:
     answers = [{"question_id": "question_1", "selected_options": ["dev", "prod"]}]
     _, result = await _answer(start_agentctl, connect, scripted, TWO_QUESTIONS, answers)

@@ -183,6 +183,12 @@ async def test_a_captured_frame_round_trips(start_agentctl, connect, scripted, n
     given, content = answers[index]
     answer = await run.respond(requested["pending_id"], given, rejected=given is None)
     expected = {"action": "decline"} if given is None else {"action": "accept", "content": content}
-    assert answer == {"success": True, **expected}
+    # What agentctl reports back leaves out what a credential-looking question got (docs/decisions.md#secrets).
+    secret = {q["id"] for q in questions if q["sensitive"]}
+    reported = dict(expected)
+    if given is not None and secret & set(content):
+        reported["content"] = {key: value for key, value in content.items() if key not in secret}
+        reported["withheld"] = sorted(secret & set(content))
+    assert answer == {"success": True, **reported}
     await run.finished()
     assert run.echoed() == [{"jsonrpc": "2.0", "id": 0, "result": expected}]

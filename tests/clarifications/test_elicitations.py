@@ -3,10 +3,12 @@
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import Client
+from django.utils import timezone
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.clarifications import answering, elicitations
 from kandev_web.clarifications.models import Clarification, Source, Status
+from kandev_web.clarifications.templatetags.clarifications import answer_text
 from kandev_web.notifications.models import Delivery
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
@@ -195,3 +197,64 @@ def test_a_question_recorded_by_a_process_that_died_before_announcing_it_is_anno
     assert Delivery.objects.filter(event="session.clarification_requested").count() == 1
     elicitations.reconcile(execution.pk, execution.session_id, [REQUESTED])
     assert Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).count() == 2
+
+
+SECRET = "sk-live-0123456789abcdef"
+SECRET_ANSWERS = [
+    {"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""},
+    {"question_id": "apiKey", "selected_options": [], "custom_text": SECRET},
+]
+
+
+def stored_anywhere(secret: str) -> bool:
+    """Whether ``secret`` is in any record or timeline message, as stored."""
+    rows = [*Clarification.objects.values_list("response", "questions"), *Message.objects.values_list("metadata")]
+    return secret in repr(rows)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("agentctl_settles_first", [False, True])
+def test_a_secret_is_sent_to_agentctl_and_kept_nowhere(execution, fake_runner, agentctl_settles_first):
+    record = requested(execution)
+    # agentctl reports the answer without the secret (docs/agent-stream.md), whichever comes first.
+    reported = {"action": "accept", "content": {"question_0": "Blue"}, "withheld": ["apiKey"]}
+    if agentctl_settles_first:
+        elicitations.record_settled(
+            {"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator", **reported}
+        )
+    fake = fake_runner({"success": True, **reported})
+    assert submit(record, answers=SECRET_ANSWERS, rejected=False, reject_reason="").delivered
+    # agentctl got the value ...
+    assert fake.sent[0][1]["answers"][1]["custom_text"] == SECRET
+    # ... and the record and its messages keep only that a value was sent.
+    assert not stored_anywhere(SECRET)
+    record.refresh_from_db()
+    assert record.status == Status.ANSWERED
+    assert record.response["answers"][1] == {
+        "question_id": "apiKey", "selected_options": [], "custom_text": "", "withheld": True
+    }
+    assert record.response["answers"][0]["selected_options"] == ["Blue"]
+    key_message = Message.objects.get(metadata__question_id="apiKey")
+    assert answer_text(key_message.metadata) == "•••• (sent, not stored)"
+    assert answer_text(Message.objects.get(metadata__question_id="question_0").metadata) == "Blue"
+
+
+def test_a_secret_reported_by_an_older_agentctl_is_not_kept_either(execution):
+    record = requested(execution)
+    elicitations.record_settled(
+        {"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator", "content": {"apiKey": SECRET}}
+    )
+    assert not stored_anywhere(SECRET)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_secret_for_an_agent_that_is_gone_is_not_kept(execution, fake_runner):
+    record = requested(execution)
+    AgentExecution.objects.filter(pk=execution.pk).update(ended_at=timezone.now())
+    record = Clarification.objects.select_related("execution").get(pk=record.pk)
+    fake = fake_runner({"success": True})
+    delivery = submit(record, answers=SECRET_ANSWERS, rejected=False, reject_reason="")
+    assert not delivery.delivered and fake.sent == []
+    assert not stored_anywhere(SECRET)
+    key_message = Message.objects.get(metadata__question_id="apiKey")
+    assert answer_text(key_message.metadata) == "•••• (not sent, not stored)"

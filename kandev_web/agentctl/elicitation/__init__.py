@@ -4,7 +4,7 @@
 - `ordering`    D1, the order questions are presented in
 - `credentials` which questions look like they ask for a secret
 - `answers`     F10 validation and F12 normalisation of `agent.elicitations.respond` answers
-- `response`    the ACP result: sparse `accept` content, `decline`, `cancel`
+- `response`    the ACP result: sparse `accept` content, `decline`, `cancel`; what is reported of it
 - `types`       the frozen values passed between them, and their wire shapes
 """
 
@@ -17,7 +17,12 @@ from kandev_web.agentctl.elicitation.answers import (
 )
 from kandev_web.agentctl.elicitation.mapping import map_elicitation
 from kandev_web.agentctl.elicitation.ordering import d1_key, d1_sorted
-from kandev_web.agentctl.elicitation.response import build_response, cancel_response, decline_response
+from kandev_web.agentctl.elicitation.response import (
+    build_response,
+    cancel_response,
+    decline_response,
+    reported_response,
+)
 from kandev_web.agentctl.elicitation.types import (
     Answer,
     Decline,
@@ -44,5 +49,6 @@ __all__ = [
     "decline_response",
     "map_elicitation",
     "normalise",
+    "reported_response",
     "validate_answers",
 ]

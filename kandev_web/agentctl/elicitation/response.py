@@ -50,6 +50,29 @@ def build_response(form: MappedForm, answers: Sequence[Answer] | None, rejected:
     return {"action": "accept", "content": content}
 
 
+def reported_response(form: MappedForm, result: dict[str, object]) -> dict[str, object]:
+    """`result` as agentctl reports it to the web app: what a sensitive question got stays with the agent.
+
+    A value typed into a credential-looking field goes to the agent and
+    nowhere else (`docs/decisions.md#secrets`), so the `content` of the
+    `agent.elicitations.respond` response and of `elicitation.settled` leaves
+    out the keys of sensitive questions (theirs and their companions') and
+    lists those questions' ids in `withheld`.
+    """
+    content = result.get("content")
+    if not isinstance(content, dict):
+        return dict(result)
+    hidden = {
+        question.id: {question.id, question.companion_key} - {None} for question in form.questions if question.sensitive
+    }
+    withheld = [question_id for question_id, keys in hidden.items() if keys & content.keys()]
+    if not withheld:
+        return dict(result)
+    secret_keys = set().union(*hidden.values())
+    kept = {key: value for key, value in content.items() if key not in secret_keys}
+    return {**result, "content": kept, "withheld": withheld}
+
+
 def decline_response() -> dict[str, object]:
     """Skip, the answer timeout (AC-64), and every request the mapping declines."""
     return {"action": "decline"}

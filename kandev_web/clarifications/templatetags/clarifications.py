@@ -1,6 +1,7 @@
 from django import template
 from django.utils.translation import gettext as _
 
+from kandev_web.clarifications.redaction import is_withheld
 from kandev_web.clarifications.requester import Requester
 from kandev_web.clarifications.requester import requester as requester_of
 
@@ -20,6 +21,11 @@ def answer_text(metadata: dict) -> str:
     if response.get("rejected"):  # skipped, on either path
         return _("Skipped")
     question = metadata.get("question") or {}
+    if is_withheld(response, metadata.get("question_id")):
+        # A secret typed into a credential-looking field: sent, never kept (docs/decisions.md#secrets).
+        if metadata.get("settled_reason") == "undelivered":
+            return _("•••• (not sent, not stored)")
+        return _("•••• (sent, not stored)")
     labels = {o.get("option_id"): o.get("label") for o in question.get("options", [])}
     for answer in response.get("answers", []):
         if answer.get("question_id") == metadata.get("question_id"):

@@ -6,6 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kandev_web.agentctl.elicitation import (
     Answer,
@@ -15,6 +17,7 @@ from kandev_web.agentctl.elicitation import (
     decline_response,
     map_elicitation,
     normalise,
+    reported_response,
 )
 
 Load = Callable[[str, str], Any]
@@ -231,3 +234,71 @@ def test_responses_are_fresh_objects_a_caller_may_mutate() -> None:
     decline_response()["content"] = {"x": "y"}
 
     assert (cancel_response(), decline_response()) == ({"action": "cancel"}, {"action": "decline"})
+
+
+# What agentctl reports back of a response (docs/decisions.md#secrets) --------------------------------------------
+
+
+def credential_form() -> MappedForm:
+    """A credential-looking question with options and a companion, beside an ordinary one."""
+    return mapped(
+        {
+            "mode": "form",
+            "sessionId": "s",
+            "message": "Connect the database",
+            "requestedSchema": {
+                "type": "object",
+                "properties": {
+                    "dbPassword": {"type": "string", "title": "Password", "oneOf": [{"const": "from-env"}]},
+                    "dbPassword_custom": {"type": "string", "title": "Other"},
+                    "region": {"type": "string", "oneOf": [{"const": "eu"}, {"const": "us"}]},
+                },
+            },
+        }
+    )
+
+
+def test_a_sensitive_questions_typed_value_is_withheld_from_the_report() -> None:
+    form = credential_form()
+    assert [(q.id, q.sensitive, q.companion_key) for q in form.questions] == [
+        ("dbPassword", True, "dbPassword_custom"),
+        ("region", False, None),
+    ]
+    answers = [
+        {"question_id": "dbPassword", "custom_text": "hunter2"},
+        {"question_id": "region", "selected_options": ["eu"]},
+    ]
+    sent = respond(form, answers)
+    assert sent == {"action": "accept", "content": {"dbPassword_custom": "hunter2", "region": "eu"}}
+    reported = reported_response(form, sent)
+    assert reported == {"action": "accept", "content": {"region": "eu"}, "withheld": ["dbPassword"]}
+
+
+def test_a_report_without_sensitive_answers_is_the_response_itself(load_fixture: Load) -> None:
+    form = credential_form()
+    sent = respond(form, [{"question_id": "region", "selected_options": ["us"]}])
+    assert reported_response(form, sent) == sent
+    assert reported_response(form, decline_response()) == {"action": "decline"}
+    api_key = mapped(load_fixture("0.65.0", "mcp_create_requests.json")["form_apiKey"])
+    assert reported_response(api_key, respond(api_key, [{"question_id": "apiKey", "custom_text": "T"}])) == {
+        "action": "accept",
+        "content": {},
+        "withheld": ["apiKey"],
+    }
+
+
+@given(
+    secret=st.text(min_size=1).filter(str.strip),
+    region=st.none() | st.sampled_from(["eu", "us"]),
+    picked=st.booleans(),
+)
+def test_no_value_given_to_a_sensitive_question_is_reported(secret: str, region: str | None, picked: bool) -> None:
+    form = credential_form()
+    answers: list[dict[str, Any]] = [
+        {"question_id": "dbPassword", "selected_options": ["from-env"] if picked else [], "custom_text": secret}
+    ]
+    if region:
+        answers.append({"question_id": "region", "selected_options": [region]})
+    reported = reported_response(form, respond(form, answers))
+    assert reported["content"] == ({"region": region} if region else {})
+    assert reported["withheld"] == ["dbPassword"]
