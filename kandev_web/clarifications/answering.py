@@ -26,6 +26,7 @@ from kandev_web.sessions import services as sessions
 from . import elicitations, services
 from .delivery import Delivery, Outcome
 from .models import Clarification, Source
+from .settlement import Answerer
 from .validation import InvalidBundle
 
 #: The overlay's fields, per question: ``answer-<question id>-option`` (one per
@@ -66,18 +67,27 @@ def form_answers(questions: list[dict], values: Callable[[str], list[str]]) -> l
     return answers
 
 
-async def answer(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str) -> Delivery:
-    """Deliver the operator's answer (or Skip, ``rejected``) and say what became of it."""
+async def answer(
+    record: Clarification,
+    *,
+    answers: list[dict],
+    rejected: bool,
+    reject_reason: str,
+    answerer: Answerer | None = None,
+) -> Delivery:
+    """Deliver the operator's answer (or Skip, ``rejected``) and say what became of it.
+
+    ``answerer`` is who answered and from which surface, for the record's audit trail.
+    """
+    given = {"answers": answers, "rejected": rejected, "reject_reason": reject_reason, "answerer": answerer}
     if record.source == Source.ELICITATION:
-        return await elicitations.forward(record, answers=answers, rejected=rejected, reject_reason=reject_reason)
-    return await _answer_bundle(record, answers=answers, rejected=rejected, reject_reason=reject_reason)
+        return await elicitations.forward(record, **given)
+    return await _answer_bundle(record, **given)
 
 
-async def _answer_bundle(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str) -> Delivery:
+async def _answer_bundle(record: Clarification, **given) -> Delivery:
     try:
-        answered = await database_sync_to_async(services.respond)(
-            record.pending_id, answers=answers, rejected=rejected, reject_reason=reject_reason
-        )
+        answered = await database_sync_to_async(services.respond)(record.pending_id, **given)
     except services.AlreadyAnswered:
         return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered."))
     except InvalidBundle as invalid:

@@ -23,6 +23,7 @@ from kandev_web.sessions.runtime import Endpoint, runner
 from . import records
 from .delivery import Delivery, Outcome
 from .models import Clarification, Source, Status
+from .settlement import OPERATOR_REASONS, Answerer
 from .validation import Option, Question
 
 logger = logging.getLogger(__name__)
@@ -97,7 +98,10 @@ def record_settled(payload: dict) -> None:
         response["content"] = payload.get("content")
         if payload.get("withheld"):
             response["withheld"] = payload["withheld"]
-    records.settle(record, _STATUS.get((outcome, reason), Status.CANCELLED), reason, response)
+    # An operator's answer is announced by the process that forwarded it,
+    # which knows who answered and from where (``_record_delivered``).
+    status = _STATUS.get((outcome, reason), Status.CANCELLED)
+    records.settle(record, status, reason, response, notice=reason not in OPERATOR_REASONS)
 
 
 def reconcile(execution_id: int, session_id: int, pending: list[dict]) -> None:
@@ -134,7 +138,14 @@ def _live_execution(record: Clarification) -> AgentExecution | None:
     return execution
 
 
-async def forward(record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str) -> Delivery:
+async def forward(
+    record: Clarification,
+    *,
+    answers: list[dict],
+    rejected: bool,
+    reject_reason: str,
+    answerer: Answerer | None = None,
+) -> Delivery:
     """Send the answer to agentctl and report what happened; never decide locally first.
 
     Awaited on the server loop; an agentctl that does not answer within
@@ -147,7 +158,7 @@ async def forward(record: Clarification, *, answers: list[dict], rejected: bool,
     else:
         execution = await database_sync_to_async(_live_execution)(record)
     if execution is None:
-        await database_sync_to_async(_record_undelivered)(record, answers, rejected)
+        await database_sync_to_async(_record_undelivered)(record, answers, rejected, answerer)
         return Delivery(Outcome.AGENT_GONE, _("The agent is gone; your answer was recorded but not delivered."))
     payload = {
         "pending_id": record.pending_id,
@@ -176,12 +187,14 @@ async def forward(record: Clarification, *, answers: list[dict], rejected: bool,
     except StreamError as error:
         logger.warning("agentctl refused an elicitation answer: %s", error.code)
         return Delivery(Outcome.REFUSED, _("Not delivered: the agent refused the answer."), "error")
-    await database_sync_to_async(_record_delivered)(record, answers, rejected, result)
+    await database_sync_to_async(_record_delivered)(record, answers, rejected, result, answerer)
     return Delivery(Outcome.DELIVERED)
 
 
 @transaction.atomic
-def _record_delivered(record: Clarification, answers: list[dict], rejected: bool, result: dict) -> None:
+def _record_delivered(
+    record: Clarification, answers: list[dict], rejected: bool, result: dict, answerer: Answerer | None
+) -> None:
     """Keep what the operator chose beside what went on the wire.
 
     agentctl's ``elicitation.settled`` may be applied first (on the owning
@@ -202,14 +215,16 @@ def _record_delivered(record: Clarification, answers: list[dict], rejected: bool
             Status.REJECTED if rejected else Status.ANSWERED,
             "operator_skipped" if rejected else "operator",
             response,
+            answerer=answerer,
         )
     else:
-        records.amend_response(current, response)
+        records.amend_response(current, response, answerer=answerer)
 
 
 @transaction.atomic
-def _record_undelivered(record: Clarification, answers: list[dict], rejected: bool) -> None:
+def _record_undelivered(record: Clarification, answers: list[dict], rejected: bool, answerer: Answerer | None) -> None:
     """Keep the operator's choice as a record of what they chose; nothing reaches the agent."""
     response = {"outcome": "undelivered", "rejected": rejected, "answers": [] if rejected else answers}
     if Clarification.objects.filter(pk=record.pk, status=Status.PENDING).exists():
-        records.settle(record, Status.REJECTED if rejected else Status.ANSWERED, "undelivered", response)
+        status = Status.REJECTED if rejected else Status.ANSWERED
+        records.settle(record, status, "undelivered", response, answerer=answerer)

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -15,6 +16,14 @@ class Status(models.TextChoices):
     REJECTED = "rejected", _("Skipped")
     EXPIRED = "expired", _("Timed out")
     CANCELLED = "cancelled", _("Cancelled")
+
+
+class Surface(models.TextChoices):
+    """Where an operator's answer came from."""
+
+    TASK_PAGE = "task_page", _("the task page (its live connection)")
+    FORM = "form", _("the HTML form, without JavaScript")
+    API = "api", _("the HTTP API")
 
 
 class ClarificationQuerySet(models.QuerySet):
@@ -47,9 +56,19 @@ class Clarification(models.Model):
     #: Elicitations: the tool call that asked (empty when an MCP server asked
     #: through the agent), and why agentctl settled it.
     tool_call_id = models.CharField(max_length=200, blank=True)
+    #: Why it ended (agentctl's reasons, plus ``undelivered``), and when.
     settled_reason = models.CharField(max_length=32, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     responded_at = models.DateTimeField(null=True, blank=True)
+    #: The audit trail of an operator's answer or Skip: who, through which
+    #: surface, and for the task page which of its open pages (an opaque id of
+    #: that page's live connection), so every tab can tell "this tab" from
+    #: "another tab".
+    answered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    answered_via = models.CharField(max_length=16, choices=Surface, blank=True)
+    answered_from = models.CharField(max_length=64, blank=True)
 
     objects = ClarificationQuerySet.as_manager()
 

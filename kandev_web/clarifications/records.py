@@ -9,7 +9,6 @@ neither imports the other.
 
 from django.db import transaction
 from django.utils import timezone
-from django.utils.translation import gettext_lazy
 
 from kandev_web import live
 from kandev_web.board import workflow
@@ -19,18 +18,7 @@ from kandev_web.sessions.models import Message, MessageType, TaskSession
 from . import overlay
 from .models import Clarification, Source
 from .redaction import stored_response
-
-#: Why a question ended, as the operator is told (agentctl's reasons, plus ours).
-SETTLED_NOTICES = {
-    "operator": gettext_lazy("Answered."),
-    "operator_skipped": gettext_lazy("Skipped."),
-    "answer_timeout": gettext_lazy("Timed out: nobody answered in time, so the agent was told you skipped it."),
-    "turn_cancelled": gettext_lazy("Withdrawn: the turn was cancelled."),
-    "agent_cancelled_request": gettext_lazy("Withdrawn by the agent."),
-    "agent_exited": gettext_lazy("Withdrawn: the agent exited."),
-    "agentctl_shutdown": gettext_lazy("Withdrawn: the agent was stopped."),
-    "gone": gettext_lazy("Withdrawn: the agent no longer has this question."),
-}
+from .settlement import Answerer
 
 
 def _question_metadata(record: Clarification, index: int, question: dict) -> dict:
@@ -94,26 +82,69 @@ def update_messages(record: Clarification, **changes) -> None:
         events.message_changed(message, created=False)
 
 
-def settle(record: Clarification, status: str, reason: str, response: dict | None, *, notice: bool = True) -> None:
-    """End a pending record: status, messages, the waiting icon, and (``notice``) a notice saying why.
+def settle(
+    record: Clarification,
+    status: str,
+    reason: str,
+    response: dict | None,
+    *,
+    answerer: Answerer | None = None,
+    notice: bool = True,
+) -> None:
+    """End a pending record: status, why, who and from where, its messages, the waiting icon, and a notice.
 
     Inside the caller's transaction, with ``record`` locked by it. What a
-    sensitive question was given is not kept (``redaction``).
+    sensitive question was given is not kept (``redaction``). ``notice``
+    tells every open page of the task why the question went away; each
+    says it in its own words (``settlement``), and the page that answered
+    says nothing more.
     """
     response = stored_response(record.questions, response)
     Clarification.objects.filter(pk=record.pk).update(
-        status=status, settled_reason=reason, response=response, responded_at=timezone.now()
+        status=status,
+        settled_reason=reason,
+        response=response,
+        responded_at=timezone.now(),
+        **_answerer_fields(answerer),
     )
     record.refresh_from_db()
-    update_messages(record, status=status, response=response, settled_reason=reason)
+    update_messages(record, status=status, response=response, **_ending_metadata(record, answerer))
     workflow.question_settled(record.session)
     if notice:
         live.clarification_settled(record.session.task_id, record.pending_id, reason)
 
 
-def amend_response(record: Clarification, response: dict) -> None:
-    """Add to a settled record's response (what the operator chose, after agentctl settled it), in every view."""
+def _answerer_fields(answerer: Answerer | None) -> dict:
+    if answerer is None:
+        return {}
+    return {"answered_by_id": answerer.user_id, "answered_via": answerer.surface, "answered_from": answerer.tab}
+
+
+def _ending_metadata(record: Clarification, answerer: Answerer | None) -> dict:
+    """How it ended, as its messages carry it for the timeline (``settlement.ending_of_message``)."""
+    metadata = {"settled_reason": record.settled_reason, "settled_at": record.responded_at.isoformat()}
+    if answerer is not None:
+        metadata |= answerer.as_metadata()
+    return metadata
+
+
+def amend_response(record: Clarification, response: dict, *, answerer: Answerer | None = None) -> None:
+    """Complete a record agentctl settled first: what the operator chose, and who they were, in every view.
+
+    agentctl's ``elicitation.settled`` for an operator's answer knows neither
+    who answered nor from where, so it announces nothing; the notice goes out
+    here, once the answering process has said.
+    """
     record.response = stored_response(record.questions, {**(record.response or {}), **response})
-    record.save(update_fields=["response"])
-    update_messages(record, response=record.response)
+    fields = ["response"]
+    if answerer is not None and record.answered_by_id is None:
+        for name, value in _answerer_fields(answerer).items():
+            setattr(record, name, value)
+        fields += ["answered_by", "answered_via", "answered_from"]
+    record.save(update_fields=fields)
+    changes = {"response": record.response}
+    if "answered_by" in fields:
+        changes |= answerer.as_metadata()
+        live.clarification_settled(record.session.task_id, record.pending_id, record.settled_reason)
+    update_messages(record, **changes)
 

@@ -25,6 +25,7 @@ from kandev_web.sessions.models import TaskSession
 from . import records
 from .models import Clarification, Source, Status
 from .reuse import HeldBundle, reusable_bundle
+from .settlement import Answerer
 from .validation import Answer, Question, dedup_key, parse_answers
 
 logger = logging.getLogger(__name__)
@@ -94,9 +95,16 @@ def _create_record(session: TaskSession, questions: tuple[Question, ...], contex
 
 
 def respond(
-    pending_id: str, *, answers: object = None, rejected: bool = False, reject_reason: str = ""
+    pending_id: str,
+    *,
+    answers: object = None,
+    rejected: bool = False,
+    reject_reason: str = "",
+    answerer: Answerer | None = None,
 ) -> Clarification:
     """Answer a bundle, first answer wins; raise ``AlreadyAnswered`` or ``InvalidBundle``.
+
+    ``answerer`` (who, from where) goes on the record and its timeline.
 
     A bundle the agent left behind (``agent_disconnected``) is answered all the
     same, as a record; ``answering`` then tells the agent in a new prompt.
@@ -111,10 +119,7 @@ def respond(
             questions = tuple(Question.from_json(q) for q in record.questions)
             response = {"rejected": False, "answers": [_answer_json(a) for a in parse_answers(questions, answers)]}
         status, reason = (Status.REJECTED, "operator_skipped") if rejected else (Status.ANSWERED, "operator")
-        # The answering page says what became of the answer itself; a notice
-        # for every page of an answered bundle waits for one that says who
-        # answered and where.
-        records.settle(record, status, reason, response, notice=False)
+        records.settle(record, status, reason, response, answerer=answerer)
         workflow.question_answered(record.session, agent_waiting=not record.agent_disconnected)
         live.wake_clarification(pending_id)
     return record

@@ -11,6 +11,8 @@ from django.views.decorators.http import require_POST
 from kandev_web.sessions.views import toast
 
 from . import answering
+from .models import Surface
+from .settlement import Answerer
 
 
 @require_POST
@@ -20,6 +22,9 @@ def respond(request, pending_id):
     except answering.UnknownQuestion:
         raise Http404 from None
     skipped = request.POST.get("action") == "skip"
+    # The overlay's form posts here with ?via=form when the page has no
+    # JavaScript; anything else is a client of the API.
+    surface = Surface.FORM if request.GET.get("via") == "form" else Surface.API
     # Awaited on the server loop, like the socket's answers; this request's
     # thread waits for it, no other.
     delivery = async_to_sync(answering.answer)(
@@ -27,6 +32,7 @@ def respond(request, pending_id):
         answers=[] if skipped else answering.form_answers(record.questions, request.POST.getlist),
         rejected=skipped,
         reject_reason=request.POST.get("reject_reason", ""),
+        answerer=Answerer.of(request.user, surface),
     )
     if delivery.message:
         return toast(delivery.message, level=delivery.level)

@@ -1,13 +1,17 @@
 import asyncio
+import collections
 
 from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 
 from kandev_web import live
 from kandev_web.board.models import Task, Workspace
 from kandev_web.clarifications import answer_frames, answering
 from kandev_web.clarifications.delivery import Outcome
-from kandev_web.clarifications.records import SETTLED_NOTICES
+from kandev_web.clarifications.models import Clarification, Surface
+from kandev_web.clarifications.settlement import Answerer, describe, ending_of_record, tab_id
 from kandev_web.db import database_sync_to_async
 from kandev_web.live_consumer import LiveConsumer
 
@@ -47,7 +51,7 @@ class TaskConsumer(LiveConsumer):
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return fragments.render_catch_up(task, self.page_state)
+        return fragments.render_catch_up(task, self.page_state, tab=self.tab)
 
     async def catch_up(self):
         await self.send_fragment(self.render_catch_up)
@@ -56,7 +60,7 @@ class TaskConsumer(LiveConsumer):
         return fragments.render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
 
     def render_message(self, message_id, created):
-        return fragments.render_message(self.task_id, message_id, created=created)
+        return fragments.render_message(self.task_id, message_id, created=created, tab=self.tab)
 
     async def task_changed(self, event):
         parts = event.get("parts", live.TASK_PARTS)
@@ -78,12 +82,40 @@ class TaskConsumer(LiveConsumer):
         await self.send_fragment(self.render_task_rows, event["step_ids"], event["task_ids"])
 
     async def clarification_settled(self, event):
-        """Why a question left the overlay, for everyone who was looking at it."""
-        self._read_ahead.pop(event["pending_id"], None)
-        notice = SETTLED_NOTICES.get(event["reason"])
-        if notice:
-            html = render_to_string("base.html#toast", {"message": notice, "level": "info", "reason": event["reason"]})
-            await self.send(text_data=html)
+        """Why a question left the overlay, who answered it and from where, for every page that was showing it.
+
+        Said once per page and question: not on the page whose own answer is
+        on its way (its outcome will say), nor again after it was said.
+        """
+        pending_id = event["pending_id"]
+        self._read_ahead.pop(pending_id, None)
+        if pending_id in self._told or pending_id in self._in_flight:
+            return
+        self._told.add(pending_id)
+        await self.send_fragment(self.render_settled_notice, pending_id)
+
+    def _settled_notice(self, pending_id):
+        """What this page is told about a settled question, and why it ended; "" if open or answered here."""
+        record = (
+            Clarification.objects.for_user(self.user)
+            .select_related("answered_by")
+            .filter(pending_id=pending_id, session__task_id=self.task_id)
+            .first()
+        )
+        if record is None or (record.answered_via == Surface.TASK_PAGE and record.answered_from == self.tab):
+            return "", ""
+        settled = describe(ending_of_record(record), viewer_tab=self.tab, notice=True, today=timezone.localdate())
+        if settled is None:
+            return "", ""
+        # Rendered (and escaped) by the template; strip() alone would drop its safety.
+        notice = mark_safe(render_to_string("clarifications/overlay.html#settlement", {"settled": settled}).strip())
+        return notice, record.settled_reason
+
+    def render_settled_notice(self, pending_id):
+        notice, reason = self._settled_notice(pending_id)
+        if not notice:
+            return ""
+        return render_to_string("base.html#toast", {"message": notice, "level": "info", "reason": reason})
 
     async def message_changed(self, event):
         await self.send_fragment(self.render_message, event["message_id"], event["created"])
@@ -97,9 +129,15 @@ class TaskConsumer(LiveConsumer):
     #: dropped when the question or the agent may have changed since.
     _read_ahead: dict[str, asyncio.Task]
 
+    #: Questions this page was told the end of, and those its own answers are on their way to.
+    _told: set[str]
+    _in_flight: collections.Counter
+
     async def connect(self):
-        self._answers = set()
+        self._answers, self._told, self._in_flight = set(), set(), collections.Counter()
         self._read_ahead = {}
+        #: Left on the questions this page answers, so every page can tell "this tab" from another.
+        self.tab = tab_id(self.channel_name)
         await super().connect()
 
     def _question(self, pending_id):
@@ -151,13 +189,29 @@ class TaskConsumer(LiveConsumer):
         answer.add_done_callback(self._answers.discard)
 
     async def _answer(self, record, submission):
-        delivery = await answering.answer(
-            record,
-            answers=submission.answers,
-            rejected=submission.rejected,
-            reject_reason=submission.reject_reason,
-        )
-        await self.reply(record.pending_id, delivery.outcome, delivery.message, delivery.level)
+        pending_id = record.pending_id
+        self._in_flight[pending_id] += 1
+        try:
+            delivery = await answering.answer(
+                record,
+                answers=submission.answers,
+                rejected=submission.rejected,
+                reject_reason=submission.reject_reason,
+                answerer=Answerer.of(self.user, Surface.TASK_PAGE, self.tab),
+            )
+        finally:
+            self._in_flight[pending_id] -= 1
+            if not self._in_flight[pending_id]:
+                del self._in_flight[pending_id]
+        message = delivery.message
+        if delivery.outcome == Outcome.ALREADY_SETTLED:
+            # Said already (a notice came first), or say who answered first, when that is known yet.
+            told = pending_id in self._told
+            notice, _reason = ("", "") if told else await database_sync_to_async(self._settled_notice)(pending_id)
+            message = "" if told else notice or message
+        if delivery.outcome not in (Outcome.INVALID, Outcome.STREAM_DOWN, Outcome.NOT_RESPONDING, Outcome.REFUSED):
+            self._told.add(pending_id)
+        await self.reply(pending_id, delivery.outcome, message, delivery.level)
 
     async def reply(self, pending_id, outcome, message, level):
         """What became of one frame: the overlay's outcome marker, and a toast when there is news."""

@@ -8,6 +8,7 @@ from django.utils import timezone
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.clarifications import answering, elicitations
 from kandev_web.clarifications.models import Clarification, Source, Status
+from kandev_web.clarifications.settlement import Answerer
 from kandev_web.clarifications.templatetags.clarifications import answer_text
 from kandev_web.notifications.models import Delivery
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
@@ -258,3 +259,44 @@ def test_a_secret_for_an_agent_that_is_gone_is_not_kept(execution, fake_runner):
     assert not stored_anywhere(SECRET)
     key_message = Message.objects.get(metadata__question_id="apiKey")
     assert answer_text(key_message.metadata) == "•••• (not sent, not stored)"
+
+
+@pytest.fixture
+def notices(monkeypatch):
+    """The settle notices announced to the task's pages, as (pending id, reason)."""
+    sent = []
+    monkeypatch.setattr(
+        "kandev_web.clarifications.records.live.clarification_settled",
+        lambda task_id, pending_id, reason: sent.append((pending_id, reason)),
+    )
+    return sent
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("agentctl_settles_first", [False, True])
+def test_the_answerer_and_surface_are_recorded_and_announced_once(
+    execution, operator, fake_runner, notices, agentctl_settles_first
+):
+    record = requested(execution)
+    if agentctl_settles_first:
+        # agentctl's settlement knows no answerer: it announces nothing yet.
+        elicitations.record_settled({"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator"})
+        assert notices == []
+    fake_runner({"success": True, "action": "accept", "content": {"question_0": "Red"}})
+    answerer = Answerer.of(operator, "task_page", "tab-1")
+    answers = [{"question_id": "question_0", "selected_options": ["Red"]}]
+    assert submit(record, answers=answers, rejected=False, reject_reason="", answerer=answerer).delivered
+    assert notices == [(record.pending_id, "operator")]
+    record.refresh_from_db()
+    assert (record.answered_by, record.answered_via, record.answered_from) == (operator, "task_page", "tab-1")
+    metadata = Message.objects.filter(metadata__pending_id=record.pending_id).first().metadata
+    assert {k: metadata[k] for k in ("answered_by", "answered_via", "answered_from", "settled_reason")} == {
+        "answered_by": "alice", "answered_via": "task_page", "answered_from": "tab-1", "settled_reason": "operator"
+    }
+    assert metadata["settled_at"]
+
+
+def test_a_withdrawal_is_announced_at_once(execution, notices):
+    record = requested(execution)
+    elicitations.record_settled({"pending_id": record.pending_id, "outcome": "cancelled", "reason": "turn_cancelled"})
+    assert notices == [(record.pending_id, "turn_cancelled")]

@@ -7,6 +7,7 @@ from django.db import connection
 
 from kandev_web.clarifications import services
 from kandev_web.clarifications.models import Clarification, Status
+from kandev_web.clarifications.settlement import Answerer
 from kandev_web.clarifications.validation import InvalidBundle, parse_bundle
 from kandev_web.notifications.models import Delivery
 from kandev_web.sessions import events
@@ -203,3 +204,15 @@ def test_wait_times_out_and_expires_the_record(make_task):
     record.refresh_from_db()
     assert record.status == Status.EXPIRED
     connection.close()
+
+
+def test_an_answer_records_who_gave_it_and_through_which_surface(session, operator):
+    record, _ = services.request_clarification(session, QUESTIONS)
+    services.respond(record.pending_id, answers=ANSWERS, answerer=Answerer.of(operator, "api"))
+    record.refresh_from_db()
+    assert (record.answered_by, record.answered_via, record.answered_from) == (operator, "api", "")
+    assert record.responded_at is not None
+    for metadata in Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).values_list("metadata", flat=True):
+        assert (metadata["answered_by"], metadata["answered_via"], metadata["settled_reason"]) == (
+            "alice", "api", "operator"
+        )

@@ -263,3 +263,78 @@ async def test_a_submit_for_a_question_the_page_was_shown_goes_to_agentctl_even_
     assert 'data-outcome="already_settled"' in await _reply(communicator, OUTCOME)
     assert [payload["pending_id"] for _, payload in fake.sent] == [record.pending_id]
     await communicator.disconnect()
+
+
+async def _frames_until(communicator, *markers) -> str:
+    """Every frame up to the one by which all ``markers`` have been seen, joined."""
+    seen = ""
+    while not all(marker in seen for marker in markers):
+        output = await communicator.receive_output(timeout=20)
+        assert output["type"] != "websocket.close", "the socket was closed"
+        seen += output.get("text", "")
+    return seen
+
+
+@database_sync_to_async
+def _answerer(record) -> tuple:
+    found = Clarification.objects.select_related("answered_by").get(pk=record.pk)
+    return found.answered_by.username, found.answered_via, found.answered_from
+
+
+async def test_the_record_says_who_answered_from_which_tab_and_the_other_tab_is_told():
+    mine, _, cookie = await _setup()
+    record = await _ask(mine)
+    answering, watching = await _open(mine, cookie), await _open(mine, cookie)
+    await answering.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt2"}))
+
+    # The answering tab: its outcome, its timeline line in its own words, and no notice.
+    here = await _frames_until(answering, OUTCOME, "clarification-record-settlement")
+    assert 'data-outcome="delivered"' in here and "Answered by alice in this tab" in here
+    assert "already answered" not in here
+    # Another tab: the same line in its words, and a notice saying who and where.
+    there = await _frames_until(watching, "clarification-record-settlement", 'data-testid="toast"')
+    assert "Answered by alice in another tab" in there
+    assert "This question was already answered by alice in another tab at <time datetime=" in there
+    assert 'data-reason="operator"' in there
+
+    user, via, tab = await _answerer(record)
+    assert (user, via) == ("alice", "task_page") and tab
+    for communicator in (answering, watching):
+        await communicator.disconnect()
+
+
+async def test_a_late_answer_from_another_tab_is_told_once_with_who_answered_first():
+    mine, _, cookie = await _setup()
+    record = await _ask(mine)
+    first, second = await _open(mine, cookie), await _open(mine, cookie)
+    await first.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1"}))
+    await _frames_until(first, OUTCOME)
+    told = await _frames_until(second, 'data-testid="toast"')
+    assert "already answered by alice in another tab" in told
+    # The second tab answers anyway: it learns nothing new, so no second toast.
+    await second.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt2"}))
+    reply = await _reply(second, OUTCOME)
+    assert 'data-outcome="already_settled"' in reply and 'data-testid="toast"' not in reply
+    for communicator in (first, second):
+        await communicator.disconnect()
+
+
+async def test_an_answer_over_http_names_the_html_form_or_the_api():
+    mine, _, cookie = await _setup()
+
+    @database_sync_to_async
+    def post(record, query):
+        from django.test import Client
+
+        from kandev_web.board.models import Workspace
+
+        client = Client()
+        client.force_login(Workspace.objects.get(boards__tasks=mine).members.get())
+        return client.post(f"/clarifications/{record.pending_id}/respond/{query}", {"answer-db-option": "db_opt1"})
+
+    record = await _ask(mine)
+    watching = await _open(mine, cookie)
+    assert (await post(record, "?via=form")).status_code == 204
+    assert "answered by alice through the HTML form" in await _frames_until(watching, 'data-testid="toast"')
+    assert (await _answerer(record))[1:] == ("form", "")
+    await watching.disconnect()

@@ -1,9 +1,13 @@
+from dataclasses import replace
+
 from django import template
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from kandev_web.clarifications.redaction import is_withheld
 from kandev_web.clarifications.requester import Requester
 from kandev_web.clarifications.requester import requester as requester_of
+from kandev_web.clarifications.settlement import Settlement, describe, ending_of_message
 
 register = template.Library()
 
@@ -33,3 +37,16 @@ def answer_text(metadata: dict) -> str:
                 return answer["custom_text"]
             return ", ".join(labels.get(o, o) for o in answer.get("selected_options", []))
     return _("No selection")
+
+
+@register.simple_tag(takes_context=True)
+def settlement(context, message) -> Settlement | None:
+    """How a ``clarification_request`` message's question ended, for this viewer.
+
+    ``tab`` in the context is the viewer's live connection (``settlement.tab_id``),
+    set when a task page's socket renders; a page's first render has none.
+    """
+    ending = ending_of_message(message.metadata, message.created_at)
+    if ending.settled_at is not None:
+        ending = replace(ending, settled_at=timezone.localtime(ending.settled_at))
+    return describe(ending, viewer_tab=context.get("tab", ""), today=timezone.localdate())
