@@ -64,8 +64,10 @@ class TaskConsumer(LiveConsumer):
 
     async def task_changed(self, event):
         parts = event.get("parts", live.TASK_PARTS)
-        if "composer" in parts or "session" in parts:
-            self._read_ahead.clear()  # the agent may have gone, a question been settled
+        if "composer" in parts:
+            # What the overlay says changed (the agent gone or moved on, a
+            # question settled): read again what Submit will answer.
+            self._read_ahead.clear()
         await self.send_fragment(self.render_task, parts)
 
     async def clarification_asked(self, event):
