@@ -97,3 +97,16 @@ def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario
     page.get_by_test_id("clarification-collapse").click()
     expect(overlay).to_have_attribute("data-collapsed", "true")
     assert_accessible(page)
+
+
+def test_the_task_page_with_markdown_code_a_diff_and_a_terminal_in_the_timeline(browser, server):
+    """Scrolling blocks (code, diffs, terminal output) can be reached and scrolled from the keyboard."""
+    ids = server.create_operator("seen-rich", workspace="seen-rich's", tasks=True)
+    page = browser.new_context().new_page()
+    login(page, server, "seen-rich", f"/tasks/{ids['task_ids'][0]}/")
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    start_scenario(page, "rich-timeline")
+    # An agent's start is the slow part (a process, a session, a turn) on a busy machine.
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false", timeout=30_000)
+    expect(page.locator(".terminal").first).to_be_visible()
+    assert_accessible(page)
