@@ -209,6 +209,8 @@ class TaskConsumer(LiveConsumer):
         if delivery.outcome == Outcome.ALREADY_SETTLED:
             # Said already (a notice came first), or say who answered first, when that is known yet.
             told = pending_id in self._told
+            # Before the read below: a settle event arriving meanwhile must not tell this page too.
+            self._told.add(pending_id)
             notice, _reason = ("", "") if told else await database_sync_to_async(self._settled_notice)(pending_id)
             message = "" if told else notice or message
         if delivery.outcome not in (Outcome.INVALID, Outcome.STREAM_DOWN, Outcome.NOT_RESPONDING, Outcome.REFUSED):
