@@ -8,20 +8,26 @@ the same function, since any program may speak the agent stream.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 
 #: At most this many lines ...
 MAX_LINES = 20
 #: ... and this many bytes of UTF-8, whichever is fewer.
 MAX_BYTES = 4096
+#: NUL, and surrogates (in a ``str`` every one is lone: a pair decodes to one character).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def cap_tail(text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> str:
     """The end of ``text``: its last ``max_lines`` lines, then its last ``max_bytes`` bytes of UTF-8.
 
     Cut on a character boundary, never inside one; trailing blank lines are
-    dropped, since they say nothing.
+    dropped, since they say nothing. A NUL or a lone surrogate (an agent's
+    stderr is bytes, and any program may speak the stream) becomes U+FFFD, so
+    the tail can be stored in any database (PostgreSQL refuses both).
     """
+    text = _UNSTORABLE.sub("\ufffd", text)
     lines = text.rstrip().splitlines()[-max_lines:]
     tail = "\n".join(line.rstrip() for line in lines)
     encoded = tail.encode()

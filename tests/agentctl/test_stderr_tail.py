@@ -39,3 +39,11 @@ def test_the_tail_is_bounded_and_is_the_end_of_what_was_written(lines):
     assert len(text.encode()) <= MAX_BYTES
     assert len(text.splitlines()) <= MAX_LINES
     assert "\n".join(line.rstrip() for line in "\n".join(lines).splitlines()).rstrip().endswith(text)
+
+
+def test_a_nul_or_a_lone_surrogate_becomes_a_replacement_character():
+    """What PostgreSQL cannot store (NUL, lone surrogates) never reaches the session row."""
+    tail = cap_tail("boom\x00here\nbad \ud800 half")
+    assert tail == "boom\ufffdhere\nbad \ufffd half"
+    assert "\x00" not in tail
+    tail.encode("utf-8")  # no lone surrogate left
