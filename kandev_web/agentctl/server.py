@@ -123,6 +123,7 @@ class StreamServer:
         self._answering: set[asyncio.Task[None]] = set()
         self._server: Server | None = None
         self._handle: RequestHandler | None = None
+        self._greeting: str | None = None
 
     async def start(self, host: str, port: int, handle: RequestHandler) -> str:
         """Listen, and return the stream's URL with the port actually bound."""
@@ -148,6 +149,10 @@ class StreamServer:
         for client in self._clients:
             client.send(frame)
 
+    def greet_with(self, action: str, payload: Payload) -> None:
+        """Send this notification to every client that connects from now on, as its first frame."""
+        self._greeting = envelope.notification(action, payload)
+
     async def close(self) -> None:
         for task in self._answering:
             task.cancel()
@@ -168,6 +173,8 @@ class StreamServer:
 
     async def _serve(self, connection: _Connection) -> None:
         client = _Client(connection)
+        if self._greeting is not None:
+            client.send(self._greeting)
         self._clients.add(client)
         logger.info("client connected (%d connected)", len(self._clients))
         try:
