@@ -4,7 +4,8 @@
   open in another tab, disables what would act on it.
 - A web process started after the only one was killed (-9) adopts the agents
   it left running at once, with nobody opening a page: what they do next is
-  recorded, and an agentctl whose agent died ends after its grace.
+  recorded, and an agentctl whose agent died ends after its grace; one it
+  cannot adopt is stopped.
 """
 
 import os
@@ -99,6 +100,28 @@ def test_a_restarted_web_process_adopts_the_agents_left_running_with_no_page_ope
             until(lambda: session_state(fresh_database) == "FAILED", "the adopter recorded the agent's death")
             until(lambda: gone([agentctl, agent]), "agentctl ended after its agent, within its grace", 20)
             assert "signal 9" in session_error(fresh_database)
+
+
+def test_an_orphan_that_cannot_be_adopted_is_stopped(browser, fresh_database):
+    """Its agentctl refuses the stored token: the new process ends it rather than leave it running."""
+    env = server_environ(fresh_database, GRACE)
+    with running_server(env, fresh_database.parent / "stray-before.log") as first:
+        ids = first.create_operator("stray", workspace="Stray", tasks=True)
+        page = browser.new_context().new_page()
+        login(page, first, "stray", f"/tasks/{ids['task_ids'][0]}/")
+        start_scenario(page, "simple-message")
+        expect(page.get_by_test_id("session-prompt-input")).to_be_visible()
+        page.context.close()
+        [agentctl] = [p for p in agent_processes(first.process.pid) if p.parent().pid == first.process.pid]
+        [agent] = agentctl.children()
+        os.kill(first.process.pid, signal.SIGKILL)
+        first.process.wait()
+        with sqlite3.connect(fresh_database) as db:
+            db.execute("UPDATE agent_sessions_agentexecution SET token = 'not-its-token'")
+
+        with running_server(env, fresh_database.parent / "stray-after.log"):
+            until(lambda: gone([agentctl, agent]), "the agentctl nobody can adopt was stopped, its agent too")
+            until(lambda: session_state(fresh_database) == "FAILED", "its session failed")
 
 
 def execution(database: Path) -> dict:

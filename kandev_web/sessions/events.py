@@ -313,6 +313,8 @@ class Orphan:
     #: Set when agentctl runs on an executor host, which reports its end.
     executor: ExecutorAddress | None = None
     launch_id: str = ""
+    #: The process that owned it (``host:pid:nonce``): whose machine ``pid`` is on.
+    previous_owner: str = ""
 
 
 def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
@@ -340,6 +342,7 @@ def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
                     pid=execution.pid,
                     executor=executor.address if executor and execution.launch_id else None,
                     launch_id=execution.launch_id,
+                    previous_owner=execution.owner,
                 )
             )
     return claimed

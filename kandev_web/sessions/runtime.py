@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import psutil
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.translation import gettext as _
@@ -295,8 +296,11 @@ class Runner:
         client = self._stream_client(ref, orphan.url, orphan.token)
         try:
             await client.connect()
-        except StreamError:
-            # agentctl went down with its owner: the execution is over.
+        except StreamError as error:
+            # agentctl went down with its owner, or cannot be adopted (its
+            # token refused, frozen): the execution is over, and so must it be.
+            logger.warning("cannot adopt the agent execution %s: %s", orphan.execution_id, error)
+            _stop_stray_agentctl(orphan)
             await agent_sync_to_async(events.record_agent_exited)(
                 orphan.execution_id, {"exit_code": None, "signal": None}, agentctl_gone=True
             )
@@ -377,6 +381,23 @@ class Runner:
         except (StreamError, TimeoutError):
             # agentctl is already gone; make sure the process is too.
             await self._stop_process(endpoint.execution_id)
+
+
+def _stop_stray_agentctl(orphan: "events.Orphan") -> None:
+    """End an orphan's agentctl that runs on this machine but cannot be adopted, lest it run for ever.
+
+    Only when the pid is still an agentctl: after a restart it may be anything else.
+    """
+    previous_host = orphan.previous_owner.split(":", 1)[0]
+    if orphan.executor is not None or orphan.pid is None or previous_host != socket.gethostname():
+        return
+    try:
+        process = psutil.Process(orphan.pid)
+        if any("agentctl" in part for part in process.cmdline()):
+            process.terminate()  # agentctl's SIGTERM is agent.shutdown: it stops the agent too
+            logger.info("stopped the agentctl of the execution %s, which could not be adopted", orphan.execution_id)
+    except psutil.Error:
+        return
 
 
 async def _refuses_connections(url: str) -> bool:
