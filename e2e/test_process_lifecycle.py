@@ -9,12 +9,14 @@
 """
 
 import os
+import shutil
 import signal
 import sqlite3
 import time
 from pathlib import Path
 
 import psutil
+import pytest
 from playwright.sync_api import expect
 
 from .conftest import fresh_task, login, running_server, server_environ, start_scenario
@@ -71,11 +73,19 @@ def test_deleting_a_task_stops_its_agent_and_its_open_page_says_so(browser, serv
     assert agent_processes(server.process.pid) == []
 
 
-def test_a_restarted_web_process_adopts_the_agents_left_running_with_no_page_open(browser, fresh_database):
-    env = server_environ(fresh_database, GRACE)
+@pytest.fixture
+def own_database(template_database, tmp_path) -> Path:
+    """A database of this test's own: the module's server must not adopt what the test leaves behind."""
+    database = tmp_path / "db.sqlite3"
+    shutil.copy(template_database, database)
+    return database
+
+
+def test_a_restarted_web_process_adopts_the_agents_left_running_with_no_page_open(browser, own_database):
+    env = server_environ(own_database, GRACE)
     # The second server inside the first's block: leaving that block ends the
     # first's process group, its agentctl included, as a terminal's Ctrl+C would.
-    with running_server(env, fresh_database.parent / "before.log") as first:
+    with running_server(env, own_database.parent / "before.log") as first:
         ids = first.create_operator("otto", workspace="Otto", tasks=True)
         page = browser.new_context().new_page()
         login(page, first, "otto", f"/tasks/{ids['task_ids'][0]}/")
@@ -88,24 +98,24 @@ def test_a_restarted_web_process_adopts_the_agents_left_running_with_no_page_ope
         first.process.wait()
         assert agentctl.is_running() and agent.is_running(), "agents outlive a killed web process"
 
-        with running_server(env, fresh_database.parent / "after.log") as second:
+        with running_server(env, own_database.parent / "after.log") as second:
             # Nobody connects to the new process: it adopts the execution on its own.
-            owner = until(lambda: execution(fresh_database)["owner"], "the execution has an owner")
+            owner = until(lambda: execution(own_database)["owner"], "the execution has an owner")
             until(
-                lambda: f":{second.process.pid}:" in execution(fresh_database)["owner"],
+                lambda: f":{second.process.pid}:" in execution(own_database)["owner"],
                 f"the new web process adopted the execution (owner was {owner})",
             )
             # What the agent does next reaches the records through the adopter.
             agent.kill()
-            until(lambda: session_state(fresh_database) == "FAILED", "the adopter recorded the agent's death")
+            until(lambda: session_state(own_database) == "FAILED", "the adopter recorded the agent's death")
             until(lambda: gone([agentctl, agent]), "agentctl ended after its agent, within its grace", 20)
-            assert "signal 9" in session_error(fresh_database)
+            assert "signal 9" in session_error(own_database)
 
 
-def test_an_orphan_that_cannot_be_adopted_is_stopped(browser, fresh_database):
+def test_an_orphan_that_cannot_be_adopted_is_stopped(browser, own_database):
     """Its agentctl refuses the stored token: the new process ends it rather than leave it running."""
-    env = server_environ(fresh_database, GRACE)
-    with running_server(env, fresh_database.parent / "stray-before.log") as first:
+    env = server_environ(own_database, GRACE)
+    with running_server(env, own_database.parent / "stray-before.log") as first:
         ids = first.create_operator("stray", workspace="Stray", tasks=True)
         page = browser.new_context().new_page()
         login(page, first, "stray", f"/tasks/{ids['task_ids'][0]}/")
@@ -116,12 +126,12 @@ def test_an_orphan_that_cannot_be_adopted_is_stopped(browser, fresh_database):
         [agent] = agentctl.children()
         os.kill(first.process.pid, signal.SIGKILL)
         first.process.wait()
-        with sqlite3.connect(fresh_database) as db:
+        with sqlite3.connect(own_database) as db:
             db.execute("UPDATE agent_sessions_agentexecution SET token = 'not-its-token'")
 
-        with running_server(env, fresh_database.parent / "stray-after.log"):
+        with running_server(env, own_database.parent / "stray-after.log"):
             until(lambda: gone([agentctl, agent]), "the agentctl nobody can adopt was stopped, its agent too")
-            until(lambda: session_state(fresh_database) == "FAILED", "its session failed")
+            until(lambda: session_state(own_database) == "FAILED", "its session failed")
 
 
 def execution(database: Path) -> dict:
