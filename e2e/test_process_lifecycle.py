@@ -47,8 +47,9 @@ def gone(processes: list[psutil.Process]) -> bool:
 
 def test_deleting_a_task_stops_its_agent_and_its_open_page_says_so(browser, server):
     page, ids = fresh_task(browser, server, "lena")
-    start_scenario(page, "simple-message")
-    expect(page.get_by_test_id("session-prompt-input")).to_be_visible()
+    start_scenario(page, "permission-flow")
+    expect(page.get_by_test_id("permission-card")).to_have_attribute("data-status", "pending")
+    expect(page.get_by_test_id("permission-option").first).to_be_visible()
     expect(page.get_by_test_id("session-stop")).to_be_visible()
     agents = agent_processes(server.process.pid)
     assert len(agents) >= 2, "agentctl and its agent run"
@@ -66,6 +67,9 @@ def test_deleting_a_task_stops_its_agent_and_its_open_page_says_so(browser, serv
     )
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-agent-live", "false")
     expect(page.get_by_test_id("session-stop")).to_have_count(0)
+    expect(page.get_by_test_id("session-cancel")).to_have_count(0)
+    expect(page.get_by_test_id("permission-option").first).to_be_hidden()
+    expect(page.get_by_test_id("permission-dismiss")).to_be_hidden()
     expect(page.get_by_test_id("session-prompt-input")).to_have_count(0)
     expect(page.get_by_test_id("session-start-submit")).to_have_count(0)
 
