@@ -34,6 +34,8 @@ def test_reply_streams_into_the_timeline_and_the_turn_finishes(browser, server, 
     page.get_by_test_id("session-prompt-input").fill("Thanks! Anything else?")
     page.get_by_test_id("session-prompt-submit").click()
     expect(agent_messages(page)).to_have_count(2)
+    # The server took the prompt (204), so the composer is cleared for the next one.
+    expect(page.get_by_test_id("session-prompt-input")).to_have_value("")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
 
 
