@@ -56,6 +56,15 @@ def test_the_live_sockets_connect_under_it(browser, server, operator):
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
 
 
+def test_htmx_neither_evals_nor_injects_a_style(browser, server, operator):
+    page = browser.new_context().new_page()
+    login(page, server, "strict", f"/boards/{operator['board_id']}/")
+    expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    config = page.evaluate("({ ...htmx.config })")
+    assert (config["allowEval"], config["allowScriptTags"], config["includeIndicatorStyles"]) == (False, False, False)
+    expect(page.locator("style")).to_have_count(0)
+
+
 @pytest.mark.parametrize(
     "path",
     [

@@ -237,11 +237,16 @@
   });
 
   // A follow-up prompt the server took (204) is cleared; one it refused keeps its text.
-  document.addEventListener("htmx:afterRequest", (event) => {
-    const form = event.detail.elt;
-    if (form.matches("[data-testid=session-prompt-form]") && event.detail.successful && event.detail.xhr.status === 204) {
-      form.reset();
-    }
+  // Watched from the request, not the form: the turn it opens re-renders the composer
+  // over the socket, often before the answer is in, and the detached form's events
+  // reach nobody; the preserved textarea is the one to clear.
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const { elt, xhr } = event.detail;
+    if (!elt.matches("[data-testid=session-prompt-form]")) return;
+    xhr.addEventListener("load", () => {
+      const prompt = document.getElementById("prompt-input");
+      if (xhr.status === 204 && prompt) prompt.value = "";
+    });
   });
 
   // Browsers ask for desktop notifications only on a click (notification settings).
