@@ -280,7 +280,9 @@ class ElicitationStack:
         # it; an operator reads before clicking, so Submit waits for the page
         # to be quiet (no frame for QUIET_MS) and (b) is not measured queued
         # behind that rest.
-        page.wait_for_function(f"performance.timeOrigin + performance.now() - window.__bench.lastFrame > {QUIET_MS}")
+        page.wait_for_function(
+            f"() => performance.timeOrigin + performance.now() - window.__bench.lastFrame > {QUIET_MS}"
+        )
         submit_answer(page, pending_id, "Blue")
         read = self.record.wait_for(lambda e: e["event"] == "read" and e["id"] == written["id"], timeout=timeout)
         page.wait_for_selector(scope, state="detached", timeout=timeout * 1000)

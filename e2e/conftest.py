@@ -5,6 +5,9 @@ SQLite database copied from a once-migrated template and the module's own
 environment: a module sets ``SERVER_ENV = {"KANDEV_FEATURES_…": "true"}`` the
 way Kandev's e2e specs restart their backend per spec. Inherited
 ``KANDEV_FEATURES_*`` variables are stripped so no flag leaks in.
+
+Every browser context a test opens is watched for Content-Security-Policy
+violations (``browser`` below): a test whose pages broke the policy fails.
 """
 
 import json
@@ -28,6 +31,62 @@ PASSWORD = "e2e-password-123"
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+#: Reports each CSP violation of a page to the test, through a binding (outside the page's policy),
+#: and keeps them in ``window.cspViolations`` for a test to wait on.
+CSP_WATCH = """
+window.cspViolations = [];
+document.addEventListener("securitypolicyviolation", (event) => {
+  const text = `${event.effectiveDirective} refused ${event.blockedURI || "inline"}`
+    + ` at ${event.sourceFile}:${event.lineNumber}` + (event.sample ? ` (${event.sample})` : "");
+  window.cspViolations.push(text);
+  window.__kandevCspViolation(text);
+}, true);
+"""
+
+
+class CspWatchedBrowser:
+    """The session's browser, whose every new context reports the CSP violations of its pages.
+
+    Both the ``securitypolicyviolation`` events and Chromium's "Refused to …"
+    console errors count. Playwright's ``bypass_csp`` is refused: the suite
+    runs under the policy the operator's browser gets.
+    """
+
+    def __init__(self, browser):
+        self._browser = browser
+        self.violations: list[str] = []
+
+    def __getattr__(self, name):
+        return getattr(self._browser, name)
+
+    def new_context(self, **kwargs):
+        return self._watch(self._browser.new_context(**kwargs), kwargs)
+
+    def new_page(self, **kwargs):
+        page = self._browser.new_page(**kwargs)
+        self._watch(page.context, kwargs)
+        return page
+
+    def _watch(self, context, kwargs):
+        assert not kwargs.get("bypass_csp"), "the browser suite runs under the Content-Security-Policy"
+        context.expose_binding("__kandevCspViolation", lambda source, text: self.violations.append(text))
+        context.add_init_script(CSP_WATCH)
+        context.on("console", self._console)
+        return context
+
+    def _console(self, message) -> None:
+        if message.type == "error" and "Content Security Policy" in message.text:
+            self.violations.append(message.text)
+
+
+@pytest.fixture
+def browser(browser):
+    """pytest-playwright's browser, failing the test at teardown if any page broke the CSP."""
+    watched = CspWatchedBrowser(browser)
+    yield watched
+    assert watched.violations == [], "Content-Security-Policy violations:\n" + "\n".join(watched.violations)
 
 
 @pytest.fixture(scope="session")

@@ -37,6 +37,21 @@ def test_reply_streams_into_the_timeline_and_the_turn_finishes(browser, server, 
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
 
 
+def test_a_follow_up_the_server_took_clears_the_composer(browser, server):
+    page, _ = fresh_task(browser, server, "composer")
+    start_agent(page, "/e2e:simple-message")
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
+    prompt = page.get_by_test_id("session-prompt-input")
+    prompt.fill("/e2e:long-stream")
+    with page.expect_response(lambda response: "/prompt/" in response.url) as sent:
+        page.get_by_test_id("session-prompt-submit").click()
+    assert sent.value.status == 204
+    expect(page.get_by_test_id("task-details").get_by_test_id("task-state-running")).to_be_visible()
+    expect(prompt).to_have_value("")
+    page.get_by_test_id("session-cancel").click()
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
+
+
 def test_cancel_a_long_turn(browser, server, team):
     page = open_task(browser, server, team, "alice", 1)
     start_agent(page, "/e2e:long-stream")

@@ -149,7 +149,7 @@ def test_forty_answer_frames_from_two_windows_one_delivery(browser, server):
     assert len(traffic.answers()) == len(other_traffic.answers()) == 20
     outcomes = []
     for each in (page, other):
-        each.wait_for_function("window.outcomes.length === 20")
+        each.wait_for_function("() => window.outcomes.length === 20")
         outcomes += each.evaluate("window.outcomes")
     assert outcomes.count("delivered") == 1, outcomes
     assert set(outcomes) == {"delivered", "already_settled"}

@@ -115,6 +115,45 @@ def test_drag_a_card_to_another_column(browser, server, team):
         expect(card_titled(page, "Drag me")).to_have_attribute("data-step-id", str(review))
 
 
+#: A drop as another page can make one: any drag data, dispatched on a column.
+DROP = """({column, data}) => {
+  const target = document.querySelector(`[data-testid="${column}"]`);
+  const transfer = new DataTransfer();
+  for (const [type, text] of Object.entries(data)) transfer.setData(type, text);
+  for (const type of ["dragover", "drop"]) {
+    target.dispatchEvent(new DragEvent(type, { bubbles: true, cancelable: true, dataTransfer: transfer }));
+  }
+}"""
+
+
+def test_a_drop_that_is_not_a_card_id_neither_deletes_nor_moves(browser, server, team):
+    """Drag data is any page's to set; "7/delete/?" dropped on a column once posted to /tasks/7/delete/."""
+    alice = open_board(browser, server, team, "alice")
+    alice.get_by_test_id("task-form-title").fill("Keep me")
+    alice.get_by_test_id("task-create-submit").click()
+    card = card_titled(alice, "Keep me")
+    expect(card).to_be_visible()
+    task_id = card.get_attribute("data-task-id")
+    posted = []
+    alice.on("request", lambda request: posted.append(request.url) if request.method == "POST" else None)
+    review = f"kanban-column-{team['step_ids'][2]}"
+    for data in (
+        {"text/x-kandev-task": f"{task_id}/delete/?"},
+        {"text/x-kandev-task": f"{task_id}/delete/"},
+        {"text/x-kandev-task": f"../{task_id}/delete/?"},
+        {"text/x-kandev-task": f" {task_id}"},
+        {"text/x-kandev-task": "999999"},  # digits, but no card of this page
+        {"text/plain": f"{task_id}/delete/?", "text/uri-list": f"{server.url}/tasks/{task_id}/delete/"},
+    ):
+        alice.evaluate(DROP, {"column": review, "data": data})
+    # The card's own id still moves it; it is posted after every drop above was handled.
+    alice.evaluate(DROP, {"column": review, "data": {"text/x-kandev-task": task_id}})
+    expect(card).to_have_attribute("data-step-id", str(team["step_ids"][2]))
+    alice.reload()
+    expect(card_titled(alice, "Keep me")).to_have_attribute("data-step-id", str(team["step_ids"][2]))
+    assert posted == [f"{server.url}/tasks/{task_id}/move/"]
+
+
 def test_task_page_shows_details_and_follows_live_edits(browser, server, team):
     alice = open_board(browser, server, team, "alice")
     alice.get_by_test_id("task-form-title").fill("Investigate the slow query")

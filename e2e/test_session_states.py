@@ -142,7 +142,7 @@ def test_send_during_a_permission_is_off_with_the_reason_and_a_stale_send_change
     expect(send).to_be_enabled()
     expect(reason).to_have_count(0)
     expect(prompt).to_have_value("Also update the changelog")
-    page.wait_for_function("window.toastsSeen.includes('session.turn_finished')")
+    page.wait_for_function("() => window.toastsSeen.includes('session.turn_finished')")
     assert page.evaluate("window.toastsSeen").count("session.turn_finished") == 1
     expect(timeline.locator("[data-testid=timeline-message][data-type=error]")).to_have_count(0)
 

@@ -1,7 +1,8 @@
 """ASGI entry point: HTTP through Django, WebSockets through Channels.
 
-WebSockets pass the Origin check and the session auth before any consumer
-sees them; consumers then check workspace membership themselves.
+WebSockets pass the Origin check (the page's own scheme, host and port:
+origins.py) and the session auth before any consumer sees them; consumers then
+check workspace membership themselves.
 """
 
 import asyncio
@@ -17,11 +18,11 @@ django_asgi_app = get_asgi_application()
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from .clarifications.mcp import PATH as MCP_PATH  # noqa: E402
 from .clarifications.mcp import endpoint as mcp_endpoint  # noqa: E402
 from .live import outbox  # noqa: E402
+from .origins import SameOriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .sessions.runtime import runner  # noqa: E402
 
@@ -43,7 +44,7 @@ async def http_app(scope, receive, send):
 router = ProtocolTypeRouter(
     {
         "http": http_app,
-        "websocket": AllowedHostsOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
     }
 )
 

@@ -6,6 +6,9 @@ from django.test import Client
 
 from kandev_web.board.models import Board, Task, Workspace
 
+#: The Host header of a page on http://127.0.0.1, whose sockets send Origin ``http://127.0.0.1``.
+HOST = (b"host", b"127.0.0.1")
+
 
 @database_sync_to_async
 def two_workspaces():

@@ -51,12 +51,17 @@ _TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "code", "pre", "blockquote",
     "ul", "ol", "li", "a", "table", "thead", "tbody", "tr", "th", "td", "span",
 }  # fmt: skip
+#: A table column's alignment, as a class: the page's Content-Security-Policy refuses style attributes.
+_ALIGN_CLASSES = {"align-left", "align-center", "align-right"}
 _CLEANER = nh3.Cleaner(
     tags=_TAGS,
-    attributes={"a": {"href", "title"}, "ol": {"start"}, "th": {"style"}, "td": {"style"}},
-    # Table column alignment is the only style markdown-it writes.
-    filter_style_properties={"text-align"},
-    allowed_classes={"pre": {"highlight"}, "span": {name for name in STANDARD_TYPES.values() if name}},
+    attributes={"a": {"href", "title"}, "ol": {"start"}},
+    allowed_classes={
+        "pre": {"highlight"},
+        "span": {name for name in STANDARD_TYPES.values() if name},
+        "th": _ALIGN_CLASSES,
+        "td": _ALIGN_CLASSES,
+    },
     url_schemes=set(LINK_SCHEMES),
     url_relative="deny",
     link_rel=LINK_REL,
@@ -88,12 +93,23 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
     return f'<pre class="highlight"><code>{body}</code></pre>'
 
 
+def _aligned_cell(renderer, tokens, idx, options, env) -> str:
+    """A table cell with markdown-it's ``style="text-align:…"`` as an ``align-…`` class instead."""
+    token = tokens[idx]
+    style = token.attrs.pop("style", None)
+    if isinstance(style, str) and style.startswith("text-align:"):
+        token.attrSet("class", "align-" + style.removeprefix("text-align:"))
+    return renderer.renderToken(tokens, idx, options, env)
+
+
 def _parser() -> MarkdownIt:
     # ``breaks``: agents write plain lines as often as Markdown, and a line
     # break they wrote should stay one (as it did before Markdown).
     parser = MarkdownIt("commonmark", {"html": False, "breaks": True, "highlight": _highlight})
     parser.enable("table").disable("image")
     parser.validateLink = _valid_link
+    parser.add_render_rule("th_open", _aligned_cell)
+    parser.add_render_rule("td_open", _aligned_cell)
     return parser
 
 

@@ -1,4 +1,5 @@
-// Small behaviours htmx does not cover: live-socket state, placing live cards and rows, drag and drop.
+// Small behaviours htmx does not cover: live-socket state, placing live cards and rows, drag and drop,
+// and the few handlers a strict Content-Security-Policy keeps out of the templates.
 (function () {
   "use strict";
 
@@ -207,23 +208,51 @@
   }
 
   // Drag a card onto a column to move it; the move buttons do the same without a mouse.
+  // Drag data can come from any page (another site's dragstart sets any type), so a
+  // drop is taken only as the id of a card this page shows, never as part of a URL:
+  // text such as "7/delete/?" is refused rather than posted to /tasks/7/delete/.
+  const TASK_TYPE = "text/x-kandev-task";
   document.addEventListener("dragstart", (event) => {
     const card = event.target.closest && event.target.closest("[data-task-id][draggable]");
     if (!card) return;
-    event.dataTransfer.setData("text/x-kandev-task", card.dataset.taskId);
+    event.dataTransfer.setData(TASK_TYPE, card.dataset.taskId);
     event.dataTransfer.effectAllowed = "move";
   });
+  function dropColumn(event) {
+    return event.target.closest && event.dataTransfer.types.includes(TASK_TYPE)
+      ? event.target.closest("[data-step-id].column") : null;
+  }
   document.addEventListener("dragover", (event) => {
-    if (event.target.closest && event.target.closest("[data-step-id].column")) {
-      event.preventDefault();
-    }
+    if (dropColumn(event)) event.preventDefault();
   });
   document.addEventListener("drop", (event) => {
-    const column = event.target.closest && event.target.closest("[data-step-id].column");
-    const taskId = event.dataTransfer.getData("text/x-kandev-task");
-    if (!column || !taskId) return;
+    const column = dropColumn(event);
+    if (!column) return;
     event.preventDefault();
+    const taskId = event.dataTransfer.getData(TASK_TYPE);
+    const card = /^[0-9]+$/.test(taskId) && document.getElementById(`task-card-${taskId}`);
+    if (!card || card.dataset.taskId !== taskId) return;
     const url = column.dataset.moveUrlTemplate.replace("/0/", `/${taskId}/`);
     htmx.ajax("POST", url, { values: { step: column.dataset.stepId }, swap: "none", source: column });
+  });
+
+  // A follow-up prompt the server took (204) is cleared; one it refused keeps its text.
+  // Watched from the request, not the form: the turn it opens re-renders the composer
+  // over the socket, often before the answer is in, and the detached form's events
+  // reach nobody; the preserved textarea is the one to clear.
+  document.addEventListener("htmx:beforeRequest", (event) => {
+    const { elt, xhr } = event.detail;
+    if (!elt.matches("[data-testid=session-prompt-form]")) return;
+    xhr.addEventListener("load", () => {
+      const prompt = document.getElementById("prompt-input");
+      if (xhr.status === 204 && prompt) prompt.value = "";
+    });
+  });
+
+  // Browsers ask for desktop notifications only on a click (notification settings).
+  document.addEventListener("click", (event) => {
+    const button = event.target.closest && event.target.closest("[data-testid=notification-permission]");
+    if (!button || !("Notification" in window)) return;
+    Notification.requestPermission().then((permission) => { button.dataset.permission = permission; });
   });
 })();

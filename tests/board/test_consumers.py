@@ -12,6 +12,7 @@ from django.test import Client, override_settings
 from kandev_web.asgi import application
 from kandev_web.board import queries, services
 from kandev_web.board.models import Board, Task, Workspace
+from tests.sockets import HOST
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
@@ -44,7 +45,7 @@ async def connect(path, *headers):
 
 
 async def connect_raw(path, *headers):
-    communicator = WebsocketCommunicator(application, path, headers=list(headers))
+    communicator = WebsocketCommunicator(application, path, headers=[HOST, *headers])
     connected, code = await communicator.connect()
     return communicator, connected, code
 

@@ -16,7 +16,7 @@ from kandev_web.asgi import application
 from kandev_web.board.models import Task
 from kandev_web.live import user_group
 from kandev_web.sessions.models import Message, MessageType, TaskSession
-from tests.sockets import session_cookie, two_workspaces
+from tests.sockets import HOST, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 FORBIDDEN = 4403
@@ -27,7 +27,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 async def _connect(path, *headers):
     """A socket on ``path``; when it is accepted, its first frame (the catch-up of the page) has been read,
     so what a test receives afterwards was sent after it connected."""
-    communicator = WebsocketCommunicator(application, path, headers=list(headers))
+    communicator = WebsocketCommunicator(application, path, headers=[HOST, *headers])
     connected, code = await communicator.connect()
     if connected:
         await communicator.receive_from(timeout=20)

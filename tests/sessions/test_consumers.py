@@ -20,6 +20,7 @@ from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
+from tests.sockets import HOST
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
@@ -49,7 +50,7 @@ def setup_task():
 
 
 async def catch_up(path, cookie) -> str:
-    communicator = WebsocketCommunicator(application, path, headers=[ORIGIN, cookie])
+    communicator = WebsocketCommunicator(application, path, headers=[ORIGIN, HOST, cookie])
     connected, _ = await communicator.connect()
     assert connected
     frame = await communicator.receive_from(timeout=20)

@@ -20,7 +20,7 @@ from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 from tests.fake_agentctl import FakeRunner
-from tests.sockets import session_cookie, two_workspaces
+from tests.sockets import HOST, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 #: The reply to an answer frame: its outcome, for the page's #answer-outcomes.
@@ -87,7 +87,7 @@ def _status(record) -> str:
 
 
 async def _open(task, cookie) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(application, f"/ws/tasks/{task.pk}/", headers=[ORIGIN, cookie])
+    communicator = WebsocketCommunicator(application, f"/ws/tasks/{task.pk}/", headers=[ORIGIN, HOST, cookie])
     connected, _ = await communicator.connect()
     assert connected
     return communicator
