@@ -2,7 +2,7 @@
 
 from playwright.sync_api import expect
 
-from .conftest import login
+from .conftest import PASSWORD, login
 
 
 def test_pages_require_login(page, server):
@@ -30,3 +30,22 @@ def test_another_workspaces_task_is_a_404(page, server):
     assert page.goto(f"{server.url}/tasks/{theirs['task_ids'][0]}/").status == 404
     assert page.goto(f"{server.url}/boards/{theirs['board_id']}/").status == 404
     assert page.goto(f"{server.url}/tasks/{mine['task_ids'][0]}/").status == 200
+
+
+def test_too_many_wrong_passwords_lock_the_login_until_reset(page, server):
+    server.create_operator("frank", workspace="Frank's")
+    page.goto(f"{server.url}/login/")
+    for _ in range(5):
+        page.get_by_test_id("login-username").fill("frank")
+        page.get_by_test_id("login-password").fill("not-his-password")
+        page.get_by_test_id("login-submit").click()
+        expect(page.get_by_test_id("login-form")).to_be_visible()
+    page.get_by_test_id("login-username").fill("frank")
+    page.get_by_test_id("login-password").fill(PASSWORD)
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("login-locked-out")).to_contain_text("locked for 15 minutes")
+    assert "/login/" in page.url
+
+    server.manage("axes_reset_username", "frank")
+    login(page, server, "frank")
+    expect(page.get_by_test_id("login-form")).to_have_count(0)
