@@ -25,17 +25,17 @@ class TaskGone(LookupError):
     """The task was deleted by someone else meanwhile; nothing was changed."""
 
 
-def _locked(task: Task) -> Task:
-    """``task`` as it is now, its row locked until the transaction ends; raise ``TaskGone``."""
-    current = Task.objects.select_for_update().filter(pk=task.pk).first()
-    if current is None:
-        raise TaskGone(task.pk)
-    return current
+def _lock(task: Task) -> None:
+    """Read ``task`` again as it is now, its row locked until the transaction ends; raise ``TaskGone``."""
+    try:
+        task.refresh_from_db(from_queryset=Task.objects.select_for_update())
+    except Task.DoesNotExist:
+        raise TaskGone(task.pk) from None
 
 
 @transaction.atomic
 def update_task(task: Task, *, title: str, description: str) -> Task:
-    task = _locked(task)
+    _lock(task)
     task.title, task.description = title, description
     task.save(update_fields=["title", "description", "updated_at"])
     live.board_changed(task.board_id, step_ids=[task.step_id], task_ids=[task.pk])
@@ -46,7 +46,7 @@ def update_task(task: Task, *, title: str, description: str) -> Task:
 @transaction.atomic
 def move_task(task: Task, step: Step) -> Task:
     """Move ``task`` to the end of ``step`` (a no-op when it is already there)."""
-    task = _locked(task)
+    _lock(task)
     if step.pk != task.step_id:
         workflow.task_moved(task, step)
     return task
