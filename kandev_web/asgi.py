@@ -6,6 +6,7 @@ sees them; consumers then check workspace membership themselves.
 
 import asyncio
 import os
+import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev_web.settings")
 
@@ -47,11 +48,33 @@ router = ProtocolTypeRouter(
 )
 
 
+def bind_to_the_server_loop() -> None:
+    """Run agent streams and live updates on the loop that serves pages; start supervising agents."""
+    runner.ensure_started()
+    outbox.bind(asyncio.get_running_loop())
+
+
+def start_with_the_server() -> None:
+    """Bind as soon as Daphne's loop runs, not at the first request.
+
+    A web process restarted after a crash must adopt the agents its
+    predecessor left running (and report what they did meanwhile) even when
+    nobody opens a page. Daphne sends no ASGI lifespan events; it runs
+    Twisted's asyncio reactor, installed before it imports this module, so a
+    call scheduled on the reactor runs inside the server's loop once it starts.
+    """
+    if "daphne.server" not in sys.modules:
+        return  # another server: the first connection binds
+    from twisted.internet import reactor
+
+    reactor.callLater(0, bind_to_the_server_loop)
+
+
+start_with_the_server()
+
+
 async def application(scope, receive, send):
-    # Agent streams run on this, the server's loop, from the first connection
-    # on; a restarted web process so adopts the agents its predecessor left
-    # running as soon as anyone talks to it.
     if scope["type"] in ("http", "websocket"):
-        runner.ensure_started()
-        outbox.bind(asyncio.get_running_loop())
+        # Idempotent; binds here only under a server start_with_the_server() does not know.
+        bind_to_the_server_loop()
     await router(scope, receive, send)

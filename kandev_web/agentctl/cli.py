@@ -5,7 +5,7 @@ The bearer token comes from ``KANDEV_AGENTCTL_TOKEN`` only, never from argv,
 where any local user could read it. Once listening, agentctl prints exactly one
 line on stdout, the ready line, so that whoever started it can learn the port;
 everything else, logs included, goes to stderr. SIGTERM shuts down as
-``agent.shutdown`` does.
+``agent.shutdown`` does; so does the agent's exit, after a grace.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from collections.abc import Sequence
 
 from kandev_web.agentctl.controller import Controller
 from kandev_web.agentctl.durations import DurationError, Timeouts, load_timeouts
+from kandev_web.agentctl.envelope import Payload
 from kandev_web.agentctl.server import StreamServer, serve_until_shutdown
 
 TOKEN_VAR = "KANDEV_AGENTCTL_TOKEN"
@@ -73,17 +74,46 @@ async def _serve(
     host: str, port: int, token: str, agent_argv: list[str], agent_env: dict[str, str], timeouts: Timeouts
 ) -> int:
     shutdown = asyncio.Event()
+    agent_gone = asyncio.Event()
     server = StreamServer(token)
+
+    def emit(action: str, payload: Payload) -> None:
+        server.broadcast(action, payload)
+        if action == "agent.exited":
+            # Whoever connects from now on hears it too: it may have been
+            # reconnecting, or be adopting this execution, when it was said.
+            server.greet_with(action, payload)
+            agent_gone.set()
+
     controller = Controller(
         agent_argv=agent_argv,
         agent_env=agent_env,
         timeouts=timeouts,
-        emit=server.broadcast,
+        emit=emit,
         request_shutdown=shutdown.set,
     )
-    return await serve_until_shutdown(
-        server, host, port, controller.handle, shutdown=shutdown, close=controller.close, log=logger
-    )
+    exiting = asyncio.create_task(_exit_after_agent(agent_gone, shutdown, timeouts), name="exit after the agent")
+    try:
+        return await serve_until_shutdown(
+            server, host, port, controller.handle, shutdown=shutdown, close=controller.close, log=logger
+        )
+    finally:
+        exiting.cancel()
+
+
+async def _exit_after_agent(agent_gone: asyncio.Event, shutdown: asyncio.Event, timeouts: Timeouts) -> None:
+    """Once the agent has exited no turn can continue, so agentctl ends too, after ``exit_grace``.
+
+    Meanwhile the clients connected have heard ``agent.exited``, and one that
+    was reconnecting (or is adopting the execution of a dead web process)
+    can still connect and hear it. Without this, agentctl would listen for
+    ever, with nobody left to stop it when its web process is gone.
+    """
+    await agent_gone.wait()
+    grace = timeouts.exit_grace.total_seconds()
+    logger.info("the agent has exited; agentctl exits in %ss", f"{grace:g}")
+    await asyncio.sleep(grace)
+    shutdown.set()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,4 @@
-"""The two timeouts agentctl reads from its environment, and how to write them.
+"""The timeouts agentctl reads from its environment, and how to write them.
 
 Durations are written the way operators write them: ``90s``, ``55m``, ``1h``,
 or plain seconds (``3300``).
@@ -21,6 +21,10 @@ ANSWER_TIMEOUT_VAR = "KANDEV_ELICITATION_ANSWER_TIMEOUT"
 IDLE_TIMEOUT_VAR = "KANDEV_ACP_IDLE_TIMEOUT"
 DEFAULT_ANSWER_TIMEOUT = "55m"
 DEFAULT_IDLE_TIMEOUT = "1h"
+EXIT_GRACE_VAR = "KANDEV_AGENTCTL_EXIT_GRACE"
+#: Longer than a web process takes to reconnect (5 s at most between tries)
+#: or to adopt the execution of a dead one (three missed 5 s heartbeats).
+DEFAULT_EXIT_GRACE = "30s"
 
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600}
 _DURATION = re.compile(r"([0-9]+)([smh]?)")
@@ -59,6 +63,9 @@ class Timeouts:
 
     answer: timedelta
     idle: timedelta
+    #: Once the agent has exited and no client is connected, how long agentctl
+    #: waits for one to (re)connect and hear it before it exits itself.
+    exit_grace: timedelta = timedelta(seconds=30)
 
 
 def load_timeouts(environ: Mapping[str, str]) -> Timeouts:
@@ -71,7 +78,7 @@ def load_timeouts(environ: Mapping[str, str]) -> Timeouts:
             f"{IDLE_TIMEOUT_VAR} ({format_duration(idle)}): an unanswered question has to be "
             "declined before the agent connection idles out (decisions F13a)"
         )
-    return Timeouts(answer=answer, idle=idle)
+    return Timeouts(answer=answer, idle=idle, exit_grace=_read(environ, EXIT_GRACE_VAR, DEFAULT_EXIT_GRACE))
 
 
 def _read(environ: Mapping[str, str], name: str, default: str) -> timedelta:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -91,7 +92,9 @@ def timestamp() -> str:
 
 def encode(type: FrameType, action: str | None, payload: Payload, *, id: str | int | None) -> str:
     envelope = {"id": id, "type": type.value, "action": action, "payload": payload, "timestamp": timestamp()}
-    return json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+    frame = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
+    # A lone surrogate cannot go out as UTF-8; escaped, the frame is still JSON text.
+    return frame if _is_text(frame) else json.dumps(envelope, separators=(",", ":"))
 
 
 def request(action: str, payload: Payload, *, id: str) -> str:
@@ -177,28 +180,110 @@ def _longest_string(value: Any) -> tuple[Any, Any] | None:
     return best
 
 
+#: How deeply a frame's JSON may nest. Real payloads (a prompt's content
+#: blocks, an MCP server's headers) stay under ten levels; the limit keeps a
+#: hostile frame from exhausting the stack of whatever walks it later.
+MAX_DEPTH = 64
+
+
+def read_text(data: bytes) -> str:
+    """A text frame's bytes as text; raise ``BadFrame`` when they are not UTF-8.
+
+    agentctl reads text frames undecoded (``server``), so that invalid UTF-8
+    is refused like any other unreadable frame instead of closing the connection.
+    """
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        raise BadFrame(f"the frame is not valid UTF-8 (byte {error.start})") from None
+
+
+def _refuse_non_finite(constant: str) -> float:
+    raise ValueError(f"{constant} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"the number {text[:20]}… is too large")
+    return number
+
+
+def _loads(data: str) -> Any:
+    """``json.loads`` that refuses what JSON has no meaning for: NaN, Infinity, numbers that overflow."""
+    try:
+        return json.loads(data, parse_constant=_refuse_non_finite, parse_float=_finite_float)
+    except RecursionError:
+        raise BadFrame(f"the frame nests deeper than {MAX_DEPTH} levels") from None
+    except ValueError as error:
+        # Also a 5000-digit integer: Python refuses to convert it.
+        raise BadFrame(f"the frame is not JSON: {error}") from None
+
+
+def _is_text(value: str) -> bool:
+    """Whether ``value`` can be written as UTF-8: no lone surrogate (``"\\ud800"`` in JSON) in it."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unreadable(value: Any) -> str | None:
+    """Why ``value`` cannot be carried on (too deep, a lone surrogate in a key or a string), or None.
+
+    Iterative, so that it needs no stack however the value nests.
+    """
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            if not _is_text(node):
+                return "the frame holds a lone surrogate, which is not text"
+        elif isinstance(node, dict | list):
+            if depth > MAX_DEPTH:
+                return f"the frame nests deeper than {MAX_DEPTH} levels"
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            for key, item in items:
+                if isinstance(key, str) and not _is_text(key):
+                    return "the frame holds a lone surrogate, which is not text"
+                stack.append((item, depth + 1))
+    return None
+
+
 def decode(data: str | bytes, *, max_bytes: int | None = None) -> Frame:
-    """Read any envelope; raise ``BadFrame`` for anything that is not one."""
+    """Read any envelope; raise ``BadFrame`` for anything that is not one, whatever the frame holds."""
+    try:
+        return _decode(data, max_bytes=max_bytes)
+    except BadFrame:
+        raise
+    except Exception as error:  # noqa: BLE001 - no frame may go unanswered, whatever it breaks
+        raise BadFrame(f"the frame could not be read ({type(error).__name__})") from None
+
+
+def _decode(data: str | bytes, *, max_bytes: int | None) -> Frame:
     if isinstance(data, bytes):
         raise BadFrame("frames must be JSON text, not binary")
-    try:
-        envelope = json.loads(data)
-    except ValueError:
-        raise BadFrame("the frame is not JSON") from None
+    envelope = _loads(data)
     if not isinstance(envelope, dict):
         raise BadFrame("the frame is not a JSON object")
 
-    # Echo back what we can read, even from a frame we refuse.
+    # Echo back what we can read, even from a frame we refuse; never what
+    # could not be written back as text.
     raw_id = envelope.get("id")
     readable_id = raw_id if isinstance(raw_id, str | int) and not isinstance(raw_id, bool) else None
+    if isinstance(readable_id, str) and not _is_text(readable_id):
+        readable_id = None
     raw_action = envelope.get("action")
-    action = raw_action if isinstance(raw_action, str) else None
+    action = raw_action if isinstance(raw_action, str) and _is_text(raw_action) else None
 
     def refuse(message: str) -> BadFrame:
         return BadFrame(message, id=readable_id, action=action)
 
-    if max_bytes is not None and (size := len(data.encode())) > max_bytes:
+    if max_bytes is not None and (size := len(data.encode("utf-8", "surrogatepass"))) > max_bytes:
         raise refuse(f"the frame is {size} bytes; the limit is {max_bytes} bytes")
+    if (problem := _unreadable(envelope)) is not None:
+        raise refuse(problem)
     raw_type = envelope.get("type")
     if not (isinstance(raw_type, str) and raw_type in FrameType):
         raise refuse('"type" must be one of request, response, error, notification')

@@ -19,12 +19,15 @@ import logging
 import os
 import signal
 import sys
+from collections import deque
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
+from websockets.frames import Frame as WireFrame
+from websockets.frames import Opcode
 from websockets.http11 import Request, Response
 
 from kandev_web.agentctl import envelope
@@ -45,10 +48,40 @@ CLOSE_TIMEOUT_SECONDS = 2.0
 RequestHandler = Callable[[Frame], Awaitable[Payload]]
 
 
+class _Connection(ServerConnection):
+    """A connection that hands text frames over undecoded, saying which frames were text.
+
+    websockets would fail the whole connection (1007) on a text frame that is
+    not UTF-8; agentctl refuses such a frame with ``BAD_REQUEST`` instead and
+    keeps the connection, as it does any other unreadable frame. The first
+    frame of each message carries its opcode; messages come out in the order
+    their first frames came in.
+    """
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._text_messages: deque[bool] = deque()
+
+    def process_event(self, event: object) -> None:
+        if isinstance(event, WireFrame) and event.opcode in (Opcode.TEXT, Opcode.BINARY):
+            self._text_messages.append(event.opcode is Opcode.TEXT)
+        super().process_event(event)  # type: ignore[arg-type]
+
+    async def receive(self) -> str | bytes:
+        """The next message: a text frame's UTF-8 as ``str``, a binary frame's ``bytes``.
+
+        Raises ``BadFrame`` for a text frame that is not UTF-8 (the connection stays open).
+        """
+        data = await self.recv(decode=False)
+        if self._text_messages.popleft():
+            return envelope.read_text(data)
+        return data
+
+
 class _Client:
     """One connected client and the ordered queue of frames going to it."""
 
-    def __init__(self, connection: ServerConnection) -> None:
+    def __init__(self, connection: _Connection) -> None:
         self.connection = connection
         self._outbox: asyncio.Queue[str | None] = asyncio.Queue()
         self._sending = asyncio.create_task(self._send_all(), name="agent stream outbox")
@@ -90,6 +123,7 @@ class StreamServer:
         self._answering: set[asyncio.Task[None]] = set()
         self._server: Server | None = None
         self._handle: RequestHandler | None = None
+        self._greeting: str | None = None
 
     async def start(self, host: str, port: int, handle: RequestHandler) -> str:
         """Listen, and return the stream's URL with the port actually bound."""
@@ -100,6 +134,7 @@ class StreamServer:
             port,
             process_request=self._authorize,
             max_size=HARD_FRAME_LIMIT,
+            create_connection=_Connection,
         )
         bound_port = self._server.sockets[0].getsockname()[1]
         url_host = f"[{host}]" if ":" in host else host
@@ -113,6 +148,10 @@ class StreamServer:
             logger.warning("a %s notification of %d bytes exceeds the 1 MiB frame limit", action, size)
         for client in self._clients:
             client.send(frame)
+
+    def greet_with(self, action: str, payload: Payload) -> None:
+        """Send this notification to every client that connects from now on, as its first frame."""
+        self._greeting = envelope.notification(action, payload)
 
     async def close(self) -> None:
         for task in self._answering:
@@ -132,12 +171,19 @@ class StreamServer:
             return response
         return None
 
-    async def _serve(self, connection: ServerConnection) -> None:
+    async def _serve(self, connection: _Connection) -> None:
         client = _Client(connection)
+        if self._greeting is not None:
+            client.send(self._greeting)
         self._clients.add(client)
         logger.info("client connected (%d connected)", len(self._clients))
         try:
-            async for data in connection:
+            while True:
+                try:
+                    data = await connection.receive()
+                except BadFrame as bad:
+                    client.send(envelope.error(ErrorCode.BAD_REQUEST, bad.message, id=None, action=None))
+                    continue
                 task = asyncio.create_task(self._answer(client, data), name="agent stream request")
                 self._answering.add(task)
                 task.add_done_callback(self._answering.discard)

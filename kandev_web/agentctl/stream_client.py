@@ -130,6 +130,7 @@ class AgentStreamClient:
         self._pending: dict[str, asyncio.Future[Payload]] = {}
         self._running: asyncio.Task[None] | None = None
         self._stopped = asyncio.Event()
+        self._down = asyncio.Event()
         self._hooks: set[asyncio.Task[None]] = set()
 
     @property
@@ -161,6 +162,12 @@ class AgentStreamClient:
             self._connection = None
         self._fail_pending()
         self._stopped.set()
+
+    async def wait_disconnected(self) -> None:
+        """Return once the current connection has ended and every frame it carried was handled."""
+        if self._connection is None:
+            return
+        await self._down.wait()
 
     async def wait_closed(self) -> None:
         """Return once the client has stopped for good.
@@ -224,8 +231,10 @@ class AgentStreamClient:
 
     async def _run(self, connection: ClientConnection) -> None:
         while True:
+            self._down.clear()
             await self._read(connection)
             self._connection = None
+            self._down.set()
             self._fail_pending()
             if self._on_disconnect is not None:
                 await self._run_hook(self._on_disconnect)

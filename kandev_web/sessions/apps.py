@@ -8,3 +8,6 @@ class SessionsConfig(AppConfig):
     label = "agent_sessions"
     verbose_name = _("Agent sessions")
 
+    def ready(self) -> None:
+        from . import lifecycle  # noqa: F401 - connects its signal receivers
+

@@ -248,8 +248,9 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
     Reported twice when all goes well, by agentctl's ``agent.exited`` and by
     the runner seeing agentctl exit; the first one counts.
     """
-    execution = AgentExecution.objects.select_for_update().get(pk=execution_id)
-    if execution.ended_at is not None:
+    execution = AgentExecution.objects.select_for_update().filter(pk=execution_id).first()
+    if execution is None or execution.ended_at is not None:
+        # None: its task was deleted, and nobody is left to tell.
         return
     execution.ended_at = timezone.now()
     execution.exit_code = payload.get("exit_code")
@@ -288,9 +289,12 @@ def _say_the_session_failed(session: TaskSession) -> None:
 @transaction.atomic
 def record_execution_started(
     execution_id: int, url: str, token: str, pid: int, *, owner: str, launch_id: str = ""
-) -> None:
-    AgentExecution.objects.filter(pk=execution_id).update(
-        url=url, token=token, pid=pid, launch_id=launch_id, owner=owner, owner_heartbeat_at=timezone.now()
+) -> bool:
+    """Where the execution's agentctl listens; False when its task was deleted meanwhile."""
+    return bool(
+        AgentExecution.objects.filter(pk=execution_id).update(
+            url=url, token=token, pid=pid, launch_id=launch_id, owner=owner, owner_heartbeat_at=timezone.now()
+        )
     )
 
 
@@ -309,6 +313,8 @@ class Orphan:
     #: Set when agentctl runs on an executor host, which reports its end.
     executor: ExecutorAddress | None = None
     launch_id: str = ""
+    #: The process that owned it (``host:pid:nonce``): whose machine ``pid`` is on.
+    previous_owner: str = ""
 
 
 def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
@@ -336,6 +342,7 @@ def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
                     pid=execution.pid,
                     executor=executor.address if executor and execution.launch_id else None,
                     launch_id=execution.launch_id,
+                    previous_owner=execution.owner,
                 )
             )
     return claimed

@@ -14,6 +14,7 @@ URL and token, so an operator may be connected to whichever web process.
 
 import asyncio
 import concurrent.futures
+import contextlib
 import contextvars
 import logging
 import os
@@ -26,7 +27,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import psutil
 from django.conf import settings
+from django.core.exceptions import ObjectDoesNotExist
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
@@ -41,7 +44,8 @@ logger = logging.getLogger(__name__)
 #: What an agent inherits from the web process; everything else (database URL,
 #: secret key, ...) stays here. A profile's own ``env`` is added on top.
 INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL", "VIRTUAL_ENV")
-INHERITED_PREFIXES = ("KANDEV_ELICITATION_", "KANDEV_ACP_")
+#: ``KANDEV_AGENTCTL_*`` are agentctl's own settings (its log level, its exit grace).
+INHERITED_PREFIXES = ("KANDEV_ELICITATION_", "KANDEV_ACP_", "KANDEV_AGENTCTL_")
 
 REQUEST_TIMEOUT = 30.0
 
@@ -197,7 +201,7 @@ class Runner:
         try:
             await client.connect()
             self._owned[plan.execution_id] = client
-            await agent_sync_to_async(events.record_execution_started)(
+            recorded = await agent_sync_to_async(events.record_execution_started)(
                 plan.execution_id,
                 process.url,
                 process.token,
@@ -205,6 +209,8 @@ class Runner:
                 owner=PROCESS_ID,
                 launch_id=process.launch_id if isinstance(process, RemoteAgentctl) else "",
             )
+            if not recorded:
+                raise ObjectDoesNotExist("the task was deleted while its agent started")
             await client.request(
                 "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
             )
@@ -212,6 +218,9 @@ class Runner:
             await agent_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
             answer = await client.request("agent.prompt", {"session_id": session["session_id"], "prompt": prompt})
             await agent_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
+        except ObjectDoesNotExist:
+            logger.info("session %s was deleted while its agent started; stopping it", plan.session_id)
+            await self.shutdown(Endpoint(plan.execution_id, process.url, process.token))
         except (StreamError, TimeoutError) as error:
             logger.warning("starting the agent for session %s failed: %s", plan.session_id, error)
             await agent_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
@@ -252,8 +261,13 @@ class Runner:
 
     async def _apply(self, ref: ExecutionRef, action: str, payload: dict) -> None:
         handler = NOTIFICATION_HANDLERS.get(action)
-        if handler is not None:
+        if handler is None:
+            return
+        try:
             await agent_sync_to_async(handler)(ref, payload)
+        except ObjectDoesNotExist:
+            # The task was deleted meanwhile; its agent is being stopped (lifecycle).
+            logger.info("dropped %s for the deleted session %s", action, ref.session_id)
 
     async def _reconnected(self, ref: ExecutionRef, client: AgentStreamClient) -> None:
         await agent_sync_to_async(events.record_stream_state)(ref.execution_id, True)
@@ -282,8 +296,11 @@ class Runner:
         client = self._stream_client(ref, orphan.url, orphan.token)
         try:
             await client.connect()
-        except StreamError:
-            # agentctl went down with its owner: the execution is over.
+        except StreamError as error:
+            # agentctl went down with its owner, or cannot be adopted (its
+            # token refused, frozen): the execution is over, and so must it be.
+            logger.warning("cannot adopt the agent execution %s: %s", orphan.execution_id, error)
+            _stop_stray_agentctl(orphan)
             await agent_sync_to_async(events.record_agent_exited)(
                 orphan.execution_id, {"exit_code": None, "signal": None}, agentctl_gone=True
             )
@@ -325,6 +342,12 @@ class Runner:
     async def _watch(self, execution_id: int, process: AgentctlProcess | RemoteAgentctl) -> None:
         """When agentctl itself ends (killed, crashed, shut down), so does the execution."""
         code = await process.wait()
+        client = self._owned.get(execution_id)
+        if client is not None:
+            # What it said last (agent.exited, with the agent's stderr) tells
+            # the operator more than its exit code: apply it first.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(client.wait_disconnected(), 5.0)
         await agent_sync_to_async(events.record_agent_exited)(
             execution_id, {"exit_code": code, "signal": None}, agentctl_gone=True
         )
@@ -358,6 +381,23 @@ class Runner:
         except (StreamError, TimeoutError):
             # agentctl is already gone; make sure the process is too.
             await self._stop_process(endpoint.execution_id)
+
+
+def _stop_stray_agentctl(orphan: "events.Orphan") -> None:
+    """End an orphan's agentctl that runs on this machine but cannot be adopted, lest it run for ever.
+
+    Only when the pid is still an agentctl: after a restart it may be anything else.
+    """
+    previous_host = orphan.previous_owner.split(":", 1)[0]
+    if orphan.executor is not None or orphan.pid is None or previous_host != socket.gethostname():
+        return
+    try:
+        process = psutil.Process(orphan.pid)
+        if any("agentctl" in part for part in process.cmdline()):
+            process.terminate()  # agentctl's SIGTERM is agent.shutdown: it stops the agent too
+            logger.info("stopped the agentctl of the execution %s, which could not be adopted", orphan.execution_id)
+    except psutil.Error:
+        return
 
 
 async def _refuses_connections(url: str) -> bool:
