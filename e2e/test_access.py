@@ -1,8 +1,11 @@
 """Login is required everywhere, and workspaces do not see each other."""
 
+import pytest
 from playwright.sync_api import expect
+from websockets.exceptions import InvalidStatus
+from websockets.sync.client import connect as ws_connect
 
-from .conftest import login
+from .conftest import PASSWORD, login
 
 
 def test_pages_require_login(page, server):
@@ -30,3 +33,36 @@ def test_another_workspaces_task_is_a_404(page, server):
     assert page.goto(f"{server.url}/tasks/{theirs['task_ids'][0]}/").status == 404
     assert page.goto(f"{server.url}/boards/{theirs['board_id']}/").status == 404
     assert page.goto(f"{server.url}/tasks/{mine['task_ids'][0]}/").status == 200
+
+
+def test_too_many_wrong_passwords_lock_the_login_until_reset(page, server):
+    server.create_operator("frank", workspace="Frank's")
+    page.goto(f"{server.url}/login/")
+    for _ in range(5):
+        page.get_by_test_id("login-username").fill("frank")
+        page.get_by_test_id("login-password").fill("not-his-password")
+        page.get_by_test_id("login-submit").click()
+        expect(page.get_by_test_id("login-form")).to_be_visible()
+    page.get_by_test_id("login-username").fill("frank")
+    page.get_by_test_id("login-password").fill(PASSWORD)
+    page.get_by_test_id("login-submit").click()
+    expect(page.get_by_test_id("login-locked-out")).to_contain_text("locked for 15 minutes")
+    assert "/login/" in page.url
+
+    server.manage("axes_reset_username", "frank")
+    login(page, server, "frank")
+    expect(page.get_by_test_id("login-form")).to_have_count(0)
+
+
+@pytest.mark.parametrize("path", ["/ws/nope/", "/ws/tasks/abc/", "/"])
+def test_a_socket_to_an_unknown_path_is_refused_and_logs_no_traceback(server, fresh_database, path):
+    """Anyone can open sockets: an unknown path must cost the server a refusal, not a traceback in its log."""
+    url = server.url.replace("http://", "ws://") + path
+    with pytest.raises(InvalidStatus) as refused:
+        ws_connect(url, origin=server.url, open_timeout=10).close()
+    assert refused.value.response.status_code == 403
+    # A known path still answers, so the refusal above was the router's and the server is fine.
+    with pytest.raises(InvalidStatus):
+        ws_connect(server.url.replace("http://", "ws://") + "/ws/tasks/1/", origin=server.url, open_timeout=10)
+    log = (fresh_database.parent / "server.log").read_text()
+    assert "Traceback" not in log and "No route found" not in log

@@ -89,7 +89,7 @@ def test_five_identical_toasts_merge_into_one_that_says_how_many(browser, server
     page = task_page(browser, server, "merged", ids["task_ids"][0])
     toast = page.get_by_test_id("toast")
     blank_start(page)
-    expect(toast).to_contain_text("Choose an agent and write a prompt.")
+    expect(toast).to_contain_text("Write a prompt first.")
     expect(page.get_by_test_id("toast-count")).to_be_hidden()
     for count in range(2, 6):
         blank_start(page)

@@ -5,6 +5,7 @@ Three profiles (``KANDEV_PROFILE``): ``dev`` (the default; a laptop), ``e2e``
 ``e2e`` get a built-in ``SECRET_KEY``; ``prod`` refuses to start without one.
 """
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -41,6 +42,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    "axes",
     "kandev_web.flags",
     "kandev_web.board",
     "kandev_web.sessions",
@@ -59,6 +61,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.LoginRequiredMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: it turns a lockout into the login page saying so.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "kandev_web.urls"
@@ -146,6 +150,24 @@ AUTH_PASSWORD_VALIDATORS = [
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "board:home"
 LOGOUT_REDIRECT_URL = "login"
+
+# Login throttling (django-axes), on /login/ and /admin/login/ alike: after
+# KANDEV_LOGIN_FAILURE_LIMIT wrong passwords for one username from one address,
+# that pair is refused for KANDEV_LOGIN_COOLOFF_MINUTES after the last attempt
+# (``manage.py axes_reset_username <name>`` lifts it at once). Keyed by the
+# pair, not the address alone, so colleagues behind one NAT do not lock each
+# other out; only failures count and a success forgets them, so people who log
+# in often (and the test suites) never approach the limit. Attempts are rows
+# in the database, so every web process sees the same count.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("KANDEV_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("KANDEV_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "kandev_web.login.locked_out"
 
 LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"

@@ -32,3 +32,14 @@ class TaskCreateForm(TaskEditForm):
         super().__init__(*args, **kwargs)
         self.fields["step"].queryset = board.steps.all()
         self.fields["step"].empty_label = None
+
+
+class TaskMoveForm(forms.Form):
+    """Where a move button or a drop sends a task: a step's id.
+
+    Only its shape is checked here (a malformed id is a 400); the view looks
+    the step up among the task's board's, so an id that names none of them is
+    a 404, as any object the operator cannot reach.
+    """
+
+    step = forms.IntegerField(min_value=1, max_value=2**63 - 1)

@@ -2,6 +2,8 @@ from django.conf import settings
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web import limits
+
 DEFAULT_STEPS = [
     # (name, colour, is_start) — Kandev's "simple" template.
     (_("Backlog"), "slate", False),
@@ -100,8 +102,9 @@ class TaskQuerySet(models.QuerySet):
 class Task(models.Model):
     board = models.ForeignKey(Board, on_delete=models.CASCADE, related_name="tasks")
     step = models.ForeignKey(Step, on_delete=models.PROTECT, related_name="tasks")
-    title = models.CharField(_("title"), max_length=300)
-    description = models.TextField(_("description"), blank=True)
+    title = models.CharField(_("title"), max_length=limits.TASK_TITLE_CHARS)
+    # max_length on a TextField binds every form (the board's, the admin's), not the column.
+    description = models.TextField(_("description"), blank=True, max_length=limits.TASK_DESCRIPTION_CHARS)
     position = models.PositiveIntegerField(_("position"), default=0)
     state = models.CharField(_("state"), max_length=32, choices=TaskState, default=TaskState.TODO)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -1,4 +1,8 @@
-"""Changing tasks. Each function is one transaction and announces itself after commit."""
+"""Changing tasks. Each function is one transaction and announces itself after commit.
+
+A task an operator changes is read again, locked, inside the transaction: it
+may have been deleted (or moved) by someone else since their page read it.
+"""
 
 from django.db import transaction
 
@@ -17,8 +21,21 @@ def create_task(board: Board, *, title: str, description: str, step: Step) -> Ta
     return task
 
 
+class TaskGone(LookupError):
+    """The task was deleted by someone else meanwhile; nothing was changed."""
+
+
+def _lock(task: Task) -> None:
+    """Read ``task`` again as it is now, its row locked until the transaction ends; raise ``TaskGone``."""
+    try:
+        task.refresh_from_db(from_queryset=Task.objects.select_for_update())
+    except Task.DoesNotExist:
+        raise TaskGone(task.pk) from None
+
+
 @transaction.atomic
 def update_task(task: Task, *, title: str, description: str) -> Task:
+    _lock(task)
     task.title, task.description = title, description
     task.save(update_fields=["title", "description", "updated_at"])
     live.board_changed(task.board_id, step_ids=[task.step_id], task_ids=[task.pk])
@@ -29,6 +46,7 @@ def update_task(task: Task, *, title: str, description: str) -> Task:
 @transaction.atomic
 def move_task(task: Task, step: Step) -> Task:
     """Move ``task`` to the end of ``step`` (a no-op when it is already there)."""
+    _lock(task)
     if step.pk != task.step_id:
         workflow.task_moved(task, step)
     return task

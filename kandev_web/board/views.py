@@ -8,10 +8,11 @@ the board consumer.
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from . import services
-from .forms import TaskCreateForm, TaskEditForm
+from .forms import TaskCreateForm, TaskEditForm, TaskMoveForm
 from .fragments import render_changes
 from .models import Board, Task
 from .queries import board_columns, column_page, parse_sort_key
@@ -37,6 +38,19 @@ def _patch(html: str) -> HttpResponse:
     response = HttpResponse(html)
     response["HX-Reswap"] = "none"
     return response
+
+
+def _refused(request, message: str, *, status: int, patch: str = "") -> HttpResponse:
+    """Nothing was done, and why: a toast for htmx (which swaps only a 2xx), else ``status`` with the sentence."""
+    if not request.headers.get("HX-Request"):
+        return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
+    return _patch(render_to_string("base.html#toast", {"message": message, "level": "error"}) + patch)
+
+
+def _gone(request, task: Task) -> HttpResponse:
+    """The task was deleted while the operator's change was on its way: say so, and take its card away."""
+    patch = render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request)
+    return _refused(request, _("This task was deleted meanwhile; nothing was changed."), status=404, patch=patch)
 
 
 def board(request, board_id):
@@ -68,7 +82,10 @@ def task_edit(request, task_id):
     task = _task(request, task_id)
     form = TaskEditForm(request.POST or None, instance=task)
     if request.method == "POST" and form.is_valid():
-        services.update_task(task, **form.cleaned_data)
+        try:
+            services.update_task(task, **form.cleaned_data)
+        except services.TaskGone:
+            return _gone(request, task)
         # The patched card replaces the form; there is nothing else to swap.
         return _patch(render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
     return render(request, "board/board.html#edit-form", {"task": task, "form": form})
@@ -95,9 +112,15 @@ def column_more(request, board_id, step_id):
 @require_POST
 def task_move(request, task_id):
     task = _task(request, task_id)
-    step = get_object_or_404(task.board.steps, pk=request.POST.get("step"))
+    form = TaskMoveForm(request.POST)
+    if not form.is_valid():
+        return _refused(request, _("Choose a column of this board to move the task to."), status=400)
+    step = get_object_or_404(task.board.steps, pk=form.cleaned_data["step"])
     old_step_id = task.step_id
-    services.move_task(task, step)
+    try:
+        services.move_task(task, step)
+    except services.TaskGone:
+        return _gone(request, task)
     changes = render_changes(task.board, step_ids=[old_step_id, step.pk], task_ids=[task.pk], request=request)
     return HttpResponse(changes)
 

@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 from django.utils.translation import gettext as _
 
+from kandev_web import limits
 from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import services as sessions
 
@@ -79,6 +80,11 @@ async def answer(
 
     ``answerer`` is who answered and from which surface, for the record's audit trail.
     """
+    reason_chars = len(reject_reason.strip())
+    if rejected and reason_chars > limits.SKIP_REASON_CHARS:
+        # Refused before anything is recorded: the board must not say "Skipped" for a skip the agent never gets.
+        message = _("Your reason for skipping has %(count)d characters; at most %(limit)d reach the agent. Shorten it.")
+        return Delivery(Outcome.INVALID, message % {"count": reason_chars, "limit": limits.SKIP_REASON_CHARS}, "error")
     given = {"answers": answers, "rejected": rejected, "reject_reason": reject_reason, "answerer": answerer}
     if record.source == Source.ELICITATION:
         return await elicitations.forward(record, **given)

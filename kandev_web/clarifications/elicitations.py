@@ -20,6 +20,7 @@ from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
 
+from . import problems as answer_problems
 from . import records
 from .delivery import Delivery, Outcome
 from .models import Clarification, Source, Status
@@ -173,11 +174,9 @@ async def forward(
     except NotFound:
         return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered or withdrawn."))
     except ValidationFailed as invalid:
-        problems = tuple(
-            str(p.get("message", p)) if isinstance(p, dict) else str(p) for p in invalid.details.get("problems", [])
-        )
-        message = _("Your answer does not fit the question: %(problems)s") % {"problems": "; ".join(problems)}
-        return Delivery(Outcome.INVALID, message, "error", problems)
+        listed = invalid.details.get("problems")
+        sentences = answer_problems.describe(listed if isinstance(listed, list) else [], record.questions)
+        return Delivery(Outcome.INVALID, " ".join(sentences), "error", sentences)
     except AgentStreamNotConnected:
         message = _("Not delivered: the connection to the agent is down. Your question is still open; try again.")
         return Delivery(Outcome.STREAM_DOWN, message, "error")

@@ -7,10 +7,12 @@ validates those (F3, ``docs/decisions.md#f3-validation-on-the-two-paths``).
 
 from dataclasses import dataclass, field
 
+from kandev_web import limits
+
 MIN_QUESTIONS, MAX_QUESTIONS = 1, 4
 MIN_OPTIONS, MAX_OPTIONS = 2, 6
 MAX_TITLE = 12
-MAX_CUSTOM_TEXT = 2000
+MAX_CUSTOM_TEXT = limits.ASK_ANSWER_CHARS
 
 
 class InvalidBundle(ValueError):

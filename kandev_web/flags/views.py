@@ -72,6 +72,28 @@ def _error(message, status):
     return JsonResponse({"error": message}, status=status)
 
 
+class BadBody(ValueError):
+    """A request body that is not a JSON document; ``str()`` says why, for the API client."""
+
+
+def read_json(body: bytes) -> object:
+    """The JSON document in ``body`` (empty: ``{}``); raise ``BadBody``.
+
+    ``json.loads`` raises more than ``JSONDecodeError`` on hostile input: a
+    ``UnicodeDecodeError`` for bytes that are not UTF-8, a ``ValueError`` for
+    an integer past Python's 4300-digit limit, a ``RecursionError`` for
+    nesting deeper than the interpreter's stack. Each is the client's mistake.
+    """
+    try:
+        return json.loads(body or b"{}")
+    except UnicodeDecodeError:
+        raise BadBody("request body is not UTF-8") from None
+    except RecursionError:
+        raise BadBody("request body is nested too deeply") from None
+    except ValueError:
+        raise BadBody("request body is not JSON") from None
+
+
 @staff_required
 @require_http_methods(["GET"])
 def api_flags(request):
@@ -85,9 +107,9 @@ def api_flag(request, key):
         if request.method == "GET":
             return JsonResponse(as_json(services.flag_state(key)))
         try:
-            body = json.loads(request.body or b"{}")
-        except json.JSONDecodeError:
-            return _error("request body is not JSON", 400)
+            body = read_json(request.body)
+        except BadBody as bad:
+            return _error(str(bad), 400)
         if not isinstance(body, dict) or not isinstance(body.get("override", ""), bool | None):
             return _error('expected {"override": true | false | null}', 400)
         return JsonResponse(as_json(services.set_override(key, body["override"], user=request.user)))

@@ -3,14 +3,41 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web import limits
 from kandev_web.board.models import Task
 
 from .models import AgentProfile
 
 
+class PromptField(forms.CharField):
+    """What the operator tells the agent: at most ``limits.PROMPT_CHARS``, and a refusal that says so."""
+
+    def __init__(self, **kwargs):
+        messages = {
+            "required": _("Write a prompt first."),
+            "max_length": _(
+                "The prompt has %(show_value)d characters; an agent takes at most %(limit_value)d. Shorten it."
+            ),
+        }
+        super().__init__(max_length=limits.PROMPT_CHARS, error_messages=messages, **kwargs)
+
+
+def first_error(form: forms.Form) -> str:
+    """The sentence an action's toast shows for an invalid ``form``: its first field's first error."""
+    return next(iter(form.errors.values()))[0]
+
+
 class StartSessionForm(forms.Form):
-    profile = forms.ModelChoiceField(queryset=AgentProfile.objects.none(), label=_("Agent"), empty_label=None)
-    prompt = forms.CharField(label=_("Prompt"), widget=forms.Textarea(attrs={"rows": 3}), max_length=100_000)
+    profile = forms.ModelChoiceField(
+        queryset=AgentProfile.objects.none(),
+        label=_("Agent"),
+        empty_label=None,
+        error_messages={
+            "required": _("Choose an agent."),
+            "invalid_choice": _("Choose one of this workspace's agents."),
+        },
+    )
+    prompt = PromptField(label=_("Prompt"), widget=forms.Textarea(attrs={"rows": 3}))
 
     def __init__(self, *args, task: Task, **kwargs):
         super().__init__(*args, **kwargs)
@@ -28,4 +55,4 @@ class StartSessionForm(forms.Form):
 
 
 class PromptForm(forms.Form):
-    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=100_000)
+    prompt = PromptField(widget=forms.Textarea(attrs={"rows": 2}))

@@ -8,14 +8,13 @@ from django.conf import settings
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.template.loader import render_to_string
-from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
 from kandev_web.board.queries import column_page, parse_sort_key
 
 from . import services
-from .forms import PromptForm, StartSessionForm
+from .forms import PromptForm, StartSessionForm, first_error
 from .fragments import task_context, task_list_context
 from .mcp_tokens import MCP_PATH
 from .models import TaskSession
@@ -59,7 +58,7 @@ def session_start(request, task_id):
     task = _task(request, task_id)
     form = StartSessionForm(request.POST, task=task)
     if not form.is_valid():
-        return toast(_("Choose an agent and write a prompt."))
+        return toast(first_error(form))
     mcp_url = settings.KANDEV_MCP_URL or request.build_absolute_uri(MCP_PATH)
     services.start_session(task, form.cleaned_data["profile"], form.cleaned_data["prompt"], mcp_url=mcp_url)
     return HttpResponse(status=204)
@@ -82,7 +81,7 @@ def session_prompt(request, session_id):
     session = _session(request, session_id)
     form = PromptForm(request.POST)
     if not form.is_valid():
-        return toast(_("Write a prompt first."))
+        return toast(first_error(form))
     return _act(services.send_prompt, session, form.cleaned_data["prompt"])
 
 

@@ -182,3 +182,57 @@ def test_post_without_csrf_token_is_403(operator, make_task):
     client.force_login(operator)
     assert client.post(f"/tasks/{task.pk}/delete/").status_code == 403
     assert Task.objects.filter(pk=task.pk).exists()
+
+
+@pytest.mark.parametrize("step", ["abc", "1e3", "", " ", "-1", "0", "1.5", "9" * 5000, "9" * 30, "\x00"])
+def test_a_move_to_a_malformed_step_is_refused_with_a_sentence(client, make_task, step):
+    task = make_task()
+    response = client.post(f"/tasks/{task.pk}/move/", {"step": step})
+    assert response.status_code == 400
+    assert "Choose a column of this board" in response.text
+    htmx = client.post(f"/tasks/{task.pk}/move/", {"step": step}, **HTMX)
+    assert htmx.status_code == 200 and 'data-testid="toast"' in htmx.text
+    assert "Choose a column of this board" in htmx.text
+    assert Task.objects.get(pk=task.pk).step_id == task.step_id
+
+
+def test_a_move_without_a_step_is_refused(client, make_task):
+    task = make_task()
+    assert client.post(f"/tasks/{task.pk}/move/").status_code == 400
+
+
+def _deleted_after_reading(monkeypatch):
+    """The view reads the task, then someone else deletes it before the change is written."""
+    from kandev_web.board import views
+
+    read = views._task
+
+    def read_then_lose(request, task_id):
+        task = read(request, task_id)
+        Task.objects.filter(pk=task.pk).delete()
+        return task
+
+    monkeypatch.setattr(views, "_task", read_then_lose)
+
+
+@pytest.mark.parametrize(
+    ("action", "data"),
+    [("edit", {"title": "Renamed", "description": ""}), ("move", {"step": None})],
+)
+def test_a_change_racing_a_delete_says_the_task_is_gone(client, board, make_task, monkeypatch, action, data):
+    task = make_task()
+    data = {**data, "step": board.steps.last().pk} if "step" in data else data
+    _deleted_after_reading(monkeypatch)
+    response = client.post(f"/tasks/{task.pk}/{action}/", data)
+    assert response.status_code == 404
+    assert "This task was deleted meanwhile; nothing was changed." in response.text
+    assert not Task.objects.filter(pk=task.pk).exists()
+
+
+def test_an_htmx_edit_racing_a_delete_gets_a_toast_and_loses_the_card(client, make_task, monkeypatch):
+    task = make_task()
+    _deleted_after_reading(monkeypatch)
+    response = client.post(f"/tasks/{task.pk}/edit/", {"title": "Renamed", "description": ""}, **HTMX)
+    assert response.status_code == 200
+    assert 'data-testid="toast"' in response.text and "deleted meanwhile" in response.text
+    assert f'data-live-remove="task-card-{task.pk}"' in response.text

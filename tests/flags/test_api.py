@@ -3,6 +3,8 @@ import json
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kandev_web.flags import services
 from kandev_web.flags.models import FlagOverride
@@ -91,3 +93,33 @@ def test_override_is_visible_in_the_django_admin(db):
     response = admin.get("/admin/flags/flagoverride/")
     assert response.status_code == 200
     assert KEY in response.text
+
+
+@pytest.mark.parametrize(
+    ("raw", "error"),
+    [
+        (b"[" * 100_000 + b"]" * 100_000, "request body is nested too deeply"),
+        (b'{"override": ' + b"[" * 100_000 + b"]" * 100_000 + b"}", "request body is nested too deeply"),
+        (b'{"override": ' + b"9" * 5000 + b"}", "request body is not JSON"),
+        (b'{"override": "\xff\xfe"}', "request body is not UTF-8"),
+        (b"\xc3\x28", "request body is not UTF-8"),
+        (b"{", "request body is not JSON"),
+    ],
+    ids=["deep", "deep-value", "5000-digits", "invalid-utf8", "invalid-utf8-bare", "truncated"],
+)
+def test_a_hostile_body_is_a_400_that_says_why(staff_client, raw, error):
+    response = staff_client.patch(f"{URL}/{KEY}", data=raw, content_type="application/json")
+    assert response.status_code == 400
+    assert response.json() == {"error": error}
+    assert not FlagOverride.objects.exists()
+
+
+@settings(max_examples=60)
+@given(st.binary(max_size=200))
+def test_no_body_is_a_server_error(raw):
+    from kandev_web.flags.views import BadBody, read_json
+
+    try:
+        read_json(raw)
+    except BadBody:
+        pass

@@ -1,8 +1,11 @@
 """Session actions are reachable only by the task's workspace members."""
 
+import re
+
 import pytest
 from django.test import Client
 
+from kandev_web import limits
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.sessions.models import AgentProfile, TaskSession
 
@@ -58,3 +61,52 @@ def test_start_without_csrf_token_is_403(operator, make_task):
     client.force_login(operator)
     task = make_task()
     assert client.post(f"/tasks/{task.pk}/sessions/", {"prompt": "x"}).status_code == 403
+
+
+@pytest.fixture
+def profile(workspace):
+    return AgentProfile.objects.create(workspace=workspace, name="Mock", agent_id="mock", command=["true"])
+
+
+def test_a_prompt_longer_than_an_agent_takes_is_refused_saying_so(client, make_task, profile):
+    task = make_task()
+    too_long = "x" * (limits.PROMPT_CHARS + 1)
+    response = client.post(f"/tasks/{task.pk}/sessions/", {"profile": profile.pk, "prompt": too_long})
+    assert 'data-testid="toast"' in response.text
+    expected = f"The prompt has {limits.PROMPT_CHARS + 1} characters; an agent takes at most {limits.PROMPT_CHARS}"
+    assert expected in response.text
+    assert not TaskSession.objects.filter(task=task).exists()
+
+
+def test_a_start_without_a_prompt_or_an_agent_says_which(client, make_task, profile):
+    task = make_task()
+    assert "Write a prompt first." in client.post(f"/tasks/{task.pk}/sessions/", {"profile": profile.pk}).text
+    assert "Choose an agent." in client.post(f"/tasks/{task.pk}/sessions/", {"prompt": "go"}).text
+    response = client.post(f"/tasks/{task.pk}/sessions/", {"profile": "abc", "prompt": "go"})
+    assert "Choose one of this workspace&#x27;s agents." in response.text
+
+
+def test_the_longest_description_is_a_default_prompt_that_starts_the_agent(client, make_task, profile):
+    task = make_task(description="d" * limits.TASK_DESCRIPTION_CHARS)
+    page = client.get(f"/tasks/{task.pk}/").text
+    default = re.search(r'<textarea name="prompt"[^>]*session-start-prompt[^>]*>\n?(.*?)</textarea>', page, re.S)
+    assert default is not None and default.group(1) == task.description
+    response = client.post(f"/tasks/{task.pk}/sessions/", {"profile": profile.pk, "prompt": default.group(1)})
+    assert response.status_code == 204
+    assert TaskSession.objects.filter(task=task).exists()
+
+
+@pytest.mark.parametrize("form", ["create", "edit"])
+def test_a_description_longer_than_a_prompt_is_refused_where_it_is_written(client, board, make_task, form):
+    """It would be the default prompt, which no agent could be sent."""
+    too_long = "d" * (limits.TASK_DESCRIPTION_CHARS + 1)
+    if form == "create":
+        data = {"title": "Long", "description": too_long, "step": board.steps.first().pk}
+        response = client.post(f"/boards/{board.pk}/tasks/", data)
+        assert not Task.objects.filter(title="Long").exists()
+    else:
+        task = make_task()
+        response = client.post(f"/tasks/{task.pk}/edit/", {"title": "Long", "description": too_long})
+        task.refresh_from_db()
+        assert task.description == ""
+    assert f"Ensure this value has at most {limits.TASK_DESCRIPTION_CHARS} characters" in response.text

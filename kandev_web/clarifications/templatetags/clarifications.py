@@ -4,12 +4,27 @@ from django import template
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
+from kandev_web import limits
 from kandev_web.clarifications.redaction import is_withheld
 from kandev_web.clarifications.requester import Requester
 from kandev_web.clarifications.requester import requester as requester_of
 from kandev_web.clarifications.settlement import Settlement, describe, ending_of_message
 
 register = template.Library()
+
+#: The limits a page's text fields announce as ``maxlength``, so a browser stops where the server would refuse.
+TEXT_LIMITS = {
+    "prompt": limits.PROMPT_CHARS,
+    "skip_reason": limits.SKIP_REASON_CHARS,
+    "ask_answer": limits.ASK_ANSWER_CHARS,
+    "elicitation_answer": limits.ELICITATION_ANSWER_CHARS,
+}
+
+
+@register.simple_tag
+def text_limit(name: str) -> int:
+    """``limits``' value for a field: ``maxlength="{% text_limit 'skip_reason' %}"``."""
+    return TEXT_LIMITS[name]
 
 
 @register.filter
