@@ -7,7 +7,7 @@ from channels.testing import WebsocketCommunicator
 
 from kandev_web.asgi import application
 from kandev_web.routing import CLOSE_NOT_FOUND
-from tests.sockets import session_cookie, two_workspaces
+from tests.sockets import HOST, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
@@ -30,7 +30,7 @@ PATHS = [
 @pytest.mark.parametrize("path", PATHS)
 @pytest.mark.parametrize("who", ["anonymous", "operator"])
 async def test_an_unknown_socket_path_is_closed_without_an_error(path, who, caplog):
-    headers = [ORIGIN]
+    headers = [ORIGIN, HOST]
     if who == "operator":
         _, _, alice, _ = await two_workspaces()
         headers.append(await session_cookie(alice))
@@ -44,7 +44,7 @@ async def test_an_unknown_socket_path_is_closed_without_an_error(path, who, capl
 @pytest.mark.parametrize("task_id", ["99999999999999999999999", "9223372036854775808", "0"])
 async def test_a_task_id_out_of_range_is_forbidden_like_a_missing_task(task_id):
     _, _, alice, _ = await two_workspaces()
-    headers = [ORIGIN, await session_cookie(alice)]
+    headers = [ORIGIN, HOST, await session_cookie(alice)]
     communicator = WebsocketCommunicator(application, f"/ws/tasks/{task_id}/", headers=headers)
     connected, code = await communicator.connect()
     assert (connected, code) == (False, 4403)
