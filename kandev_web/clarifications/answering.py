@@ -22,6 +22,7 @@ from django.utils.translation import gettext as _
 
 from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import services as sessions
+from kandev_web.storable import storable, storable_text
 
 from . import elicitations, services
 from .delivery import Delivery, Outcome
@@ -44,7 +45,7 @@ def question_for(user, pending_id: str) -> Clarification:
     record = (
         Clarification.objects.for_user(user)
         .select_related("session", "execution")
-        .filter(pending_id=pending_id)
+        .filter(pending_id=storable_text(pending_id))  # a NUL is no id, not a database error
         .first()
     )
     if record is None:
@@ -79,6 +80,8 @@ async def answer(
 
     ``answerer`` is who answered and from which surface, for the record's audit trail.
     """
+    # What the operator typed goes to a row (and to the agent) storable, whichever surface it came from.
+    answers, reject_reason = storable([answers, reject_reason])
     given = {"answers": answers, "rejected": rejected, "reject_reason": reject_reason, "answerer": answerer}
     if record.source == Source.ELICITATION:
         return await elicitations.forward(record, **given)

@@ -4,13 +4,14 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web.board.models import Task
+from kandev_web.forms import StorableCharField
 
 from .models import AgentProfile
 
 
 class StartSessionForm(forms.Form):
     profile = forms.ModelChoiceField(queryset=AgentProfile.objects.none(), label=_("Agent"), empty_label=None)
-    prompt = forms.CharField(label=_("Prompt"), widget=forms.Textarea(attrs={"rows": 3}), max_length=100_000)
+    prompt = StorableCharField(label=_("Prompt"), widget=forms.Textarea(attrs={"rows": 3}), max_length=100_000)
 
     def __init__(self, *args, task: Task, **kwargs):
         super().__init__(*args, **kwargs)
@@ -28,4 +29,4 @@ class StartSessionForm(forms.Form):
 
 
 class PromptForm(forms.Form):
-    prompt = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=100_000)
+    prompt = StorableCharField(widget=forms.Textarea(attrs={"rows": 2}), max_length=100_000)
