@@ -56,13 +56,13 @@ def storable(value: Any) -> Any:
     if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
-        items = [(storable_text(key) if isinstance(key, str) else key, storable(item)) for key, item in value.items()]
-        if all(new_key is key and new_item is item for (new_key, new_item), (key, item) in zip(items, value.items())):
+        pairs = [(storable(key), storable(item)) for key, item in value.items()]
+        if all(new[0] is old[0] and new[1] is old[1] for new, old in zip(pairs, value.items(), strict=True)):
             return value
-        return dict(items)
+        return dict(pairs)
     if isinstance(value, (list, tuple)):
         items = [storable(item) for item in value]
-        if isinstance(value, list) and all(new is old for new, old in zip(items, value)):
+        if isinstance(value, list) and all(new is old for new, old in zip(items, value, strict=True)):
             return value
         return items
     return value
