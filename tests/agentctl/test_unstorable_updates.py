@@ -1,7 +1,7 @@
 """An agent's update with a NUL or a lone surrogate reaches the web app's stream client storable.
 
 Over a real agentctl and a scripted agent that writes both as JSON escapes
-(``\u0000``, ``\ud83d``), as any agent may: the stream client hands on
+(``\\u0000``, ``\\ud83d``), as any agent may: the stream client hands on
 U+FFFD in their place (``storable``), so what it passes to the database is
 what PostgreSQL can store.
 """
