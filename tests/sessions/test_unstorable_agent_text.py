@@ -15,12 +15,10 @@ import uuid
 from contextlib import asynccontextmanager
 
 import pytest
-from django.db import connections
 from websockets.asyncio.server import serve
 
 from kandev_web.agentctl import envelope
 from kandev_web.clarifications.models import Clarification
-from kandev_web.db import AGENT_THREAD
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.runtime import ExecutionRef, runner
 
@@ -87,10 +85,7 @@ async def agentctl_saying(frames: list[str]):
 def execution(make_task):
     session = TaskSession.objects.create(task=make_task("Inspect"), state=SessionState.RUNNING, acp_session_id="acp-1")
     Turn.objects.create(session=session)
-    execution = AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
-    yield execution
-    # The runner's own database thread keeps its connection; PostgreSQL cannot drop a database in use.
-    AGENT_THREAD.submit(connections.close_all).result()
+    return AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
 
 
 def deliver(execution, frames: list[str]) -> None:
