@@ -33,9 +33,17 @@ from mcp.client.streamable_http import streamable_http_client
 
 from e2e.processes import free_port, server_environ, stop_group, wait_for_port
 from kandev_web.board.models import Task
-from kandev_web.clarifications.models import Clarification, Status
+from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.sessions.mcp_tokens import new_token
-from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import (
+    AgentProfile,
+    AuthorType,
+    Message,
+    MessageType,
+    SessionState,
+    TaskSession,
+    Turn,
+)
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -70,7 +78,11 @@ def server_url(django_db_setup, django_db_blocker, tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("races") / "server.log"
     # Short keepalives: a waiting tool call also re-reads its question between them.
-    env = server_environ(Path("unused"), {"DATABASE_URL": database_url, "KANDEV_MCP_KEEPALIVE_SECONDS": "0.2"})
+    env = server_environ(Path("unused"), {
+        "DATABASE_URL": database_url,
+        "KANDEV_MCP_KEEPALIVE_SECONDS": "0.2",
+        "KANDEV_FEATURES_ACP_ELICITATION": "true",
+    })
     with log.open("w") as output:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
@@ -211,6 +223,38 @@ def test_answers_racing_skips_reach_the_waiting_agent_once_as_the_winner_said(po
     else:
         assert record.status == Status.ANSWERED and record.response["answers"][0]["selected_options"] == [option]
         assert result == {"db": {"selected_option": option}}
+
+
+def eventually(read, what: str, timeout: float = 60):
+    """``read()``'s first truthy value: the state a real agent reaches in its own time."""
+    deadline = time.monotonic() + timeout
+    while not (value := read()):
+        assert time.monotonic() < deadline, f"never: {what}"
+        time.sleep(0.1)
+    return value
+
+
+def test_fifty_answers_to_an_elicitation_reach_the_agent_once(post, make_task, workspace):
+    """The mock agent under a real agentctl asks over ACP; agentctl alone decides which answer counts."""
+    task = make_task("Elicit")
+    command = [sys.executable, "-m", "kandev_web.mock_agent"]
+    profile = AgentProfile.objects.create(workspace=workspace, name="Mock", agent_id="mock-agent", command=command)
+    [started] = post([(f"/tasks/{task.pk}/sessions/", {"profile": profile.pk, "prompt": "/e2e:elicit-single"})])
+    assert started.status_code == 204
+    question = eventually(
+        lambda: Clarification.objects.filter(session__task=task, source=Source.ELICITATION).first(), "a question"
+    )
+    path = f"/clarifications/{question.pending_id}/respond/"
+    option = question.questions[0]["options"][0]["option_id"]
+    responses = post([(path, {"answer-question_0-option": option})] * BURST)
+    assert no_5xx(responses) == {204: 1, 200: BURST - 1}
+    session = question.session
+    eventually(lambda: Turn.objects.filter(session=session, completed_at__isnull=False).exists(), "the turn's end")
+    [said] = Message.objects.filter(session=session, author_type=AuthorType.AGENT, content__startswith="Answer:")
+    assert json.loads(said.content.removeprefix("Answer:")) == {"action": "accept", "content": {"question_0": option}}
+    assert settled_once(question).status == Status.ANSWERED
+    [stopped] = post([(f"/sessions/{session.pk}/stop/", {})])
+    assert stopped.status_code == 204
 
 
 def test_creates_racing_moves_lose_no_task(post, board, make_task):
