@@ -4,8 +4,8 @@
 ``text`` and ``jsonb``, and neither database takes a lone surrogate. Before,
 the notification was dropped (logged and lost) and the tool call stayed "in
 progress" for ever. Here the frames come over a real socket from an
-in-process stand-in for agentctl, into the owning stream client the runner
-builds, and on to the database (SQLite, and PostgreSQL in scripts/test's
+in-process stand-in for agentctl (raw, or as agentctl encodes them), into
+the owning stream client the runner builds, and on to the database (SQLite, and PostgreSQL in scripts/test's
 second pass).
 """
 
@@ -29,10 +29,16 @@ HALF = "half a pair: \ud83d"
 
 
 def notification(action: str, payload: dict) -> str:
-    """A frame as any program may send it: JSON escapes, a lone surrogate as ``\\ud83d``."""
+    """A frame with what the agent sent.
+
+    A NUL is valid JSON, and goes out raw, as any program may send it; a lone
+    surrogate or a NaN no decoder on the stream accepts (``envelope.decode``),
+    so that frame is agentctl's own encoding of it (``envelope.notification``).
+    """
     frame = {"id": str(uuid.uuid4()), "type": "notification", "action": action, "payload": payload,
              "timestamp": envelope.timestamp()}
-    return json.dumps(frame)  # ensure_ascii: the text frame is ASCII whatever it carries
+    raw = json.dumps(frame)  # ensure_ascii: a NUL as \u0000, a lone surrogate as \ud83d
+    return envelope.notification(action, payload) if "\\ud" in raw or "NaN" in raw else raw
 
 
 NOTIFICATIONS = [
