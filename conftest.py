@@ -24,3 +24,10 @@ def redis_url():
     if not url:
         pytest.fail("KANDEV_TEST_REDIS_URL is not set: run the suite with scripts/test, which starts Redis.")
     return url
+
+
+def pytest_report_header(config):
+    """Which database this run uses: scripts/test runs the tests marked postgres a second time, on PostgreSQL."""
+    from django.conf import settings
+
+    return f"database: {settings.DATABASES['default']['ENGINE']}"

@@ -1,16 +1,32 @@
 import os
 
 import pytest
+from asgiref.sync import SyncToAsync
 from django.contrib.auth import get_user_model
+from django.db import connections
 from hypothesis import settings as hypothesis_settings
 
 from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.db import AGENT_THREAD
 
 # No deadlines: a loaded 2-core CI machine must not turn slowness into failures.
 # On CI the examples are derived from the test, so a run can be repeated exactly.
 hypothesis_settings.register_profile("default", deadline=None)
 hypothesis_settings.register_profile("ci", deadline=None, derandomize=True)
 hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(autouse=True)
+def close_kept_connections(request):
+    """After a test marked postgres, close the connections kandev_web.db keeps in its worker threads.
+
+    They outlive the test, and PostgreSQL cannot drop a database with a
+    session open on it: the run would end with the test database in use.
+    """
+    yield
+    if request.node.get_closest_marker("postgres"):
+        for executor in (AGENT_THREAD, SyncToAsync.single_thread_executor):
+            executor.submit(connections.close_all).result()
 
 
 @pytest.fixture

@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from kandev_web.storable import storable
+
 #: No frame on the stream may be larger than this (``docs/agent-stream.md#frame-size``).
 MAX_FRAME_BYTES = 1 << 20
 
@@ -91,6 +93,9 @@ def timestamp() -> str:
 
 
 def encode(type: FrameType, action: str | None, payload: Payload, *, id: str | int | None) -> str:
+    # The payload is agent text the other end decodes strictly (``decode``: no lone
+    # surrogate, no NaN) and the web app stores: made storable, it is never refused.
+    payload = storable(payload)
     envelope = {"id": id, "type": type.value, "action": action, "payload": payload, "timestamp": timestamp()}
     frame = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
     # A lone surrogate cannot go out as UTF-8; escaped, the frame is still JSON text.

@@ -8,15 +8,14 @@ the same function, since any program may speak the agent stream.
 
 from __future__ import annotations
 
-import re
 from collections import deque
+
+from kandev_web.storable import storable_text
 
 #: At most this many lines ...
 MAX_LINES = 20
 #: ... and this many bytes of UTF-8, whichever is fewer.
 MAX_BYTES = 4096
-#: NUL, and surrogates (in a ``str`` every one is lone: a pair decodes to one character).
-_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
 
 
 def cap_tail(text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTES) -> str:
@@ -24,10 +23,11 @@ def cap_tail(text: str, *, max_lines: int = MAX_LINES, max_bytes: int = MAX_BYTE
 
     Cut on a character boundary, never inside one; trailing blank lines are
     dropped, since they say nothing. A NUL or a lone surrogate (an agent's
-    stderr is bytes, and any program may speak the stream) becomes U+FFFD, so
-    the tail can be stored in any database (PostgreSQL refuses both).
+    stderr is bytes, and any program may speak the stream) becomes U+FFFD
+    (``kandev_web/storable.py``), so the tail can be stored in any database
+    and measured in UTF-8.
     """
-    text = _UNSTORABLE.sub("\ufffd", text)
+    text = storable_text(text)
     lines = text.rstrip().splitlines()[-max_lines:]
     tail = "\n".join(line.rstrip() for line in lines)
     encoded = tail.encode()

@@ -26,6 +26,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from kandev_web.agentctl import envelope
 from kandev_web.agentctl.envelope import BadFrame, ErrorCode, FrameType, Payload
+from kandev_web.storable import storable, unstorable_count
 
 logger = logging.getLogger(__name__)
 
@@ -288,8 +289,17 @@ class AgentStreamClient:
         except BadFrame as bad:
             logger.warning("agentctl sent a frame that is not an envelope: %s", bad.message)
             return
+        # Every payload is the agent's text on its way to rows and pages: this is
+        # the one door it comes in by, so it is made storable here.
+        payload = storable(frame.payload)
+        if payload is not frame.payload:
+            logger.info(
+                "agentctl's %s carried %d characters no database can store; they read as U+FFFD",
+                frame.action or frame.type.value,
+                unstorable_count(frame.payload),
+            )
         if frame.type is FrameType.NOTIFICATION:
-            await self._notify(frame.action, frame.payload)
+            await self._notify(frame.action, payload)
             return
         answer = self._pending.get(frame.id) if frame.id is not None else None
         if answer is None or answer.done():
@@ -297,9 +307,9 @@ class AgentStreamClient:
                 logger.warning("agentctl refused a frame: %s", frame.payload.get("message"))
             return
         if frame.type is FrameType.RESPONSE:
-            answer.set_result(frame.payload)
+            answer.set_result(payload)
         else:
-            answer.set_exception(error_from_payload(frame.payload))
+            answer.set_exception(error_from_payload(payload))
 
     async def _notify(self, action: str, payload: Payload) -> None:
         if self._on_notification is None:

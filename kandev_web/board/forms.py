@@ -1,6 +1,8 @@
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web.forms import StorableCharField
+
 from .models import Task
 
 
@@ -11,6 +13,7 @@ class TaskEditForm(forms.ModelForm):
         model = Task
         fields = ["title", "description"]
         widgets = {"description": forms.Textarea(attrs={"rows": 3})}
+        field_classes = {"title": StorableCharField, "description": StorableCharField}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 from kandev_web import limits
 from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import services as sessions
+from kandev_web.storable import storable, storable_text
 
 from . import elicitations, services
 from .delivery import Delivery, Outcome
@@ -45,7 +46,7 @@ def question_for(user, pending_id: str) -> Clarification:
     record = (
         Clarification.objects.for_user(user)
         .select_related("session", "execution")
-        .filter(pending_id=pending_id)
+        .filter(pending_id=storable_text(pending_id))  # a NUL is no id, not a database error
         .first()
     )
     if record is None:
@@ -80,6 +81,8 @@ async def answer(
 
     ``answerer`` is who answered and from which surface, for the record's audit trail.
     """
+    # What the operator typed goes to a row (and to the agent) storable, whichever surface it came from.
+    answers, reject_reason = storable([answers, reject_reason])
     reason_chars = len(reject_reason.strip())
     if rejected and reason_chars > limits.SKIP_REASON_CHARS:
         # Refused before anything is recorded: the board must not say "Skipped" for a skip the agent never gets.

@@ -28,6 +28,7 @@ from kandev_web.db import database_sync_to_async
 from kandev_web.sessions.mcp_tokens import MCP_PATH as PATH
 from kandev_web.sessions.mcp_tokens import MCP_SERVER_NAME as SERVER_NAME
 from kandev_web.sessions.mcp_tokens import session_for_token
+from kandev_web.storable import storable
 
 from . import services
 from .validation import InvalidBundle, parse_answers, parse_bundle, tool_result
@@ -58,11 +59,14 @@ async def ask_user_question_kandev(questions: list[Any], ctx: Context, context: 
     session = await database_sync_to_async(session_for_token)(bearer_token(ctx.headers))
     if session is None:
         raise ToolError("unknown or expired session token")
+    # The agent's text, bound for the question's record and timeline: a NUL or a
+    # lone surrogate would be a database error instead of a question.
+    questions, context = storable([questions, context or ""])
     try:
         bundle = parse_bundle(questions)
     except InvalidBundle as invalid:
         raise ToolError("; ".join(invalid.errors)) from None
-    record, _ = await database_sync_to_async(services.request_clarification)(session, bundle, context or "")
+    record, _ = await database_sync_to_async(services.request_clarification)(session, bundle, context)
 
     async def keepalive() -> None:
         await ctx.report_progress(0, None, KEEPALIVE_MESSAGE)

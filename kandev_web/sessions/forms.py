@@ -5,11 +5,12 @@ from django.utils.translation import gettext_lazy as _
 
 from kandev_web import limits
 from kandev_web.board.models import Task
+from kandev_web.forms import StorableCharField
 
 from .models import AgentProfile
 
 
-class PromptField(forms.CharField):
+class PromptField(StorableCharField):
     """What the operator tells the agent: at most ``limits.PROMPT_CHARS``, and a refusal that says so."""
 
     def __init__(self, **kwargs):

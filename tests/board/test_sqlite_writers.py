@@ -1,4 +1,4 @@
-"""SQLite under concurrent writers: they wait their turn instead of failing."""
+"""Concurrent writers wait their turn instead of failing, on SQLite (no "database is locked") and PostgreSQL."""
 
 import threading
 
@@ -7,6 +7,8 @@ from django.db import connection
 
 from kandev_web.board import services
 from kandev_web.board.models import Task
+
+pytestmark = pytest.mark.postgres
 
 
 @pytest.mark.django_db(transaction=True)

@@ -14,6 +14,9 @@ from kandev_web.sessions import events
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
 
+#: What agents report, on SQLite and again on PostgreSQL (scripts/test).
+pytestmark = pytest.mark.postgres
+
 QUESTIONS = parse_bundle(
     [
         {"id": "db", "title": "Database", "prompt": "Which database?", "options": [

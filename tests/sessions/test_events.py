@@ -6,6 +6,9 @@ from kandev_web.board.models import TaskState
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 
+#: What agents report, on SQLite and again on PostgreSQL (scripts/test).
+pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def session(make_task, board):

@@ -41,6 +41,7 @@ from kandev_web.agentctl.elicitation.types import (
     Question,
     QuestionKind,
 )
+from kandev_web.storable import storable_text
 
 MAX_PROPERTIES = 64
 MAX_OPTIONS_PER_PROPERTY = 256
@@ -101,12 +102,26 @@ def map_elicitation(params: object) -> MappedForm | Decline:
 
     companions = _resolve_companions(claims, drafts)
     questions = tuple(_question(key, drafts[key], companions.get(key), envelope.message) for key in d1_sorted(drafts))
+    if not all(_round_trips(question) for question in questions):
+        return Decline(DeclineReason.UNSTORABLE_ID)
     return MappedForm(
         session_id=envelope.session_id,
         tool_call_id=envelope.tool_call_id,
         message=envelope.message,
         questions=questions,
     )
+
+
+def _round_trips(question: Question) -> bool:
+    """Whether the question's id and option ids come back from the web app as sent.
+
+    The web app stores what it shows with U+FFFD for a NUL or a lone surrogate
+    (``kandev_web/storable.py``), so an answer to an id holding one would name
+    an id this form does not have: the form is declined instead, like every
+    shape that cannot be answered.
+    """
+    ids = [question.id, *(option.id for option in question.options)]
+    return all(storable_text(id_) == id_ for id_ in ids)
 
 
 def _read_envelope(params: object) -> _Envelope | Decline:

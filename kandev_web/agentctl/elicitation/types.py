@@ -101,6 +101,7 @@ class DeclineReason(StrEnum):
     TOO_MANY_PROPERTIES = "too_many_properties"
     TOO_MANY_OPTIONS = "too_many_options"
     NO_QUESTIONS = "no_questions"
+    UNSTORABLE_ID = "unstorable_id"
 
 
 @dataclass(frozen=True, slots=True)

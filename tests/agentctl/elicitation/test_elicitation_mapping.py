@@ -657,3 +657,22 @@ def test_wire_questions_match_the_contract_and_never_carry_the_companion(load_fi
         },
     ]
     assert "_custom" not in json.dumps(wire)
+
+
+@pytest.mark.parametrize(
+    "properties",
+    [
+        {"colour\x00": {"type": "string", "enum": ["red", "blue"]}},
+        {"colour": {"type": "string", "oneOf": [{"const": "red\ud800", "title": "Red"}, {"const": "b", "title": "B"}]}},
+        {"notes": {"type": "string"}, "half \udfff": {"type": "string"}},
+    ],
+    ids=["nul-in-key", "lone-surrogate-const", "one-of-two-keys"],
+)
+def test_an_id_the_web_app_cannot_store_is_declined_since_no_answer_could_name_it(properties):
+    """docs/decisions.md#unstorable-characters: the web app stores it with U+FFFD, so its answers would not match."""
+    assert declined(request(properties)) is DeclineReason.UNSTORABLE_ID
+
+
+def test_unstorable_text_in_a_title_or_description_is_still_asked():
+    form = map_elicitation(request({"colour": {"type": "string", "title": "Col\x00our", "description": "\ud800"}}))
+    assert isinstance(form, MappedForm) and [q.id for q in form.questions] == ["colour"]
