@@ -24,6 +24,7 @@ from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.mcp_tokens import new_token
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from tests.fake_agentctl import FakeRunner
+from tests.sockets import HOST
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -91,7 +92,7 @@ async def test_a_lone_surrogate_typed_on_the_task_page_is_recorded(session, oper
     await database_sync_to_async(cookie_client.force_login)(operator)
     cookie = (b"cookie", f"sessionid={cookie_client.cookies['sessionid'].value}".encode())
     communicator = WebsocketCommunicator(
-        application, f"/ws/tasks/{session.task_id}/", headers=[(b"origin", b"http://127.0.0.1"), cookie]
+        application, f"/ws/tasks/{session.task_id}/", headers=[(b"origin", b"http://127.0.0.1"), HOST, cookie]
     )
     assert (await communicator.connect())[0]
     frame = {"type": "clarification.answer", "pending_id": record.pending_id, "HEADERS": {},
