@@ -69,8 +69,8 @@ def test_the_task_page_before_any_agent(page, server, operator):
 
 @pytest.mark.parametrize(
     "scenario",
-    ["clarification", "elicit-two", "elicit-mcp-apikey", "clarification-multi", "permission-flow"],
-    ids=["single-select", "multi-select", "free-text", "several-questions", "permission-card"],
+    ["clarification", "elicit-two", "elicit-mcp-apikey", "clarification-multi", "permission-flow", "elicit-typed"],
+    ids=["single-select", "multi-select", "free-text", "several-questions", "permission-card", "typed-form"],
 )
 def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario):
     username = f"seen-{scenario}"
@@ -90,7 +90,12 @@ def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario
         page.get_by_test_id("clarification-next").click()
         expect(page.locator("[data-testid=clarification-question-card][data-kind=multi]")).to_be_visible()
     assert_accessible(page)
-    if overlay.get_attribute("data-source") == "elicitation":
+    if scenario == "elicit-typed":
+        # Its required fields are empty: Submit marks them instead of asking to send nothing.
+        page.get_by_test_id("clarification-submit").click()
+        expect(page.get_by_test_id("clarification-problem").first).to_be_visible()
+        assert_accessible(page)
+    elif overlay.get_attribute("data-source") == "elicitation":
         page.get_by_test_id("clarification-submit").click()
         expect(page.get_by_test_id("clarification-confirm-empty")).to_be_visible()
         assert_accessible(page)

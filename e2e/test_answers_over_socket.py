@@ -119,8 +119,8 @@ def test_an_answer_that_does_not_fit_is_told_inline_and_can_be_sent_again(browse
     page.get_by_test_id("clarification-submit").click()
     expect(page.get_by_test_id("clarification-outcome")).to_have_attribute("data-outcome", "invalid")
     # agentctl's problem (unknown_option) as a sentence naming the question, never its raw entry.
-    refusal = page.get_by_test_id("toast").filter(has_text="does not fit")
-    sentence = "Your answer to “Colour” does not fit: it picks an option the question does not offer."
+    refusal = page.get_by_test_id("toast").filter(has_text="picks an option")
+    sentence = "Your answer to “Colour” picks an option the question does not offer."
     expect(refusal).to_contain_text(sentence)
     expect(refusal).not_to_contain_text("unknown_option")
     expect(page.get_by_test_id("clarification-form")).to_have_attribute("data-sending", "false")

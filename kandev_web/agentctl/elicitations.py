@@ -215,6 +215,7 @@ class ElicitationHandler:
             "session_id": form.session_id,
             "tool_call_id": form.tool_call_id,
             "message": form.message,
+            **form.wire_heading(),
             "created_at": _rfc3339(created_at),
             "expires_at": _rfc3339(created_at + self.answer_timeout),
             "questions": form.wire_questions(),

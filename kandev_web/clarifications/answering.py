@@ -16,6 +16,7 @@ inside a database thread, so one unresponsive agent holds no thread that
 other pages need.
 """
 
+import re
 from collections.abc import Callable
 
 from django.utils.translation import gettext as _
@@ -54,19 +55,45 @@ def question_for(user, pending_id: str) -> Clarification:
     return record
 
 
+#: A JSON number, as ``<input type=number>`` writes one; anything else is sent as typed, for agentctl to refuse.
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+_BOOLEANS = {"true": True, "false": False}
+
+
 def form_answers(questions: list[dict], values: Callable[[str], list[str]]) -> list[dict]:
     """The answers in the overlay's fields, read through ``values(name) -> [value, ...]``.
 
-    Only answered questions are listed: omission is how "unanswered" is said.
+    Only answered questions are listed: omission is how "unanswered" is said. A
+    typed question's answer is its ``value``: a yes/no pick as a JSON boolean, a
+    number field as a JSON number. What does not read as one is passed on as
+    the text it is, so that agentctl, which alone judges an answer, says why.
     """
     answers = []
     for question in questions:
         qid = question["id"]
         selected = [value for value in values(OPTION_FIELD.format(qid)) if value]
         custom = next((value.strip() for value in values(CUSTOM_FIELD.format(qid)) if value.strip()), "")
-        if selected or custom:
+        kind = question.get("kind")
+        if kind == "boolean" and selected:
+            answers.append({"question_id": qid, "value": _BOOLEANS.get(selected[0], selected[0])})
+        elif kind in ("number", "integer") and custom:
+            answers.append({"question_id": qid, "value": _number(custom)})
+        elif selected or custom:
             answers.append({"question_id": qid, "selected_options": selected, "custom_text": custom})
     return answers
+
+
+def _number(text: str) -> int | float | str:
+    if not _JSON_NUMBER.fullmatch(text):
+        return text
+    try:
+        if any(mark in text for mark in ".eE"):
+            number = float(text)
+            # A huge exponent overflows to infinity, which JSON cannot carry: send the text instead.
+            return number if number not in (float("inf"), float("-inf")) else text
+        return int(text)
+    except ValueError:  # more digits than Python converts
+        return text
 
 
 async def answer(

@@ -3,6 +3,8 @@
 from dataclasses import dataclass
 from enum import StrEnum
 
+from .problems import QuestionProblem
+
 
 class Outcome(StrEnum):
     DELIVERED = "delivered"
@@ -34,6 +36,8 @@ class Delivery:
     message: str = ""
     level: str = "info"
     problems: tuple[str, ...] = ()
+    #: The same problems, each with the question it is shown beside in the overlay.
+    by_question: tuple[QuestionProblem, ...] = ()
 
     @property
     def delivered(self) -> bool:

@@ -48,6 +48,9 @@ def question_from_wire(question: dict) -> Question:
         kind=question.get("kind", "single"),
         accepts_text=bool(question.get("accepts_text")),
         sensitive=bool(question.get("sensitive")),
+        required=bool(question.get("required")),
+        default=question.get("default"),
+        constraints=question.get("constraints") if isinstance(question.get("constraints"), dict) else {},
     )
 
 
@@ -79,6 +82,8 @@ def _create_record(execution_id: int, session_id: int, payload: dict) -> tuple[C
         questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
         context=payload.get("message") or "",
         tool_call_id=payload.get("tool_call_id") or "",
+        form_title=payload.get("form_title") or "",
+        form_description=payload.get("form_description") or "",
     )
     return record, True
 
@@ -121,14 +126,17 @@ def reconcile(execution_id: int, session_id: int, pending: list[dict]) -> None:
 
 
 def _wire_answers(answers: list[dict]) -> list[dict]:
-    return [
-        {
+    wire = []
+    for a in answers:
+        entry = {
             "question_id": a["question_id"],
             "selected_options": list(a.get("selected_options", [])),
             "custom_text": a.get("custom_text", ""),
         }
-        for a in answers
-    ]
+        if a.get("value") is not None:
+            entry["value"] = a["value"]
+        wire.append(entry)
+    return wire
 
 
 def _live_execution(record: Clarification) -> AgentExecution | None:
@@ -175,8 +183,9 @@ async def forward(
         return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered or withdrawn."))
     except ValidationFailed as invalid:
         listed = invalid.details.get("problems")
-        sentences = answer_problems.describe(listed if isinstance(listed, list) else [], record.questions)
-        return Delivery(Outcome.INVALID, " ".join(sentences), "error", sentences)
+        said = answer_problems.explain(listed if isinstance(listed, list) else [], record.questions)
+        problems = tuple(p.sentence for p in said)
+        return Delivery(Outcome.INVALID, " ".join(problems), "error", problems, said)
     except AgentStreamNotConnected:
         message = _("Not delivered: the connection to the agent is down. Your question is still open; try again.")
         return Delivery(Outcome.STREAM_DOWN, message, "error")

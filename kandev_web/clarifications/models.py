@@ -48,6 +48,9 @@ class Clarification(models.Model):
     source = models.CharField(max_length=32, choices=Source, default=Source.ASK_USER_QUESTION)
     questions = models.JSONField()
     context = models.TextField(blank=True)
+    #: Elicitations: the form schema's own title and description, shown above its questions.
+    form_title = models.TextField(blank=True)
+    form_description = models.TextField(blank=True)
     #: For deduplication: the questions' prompts and options, normalised (ask path only).
     dedup_key = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status, default=Status.PENDING)

@@ -33,9 +33,11 @@ class Question:
     """One question as the overlay and the timeline show it, whichever way the agent asked.
 
     Stored on the record as :meth:`as_json`; ``kind`` (``single``, ``multi``,
-    ``text``), ``accepts_text`` and ``sensitive`` come from an elicitation's
-    mapping. An ask_user_question_kandev question is a single choice that also
-    takes typed text.
+    ``text``, and for typed forms ``boolean``, ``number``, ``integer``),
+    ``accepts_text``, ``sensitive``, ``required``, ``default`` and
+    ``constraints`` come from an elicitation's mapping (docs/agent-stream.md).
+    An ask_user_question_kandev question is a single choice that also takes
+    typed text.
     """
 
     id: str
@@ -45,9 +47,14 @@ class Question:
     kind: str = "single"
     accepts_text: bool = True
     sensitive: bool = False
+    required: bool = False
+    #: What the overlay's control starts with: a const, a list of consts, text, a boolean or a number.
+    default: object = None
+    #: agentctl's names and values (``minLength``, ``maximum``, ``format``, …); the overlay checks them too.
+    constraints: dict = field(default_factory=dict)
 
     def as_json(self) -> dict:
-        return {
+        data = {
             "id": self.id,
             "title": self.title,
             "prompt": self.prompt,
@@ -58,6 +65,14 @@ class Question:
                 {"option_id": o.option_id, "label": o.label, "description": o.description} for o in self.options
             ],
         }
+        # Typed forms' additions, kept only when they say something.
+        if self.required:
+            data["required"] = True
+        if self.default is not None:
+            data["default"] = self.default
+        if self.constraints:
+            data["constraints"] = dict(self.constraints)
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "Question":
@@ -71,6 +86,9 @@ class Question:
             kind=data.get("kind", "single"),
             accepts_text=data.get("accepts_text", True),
             sensitive=data.get("sensitive", False),
+            required=bool(data.get("required", False)),
+            default=data.get("default"),
+            constraints=dict(data.get("constraints") or {}),
         )
 
 

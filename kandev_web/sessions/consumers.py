@@ -215,13 +215,13 @@ class TaskConsumer(LiveConsumer):
             message = "" if told else notice or message
         if delivery.outcome not in (Outcome.INVALID, Outcome.STREAM_DOWN, Outcome.NOT_RESPONDING, Outcome.REFUSED):
             self._told.add(pending_id)
-        await self.reply(pending_id, delivery.outcome, message, delivery.level)
+        await self.reply(pending_id, delivery.outcome, message, delivery.level, delivery.by_question)
 
-    async def reply(self, pending_id, outcome, message, level):
-        """What became of one frame: the overlay's outcome marker, and a toast when there is news."""
+    async def reply(self, pending_id, outcome, message, level, problems=()):
+        """What became of one frame: the overlay's outcome marker (with each problem for its question), and a toast."""
         html = render_to_string(
             "clarifications/overlay.html#outcome-oob",
-            {"pending_id": pending_id, "outcome": outcome, "message": message},
+            {"pending_id": pending_id, "outcome": outcome, "message": message, "problems": problems},
         )
         if message:
             html += render_to_string("base.html#toast", {"message": message, "level": level})

@@ -4,7 +4,13 @@
 // answer in the form (hidden inputs and text areas) and mirrors it in data-*
 // state. A question's data-kind says how it is answered: "single" (one option
 // or custom text, mutually exclusive: the ask_user_question_kandev overlay),
-// "multi" (several options) and "text" (typing only) come from elicitations.
+// "multi" (several options) and "text" (typing only) come from elicitations,
+// and so do typed forms' "boolean" (Yes and No, picked like options),
+// "number" and "integer" (a number field). A typed form's constraints are on
+// the card as data-* attributes; before an answer is sent they are checked
+// here with the rules agentctl applies (docs/decisions.md#typed-forms), and
+// what does not fit is said beside its question. agentctl still decides: a
+// problem it reports comes back the same way.
 (function () {
   "use strict";
 
@@ -14,6 +20,122 @@
   const options = (card) => Array.from(card.querySelectorAll("[data-testid=clarification-option]"));
   const textArea = (card) => card.querySelector("[data-testid=clarification-input]");
   const isElicitation = (overlay) => overlay.dataset.source === "elicitation";
+  const problemSlot = (card) => card.querySelector("[data-testid=clarification-problem]");
+
+  // The HTML standard's valid e-mail address, as agentctl checks it.
+  const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
+  const URI = /^[A-Za-z][A-Za-z0-9+.-]*:\S*$/;
+  const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+  const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
+
+  function validDate(text) {
+    const match = DATE.exec(text);
+    if (!match) return false;
+    const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
+    return date.getUTCFullYear() === Number(match[1]) && date.getUTCMonth() === Number(match[2]) - 1 && date.getUTCDate() === Number(match[3]);
+  }
+
+  function matchesFormat(format, text) {
+    switch (format) {
+      case "email": return EMAIL.test(text);
+      case "uri": return URI.test(text);
+      case "date": return validDate(text);
+      case "date-time": return !Number.isNaN(Date.parse(text));
+      default: return true;
+    }
+  }
+
+  // A datetime-local value (the operator's wall clock) as RFC 3339 with their offset.
+  function withOffset(local) {
+    const when = new Date(local);
+    if (!local || Number.isNaN(when.getTime())) return "";
+    const pad = (n) => String(Math.trunc(Math.abs(n))).padStart(2, "0");
+    const offset = -when.getTimezoneOffset();
+    const seconds = local.length === 16 ? ":00" : "";
+    return `${local}${seconds}${offset >= 0 ? "+" : "-"}${pad(offset / 60)}:${pad(offset % 60)}`;
+  }
+
+  // An RFC 3339 default shown in the browser's datetime-local control, in local time.
+  function asLocal(rfc3339) {
+    const when = new Date(rfc3339);
+    if (!rfc3339 || Number.isNaN(when.getTime())) return "";
+    const pad = (n) => String(n).padStart(2, "0");
+    return `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}T${pad(when.getHours())}:${pad(when.getMinutes())}:${pad(when.getSeconds())}`;
+  }
+
+  // What does not fit in one card's answer, as the sentence to show; "" when it fits.
+  function misfit(card) {
+    const form = card.closest("form");
+    const say = (name, limit) => (form.dataset[name] || "").replace("__N__", limit);
+    const data = card.dataset;
+    const text = textArea(card);
+    const typedText = text ? text.value.trim() : "";
+    const picked = options(card).filter((o) => o.dataset.selected === "true").length;
+    if (!answered(card)) return data.required === "true" ? say("msgRequired") : "";
+    if (data.kind === "number" || data.kind === "integer") {
+      if (!JSON_NUMBER.test(typedText)) return say(data.kind === "integer" ? "msgInteger" : "msgNumber");
+      const number = Number(typedText);
+      if (data.kind === "integer" && !Number.isInteger(number)) return say("msgInteger");
+      if (data.minimum !== undefined && number < Number(data.minimum)) return say("msgBelow", data.minimum);
+      if (data.maximum !== undefined && number > Number(data.maximum)) return say("msgAbove", data.maximum);
+      return "";
+    }
+    if (data.kind === "text" && typedText) {
+      const length = [...typedText].length;
+      if (data.minLength !== undefined && length < Number(data.minLength)) return say("msgTooShort", data.minLength);
+      if (data.maxLength !== undefined && length > Number(data.maxLength)) return say("msgTooLong", data.maxLength);
+      if (data.pattern !== undefined) {
+        let pattern = null;
+        try { pattern = new RegExp(data.pattern, "u"); } catch (error) { pattern = null; } // agentctl decides
+        if (pattern && !pattern.test(typedText)) return say("msgPattern");
+      }
+      const value = data.format === "date-time" ? withOffset(text.value) : typedText;
+      if (data.format && !matchesFormat(data.format, value)) return say(`msgFormat${data.format === "date-time" ? "DateTime" : data.format[0].toUpperCase() + data.format.slice(1)}`);
+      return "";
+    }
+    if (data.kind === "multi" && picked && !typedText) {
+      if (data.minItems !== undefined && picked < Number(data.minItems)) return say("msgTooFew", data.minItems);
+      if (data.maxItems !== undefined && picked > Number(data.maxItems)) return say("msgTooMany", data.maxItems);
+    }
+    if (data.required === "true" && typedText && options(card).length && data.kind !== "text") {
+      // Typed text replaces the picks and goes to the companion key: the question itself stays unanswered.
+      return say("msgRequired");
+    }
+    return "";
+  }
+
+  function showProblem(card, sentence, source) {
+    const slot = problemSlot(card);
+    if (!slot) return;
+    slot.textContent = sentence;
+    slot.hidden = !sentence;
+    slot.dataset.source = sentence ? source : "";
+    card.dataset.invalid = String(Boolean(sentence));
+  }
+
+  // Before sending: every card checked, each misfit said beside its question,
+  // and the first of them brought up. True when the answer may go.
+  function fits(overlay) {
+    if (!isElicitation(overlay)) return true;
+    const all = cards(overlay);
+    const failing = all.filter((card) => {
+      const sentence = misfit(card);
+      showProblem(card, sentence, "client");
+      return Boolean(sentence);
+    });
+    const marker = overlay.querySelector("[data-testid=clarification-outcome]");
+    if (!failing.length) return true;
+    marker.dataset.outcome = "unfit";
+    marker.textContent = overlay.querySelector("form").dataset.msgSummary || "";
+    show(overlay, all.indexOf(failing[0]));
+    return false;
+  }
+
+  // While the operator fixes an answer, its sentence follows what they type.
+  function recheck(card) {
+    const slot = problemSlot(card);
+    if (slot && !slot.hidden) showProblem(card, misfit(card), "client");
+  }
 
   function setSelected(option, selected) {
     option.dataset.selected = String(selected);
@@ -87,6 +209,7 @@
   function submit(overlay) {
     const form = overlay.querySelector("form");
     if (form.dataset.sending === "true") return;
+    if (!fits(overlay)) return;
     if (needsConfirmation(overlay)) {
       confirming(overlay, true);
       return;
@@ -149,6 +272,7 @@
       card.querySelector("[data-testid=clarification-custom-input]").dataset.active = "false";
     }
     syncSelection(card);
+    recheck(card);
     // An elicitation may also take typed text and is reviewed before sending, so it stays put.
     if (card.dataset.kind !== "multi" && !isElicitation(overlay)) advance(overlay);
   }
@@ -156,6 +280,9 @@
   function typed(text) {
     const card = text.closest("[data-testid=clarification-question-card]");
     const overlay = overlayOf(card);
+    if (text.dataset.role === "datetime") {
+      card.querySelector("input[data-role=datetime-value]").value = withOffset(text.value);
+    }
     const active = text.value.trim() !== "";
     card.querySelector("[data-testid=clarification-custom-input]").dataset.active = String(active);
     for (const option of options(card)) {
@@ -170,6 +297,7 @@
       }
     }
     syncSelection(card);
+    recheck(card);
   }
 
   document.addEventListener("click", (event) => {
@@ -198,6 +326,10 @@
   });
 
   document.addEventListener("input", (event) => {
+    if (event.target.matches("[data-testid=clarification-input]")) typed(event.target);
+  });
+  // Date and number controls may report only a change, not every input.
+  document.addEventListener("change", (event) => {
     if (event.target.matches("[data-testid=clarification-input]")) typed(event.target);
   });
 
@@ -255,6 +387,13 @@
     const form = event.target;
     if (!form.matches || !form.matches("[data-testid=clarification-form]")) return;
     const overlay = overlayOf(form);
+    const skipping = event.submitter && event.submitter.value === "skip";
+    if (!skipping && !fits(overlay)) {
+      event.preventDefault();
+      event.stopPropagation();
+      form.dataset.sending = "false";
+      return;
+    }
     if (!needsConfirmation(overlay, event.submitter)) return;
     event.preventDefault();
     event.stopPropagation();
@@ -284,18 +423,37 @@
     if (!overlay) return;
     const marker = overlay.querySelector("[data-testid=clarification-outcome]");
     marker.dataset.outcome = latest.dataset.outcome;
-    marker.textContent = latest.textContent;
+    const message = latest.querySelector("[data-role=message]");
+    marker.textContent = message ? message.textContent : latest.textContent;
+    // agentctl's verdict replaces the overlay's own: each problem beside its question.
+    const all = cards(overlay);
+    all.forEach((card) => showProblem(card, "", "server"));
+    const refused = [];
+    latest.querySelectorAll("[data-role=problem]").forEach((problem) => {
+      const card = all.find((c) => c.dataset.questionId === problem.dataset.questionId);
+      if (!card) return;
+      const slot = problemSlot(card);
+      showProblem(card, slot && !slot.hidden ? `${slot.textContent} ${problem.textContent}` : problem.textContent, "server");
+      refused.push(card);
+    });
     const form = overlay.querySelector("[data-testid=clarification-form]");
     form.dataset.sending = "false";
     form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = false; });
     confirming(overlay, false);
     refresh(overlay);
+    if (refused.length) show(overlay, all.indexOf(refused[0]));
   });
 
   // New overlays arrive over the socket: bring them to their first question.
   function init(root) {
     root.querySelectorAll("[data-testid=clarification-overlay]:not([data-ready])").forEach((overlay) => {
       overlay.dataset.ready = "true";
+      // A date-time default is RFC 3339; its control shows it in the operator's local time.
+      overlay.querySelectorAll("input[data-role=datetime]").forEach((input) => {
+        const sent = input.closest("[data-testid=clarification-question-card]").querySelector("input[data-role=datetime-value]");
+        input.value = asLocal(sent.value);
+        if (!input.value) sent.value = "";
+      });
       refresh(overlay);
       // Take the keyboard unless the operator is typing somewhere else.
       if (!document.activeElement || document.activeElement === document.body) {

@@ -436,7 +436,9 @@ async def test_AC_17_a_request_scoped_elicitation_is_declined(start_agentctl, co
 
 async def test_AC_18_a_schema_without_questions_is_declined(start_agentctl, connect, scripted) -> None:
     empty = form({})
-    unrecognised = form({"n": {"type": "number"}, "b": {"type": "boolean"}, "o": {"type": "object"}})
+    unrecognised = form(
+        {"z": {"type": "null"}, "deep": {"type": "array", "items": {"type": "array"}}, "o": {"type": "object"}}
+    )
     no_properties = {**COLOUR_FORM, "requestedSchema": {"type": "object"}}
     no_schema = {key: value for key, value in COLOUR_FORM.items() if key != "requestedSchema"}
     only_a_companion = form({"question_0_custom": companion("question_0")})
@@ -596,7 +598,10 @@ async def test_F10_invalid_answers_leave_the_pending_open_and_a_valid_one_then_w
     payload = {"pending_id": requested["pending_id"], "answers": answers, "rejected": False, "reject_reason": ""}
     with pytest.raises(ValidationFailed) as refused:
         await run.client.request("agent.elicitations.respond", payload)
-    assert refused.value.details == {"problems": problems}
+    said = refused.value.details["problems"]
+    assert [{key: value for key, value in p.items() if key != "message"} for p in said] == problems
+    # Each problem is also a sentence (docs/agent-stream.md#agentelicitationsrespond).
+    assert all(isinstance(p["message"], str) and p["message"].endswith(".") for p in said)
     assert await run.client.request("agent.elicitations.list") == {"pending": [requested]}
     assert run.events() == [("elicitation.requested", requested)]
     await run.respond(requested["pending_id"], [{"question_id": "question_2", "selected_options": ["no"]}])

@@ -38,6 +38,9 @@ SUGGESTION_MARKER = "Reply with ONLY the suggestion"
 #: Never issue more tool uses than this, whatever the CLI sends: a fake that
 #: loops would otherwise spin the CLI for the test's whole timeout.
 MAX_TOOL_USES = 3
+#: The Claude CLI's tools for waiting on MCP servers still connecting, and for loading deferred tools.
+WAIT_FOR_MCP = "WaitForMcpServers"
+TOOL_SEARCH = "ToolSearch"
 MODEL = "claude-sonnet-4-5"
 
 
@@ -48,7 +51,7 @@ class Exchange:
     method: str
     path: str
     body: Any  # decoded JSON, or None
-    kind: str = "other"  # ask | no_tool | after_tool_result | side | hello | count_tokens | other
+    kind: str = "other"  # ask | wait | no_tool | after_tool_result | side | hello | count_tokens | other
     tool_use_id: str | None = None
 
     @property
@@ -104,13 +107,25 @@ class _Background:
 class FakeMessagesApi(_Background):
     """The scripted Messages API on 127.0.0.1, serving from a thread until ``stop()``."""
 
-    def __init__(self, *, marker: str, questions: list[dict[str, Any]], final_text: str, no_tool_text: str) -> None:
+    def __init__(
+        self,
+        *,
+        marker: str,
+        questions: list[dict[str, Any]],
+        final_text: str,
+        no_tool_text: str,
+        tool: str = "AskUserQuestion",
+    ) -> None:
+        """``tool`` is the tool the model calls when offered: AskUserQuestion (with ``questions``),
+        or an MCP server's tool by the CLI's name for it (``mcp__<server>__<tool>``, no input)."""
         self.marker = marker
+        self.tool = tool
         self.questions = questions
         self.final_text = final_text
         self.no_tool_text = no_tool_text
         self.exchanges: list[Exchange] = []
         self.issued: dict[str, dict[str, Any]] = {}  # tool-use id -> input
+        self.waits: set[str] = set()  # tool-use ids of WaitForMcpServers calls
         self._lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _MessagesHandler)
         self._server.fake = self
@@ -145,23 +160,35 @@ class FakeMessagesApi(_Background):
         blocks = _blocks(last)
         with self._lock:
             answered = [b for b in blocks if b.get("type") == "tool_result" and b.get("tool_use_id") in self.issued]
-        if answered:
+            waited = bool(answered) and all(b["tool_use_id"] in self.waits for b in answered)
+        if answered and not waited:
             return "after_tool_result", [_text(self.final_text)], "end_turn"
         text = "\n".join(b.get("text", "") for b in blocks if b.get("type") == "text")
         tools = [tool.get("name") for tool in body.get("tools") or [] if isinstance(tool, dict)]
-        if SUGGESTION_MARKER in text or self.marker not in text or not tools:
+        if not waited and (SUGGESTION_MARKER in text or self.marker not in text or not tools):
             return "side", [_text("OK.")], "end_turn"
-        if "AskUserQuestion" not in tools:
+        loader = next((name for name in (TOOL_SEARCH, WAIT_FOR_MCP) if name in tools), None)
+        if self.tool not in tools and loader and self.tool.startswith("mcp__") and len(self.waits) < MAX_TOOL_USES:
+            # An MCP tool may not be in the list yet: older CLIs connect MCP
+            # servers in the background (a model waits with WaitForMcpServers),
+            # newer ones defer MCP tools until ToolSearch loads them.
+            tool_input = {"query": f"select:{self.tool}"} if loader == TOOL_SEARCH else {}
+            with self._lock:
+                tool_use_id = f"toolu_fake{len(self.issued) + 1:02d}"
+                self.issued[tool_use_id] = tool_input
+                self.waits.add(tool_use_id)
+            return "wait", [{"type": "tool_use", "id": tool_use_id, "name": loader, "input": tool_input}], "tool_use"
+        if self.tool not in tools:
             return "no_tool", [_text(self.no_tool_text)], "end_turn"
         with self._lock:
             if len(self.issued) >= MAX_TOOL_USES:
                 return "side", [_text("Giving up on questions.")], "end_turn"
             tool_use_id = f"toolu_fake{len(self.issued) + 1:02d}"
-            tool_input = {"questions": self.questions}
+            tool_input = {"questions": self.questions} if self.tool == "AskUserQuestion" else {}
             self.issued[tool_use_id] = tool_input
         return (
             "ask",
-            [{"type": "tool_use", "id": tool_use_id, "name": "AskUserQuestion", "input": tool_input}],
+            [{"type": "tool_use", "id": tool_use_id, "name": self.tool, "input": tool_input}],
             "tool_use",
         )
 
@@ -217,28 +244,37 @@ def sse_events(
     for index, block in enumerate(content):
         if block["type"] == "text":
             yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": _text("")}
-            yield "content_block_delta", {
-                "type": "content_block_delta",
-                "index": index,
-                "delta": {"type": "text_delta", "text": block["text"]},
-            }
+            yield (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": block["text"]},
+                },
+            )
         else:
             start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
             yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": start}
             partial = json.dumps(block["input"])
             middle = len(partial) // 2  # the input arrives as partial JSON, in pieces
             for piece in (partial[:middle], partial[middle:]):
-                yield "content_block_delta", {
-                    "type": "content_block_delta",
-                    "index": index,
-                    "delta": {"type": "input_json_delta", "partial_json": piece},
-                }
+                yield (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": piece},
+                    },
+                )
         yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    yield "message_delta", {
-        "type": "message_delta",
-        "delta": {"stop_reason": stop_reason, "stop_sequence": None},
-        "usage": {"output_tokens": 10},
-    }
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop_reason, "stop_sequence": None},
+            "usage": {"output_tokens": 10},
+        },
+    )
     yield "message_stop", {"type": "message_stop"}
 
 

@@ -174,10 +174,11 @@ async def reap(marker: str) -> list[str]:
     return [f"pid {pid}: {cmdline}" for pid, cmdline in alive.items()]
 
 
-async def open_session(run: BridgeRun, *, elicitation: bool) -> str:
+async def open_session(run: BridgeRun, *, elicitation: bool, mcp_servers: list[dict[str, Any]] | None = None) -> str:
     """``agent.initialize`` with the flag as given, then one session in the run's project folder.
 
-    Also checks that the bridge was offered form elicitation exactly when the flag is on.
+    ``mcp_servers`` (ACP ``McpServer`` objects) are given to the session. Also checks
+    that the bridge was offered form elicitation exactly when the flag is on.
     """
     initialized = await run.request(
         "agent.initialize", {"agent_id": "claude-acp", "runtime_flags": {"features.acpElicitation": elicitation}}
@@ -187,5 +188,5 @@ async def open_session(run: BridgeRun, *, elicitation: bool) -> str:
         expected["elicitation"] = {"form": {}}
     assert initialized["client_capabilities"] == expected
     assert initialized["protocol_version"] == 1
-    session = await run.request("agent.session.new", {"cwd": str(run.workdir), "mcp_servers": []})
+    session = await run.request("agent.session.new", {"cwd": str(run.workdir), "mcp_servers": mcp_servers or []})
     return str(session["session_id"])

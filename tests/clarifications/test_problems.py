@@ -9,7 +9,7 @@ from kandev_web.agentctl.elicitation.answers import Problem, ProblemCode
 from kandev_web.agentctl.stream_client import ValidationFailed
 from kandev_web.clarifications import elicitations
 from kandev_web.clarifications.models import Status
-from kandev_web.clarifications.problems import MALFORMED, describe, question_name
+from kandev_web.clarifications.problems import MALFORMED, explain, question_name
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 from tests.clarifications.test_elicitations import requested
 from tests.fake_agentctl import FakeRunner
@@ -21,26 +21,26 @@ QUESTIONS = [
 ]
 
 
-def _wire(code, question_id=None, option_id=None, index=0):
-    return Problem(ProblemCode(code), index, question_id, option_id).to_wire()
+def describe(problems, questions):
+    return tuple(said.sentence for said in explain(problems, questions))
+
+
+def _wire(code, question_id=None, option_id=None, index=0, limit=None):
+    return Problem(ProblemCode(code), index, question_id, option_id, limit).to_wire()
 
 
 @pytest.mark.parametrize(
     ("problem", "sentence"),
     [
         (_wire("unknown_option", "question_0", "Purple"),
-         "Your answer to “Colour” does not fit: it picks an option the question does not offer."),
-        (_wire("too_many_options", "question_0"), "Your answer to “Colour” does not fit: pick only one option."),
-        (_wire("text_not_accepted", "question_0"),
-         "Your answer to “Colour” does not fit: this question takes no typed text, only one of its options."),
-        (_wire("text_too_long", "apiKey"),
-         "Your answer to “apiKey” does not fit: typed text may be at most 10000 characters."),
-        (_wire("duplicate_question", "question_0"), "Your answer to “Colour” does not fit: it was answered twice."),
-        (_wire("unknown_question", "nope"),
-         "Your answer does not fit: it answers a question this form does not have."),
+         "Your answer to “Colour” picks an option the question does not offer."),
+        (_wire("too_many_options", "question_0"), "Pick only one option for “Colour”."),
+        (_wire("text_not_accepted", "question_0"), "“Colour” takes no typed text, only one of its options."),
+        (_wire("text_too_long", "apiKey"), "Typed text for “apiKey” may be at most 10000 characters."),
+        (_wire("duplicate_question", "question_0"), "“Colour” was answered twice."),
+        (_wire("unknown_question", "nope"), "Your answer names a question this form does not have."),
         (_wire("bad_custom_text", "question_0"),
-         "Your answer to “Colour” does not fit: the page sent it in a shape the agent cannot read. "
-         "Reload the page and answer again."),
+         "The page sent your answer in a shape the agent cannot read. Reload the page and answer again."),
     ],
 )
 def test_each_code_is_a_sentence_naming_the_question(problem, sentence):
@@ -49,9 +49,12 @@ def test_each_code_is_a_sentence_naming_the_question(problem, sentence):
 
 def test_every_code_agentctl_has_is_worded():
     """A new problem code in agentctl gets its own sentence here, not the fallback."""
+    limit = {ProblemCode.FORMAT_MISMATCH: "email", ProblemCode.WRONG_TYPE: "integer"}
     for code in ProblemCode:
-        [sentence] = describe([_wire(code.value, "question_0")], QUESTIONS)
-        assert not sentence.endswith("the agent refused it."), code
+        problem = _wire(code.value, "question_0", limit=limit.get(code, 3))
+        del problem["message"]  # agentctl's own sentence would hide a code this module does not word
+        [sentence] = describe([problem], QUESTIONS)
+        assert sentence != "The agent refused your answer.", code
 
 
 def test_a_long_prompt_is_named_by_its_start():
@@ -59,18 +62,24 @@ def test_a_long_prompt_is_named_by_its_start():
 
 
 def test_a_code_from_a_newer_agentctl_uses_its_message_and_repeats_are_said_once():
-    newer = {"code": "below_minimum", "question_id": "question_0", "message": "must be at least 3."}
+    newer = {"code": "from_the_future", "question_id": "question_0", "message": "“Colour” must rhyme."}
     unknown = [_wire("unknown_option", "question_0", "X"), _wire("unknown_option", "question_0", "Y")]
     assert describe([newer, *unknown], QUESTIONS) == (
-        "Your answer to “Colour” does not fit: must be at least 3.",
-        "Your answer to “Colour” does not fit: it picks an option the question does not offer.",
+        "“Colour” must rhyme.",
+        "Your answer to “Colour” picks an option the question does not offer.",
     )
+
+
+def test_a_question_name_is_quoted_never_read_as_a_template():
+    hostile = [{"id": "q", "title": "%(limit)s %(question)s %s %", "prompt": ""}]
+    [sentence] = describe([{"code": "below_minimum", "question_id": "q", "limit": 3}], hostile)
+    assert sentence == "“%(limit)s %(question)s %s %” must be at least 3."
 
 
 def test_the_request_level_codes_are_worded():
     for code in MALFORMED:
         [sentence] = describe([{"code": code, "index": None, "question_id": None, "option_id": None}], QUESTIONS)
-        assert sentence.startswith("Your answer does not fit: the page sent it in a shape")
+        assert sentence.startswith("The page sent your answer in a shape")
 
 
 json_values = st.recursive(
@@ -85,7 +94,7 @@ problems = st.lists(
             "code": st.sampled_from([c.value for c in ProblemCode]) | json_values,
             "question_id": st.sampled_from(["question_0", "apiKey", "other"]) | json_values,
             "option_id": json_values,
-            "message": json_values,
+            "limit": json_values,
         },
     )
     | json_values,
@@ -98,7 +107,7 @@ def test_any_problem_list_becomes_sentences_and_never_a_raw_entry(listed):
     sentences = describe(listed, QUESTIONS)
     assert sentences
     for sentence in sentences:
-        assert sentence.startswith("Your answer") and "{'" not in sentence and "'code'" not in sentence
+        assert sentence.endswith(".") and "{'" not in sentence and "'code'" not in sentence
 
 
 @pytest.fixture
@@ -118,7 +127,7 @@ def test_the_operator_is_shown_the_sentence_not_the_dict(execution, operator, mo
     client.force_login(operator)
     response = client.post(f"/clarifications/{record.pending_id}/respond/", {"answer-question_0-option": "Purple"})
     assert response.status_code == 200 and 'data-testid="toast"' in response.text
-    assert "Your answer to “Colour” does not fit: it picks an option the question does not offer." in response.text
+    assert "Your answer to “Colour” picks an option the question does not offer." in response.text
     assert "unknown_option" not in response.text and "{" not in response.text.split('data-testid="toast-body">')[1]
     record.refresh_from_db()
     assert record.status == Status.PENDING

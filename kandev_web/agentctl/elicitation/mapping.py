@@ -12,14 +12,24 @@ first match wins:
                                                       -> companion of that question
 3b. `{type: "string", title: "Other"}` keyed `<k>_custom` where `<k>` is a property
     of the same schema (bridge >= 0.82 drops the marker) -> companion of `<k>`
-4.  `{type: "string"}`                                -> free-text question, no options
-5.  anything else (numbers, booleans, malformed enums) -> ignored
+4.  `{type: "string"}`, with `minLength`, `maxLength`, `pattern`, `format`
+                                                      -> free-text question, no options
+4b. `{type: "boolean"}`                               -> yes/no question
+4c. `{type: "number" | "integer"}`, with `minimum`, `maximum`
+                                                      -> number / integer question
+5.  anything else (objects, null, nested arrays, malformed enums or constraints,
+    a pattern RE2 cannot bound)                       -> ignored
 
 An enum list is recognised only when every entry is well formed and no const repeats
 (otherwise the property falls to rule 5); an empty list makes a zero-option free-text
-question (D10). Companions are resolved before ordering (D2): a marker beats a bare
-`_custom`, among equals the key first under D1 wins, and a companion naming no
-question is ignored. Questions are then put in D1 order.
+question (D10). Multi-selects carry `minItems`/`maxItems`. A constraint that cannot
+be read or honoured fails the property closed (rule 5). A `default` that fits its
+question pre-fills the overlay; one that does not is dropped. The schema's
+`required` marks questions; a required property that is no question declines the
+form, since no answer could satisfy the schema. Companions are resolved before
+ordering (D2): a marker beats a bare `_custom`, among equals the key first under D1
+wins, and a companion naming no question is ignored. Questions are then put in D1
+order.
 
 Every shape the rules do not accept fails closed, as a `Decline` whose reason is for
 logs and never quotes the request.
@@ -29,11 +39,21 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
+from kandev_web.agentctl.elicitation.answers import MAX_TEXT_CHARS, answer_problems
+from kandev_web.agentctl.elicitation.constraints import (
+    NO_CONSTRAINTS,
+    Constraints,
+    Format,
+    as_integer,
+    compile_pattern,
+    is_number,
+)
 from kandev_web.agentctl.elicitation.credentials import looks_like_credential
 from kandev_web.agentctl.elicitation.ordering import D1Key, d1_key, d1_sorted
 from kandev_web.agentctl.elicitation.types import (
+    Answer,
     Decline,
     DeclineReason,
     MappedForm,
@@ -60,6 +80,12 @@ class _Draft:
     options: tuple[Option, ...]
     title: str | None
     description: str | None
+    constraints: Constraints = NO_CONSTRAINTS
+    default: object = None
+
+
+class _Refused(Exception):
+    """A constraint the mapping cannot read or honour: the property is rule 5."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +102,9 @@ class _Envelope:
     tool_call_id: str | None
     message: str
     properties: Mapping[str, object]
+    required: frozenset[str]
+    title: str | None
+    description: str | None
 
 
 def map_elicitation(params: object) -> MappedForm | Decline:
@@ -99,9 +128,14 @@ def map_elicitation(params: object) -> MappedForm | Decline:
             claims[key] = verdict
     if not drafts:
         return Decline(DeclineReason.NO_QUESTIONS)
+    if not envelope.required <= drafts.keys():
+        return Decline(DeclineReason.UNRECOGNISED_REQUIRED)
 
     companions = _resolve_companions(claims, drafts)
-    questions = tuple(_question(key, drafts[key], companions.get(key), envelope.message) for key in d1_sorted(drafts))
+    questions = tuple(
+        _question(key, drafts[key], companions.get(key), envelope.message, key in envelope.required)
+        for key in d1_sorted(drafts)
+    )
     if not all(_round_trips(question) for question in questions):
         return Decline(DeclineReason.UNSTORABLE_ID)
     return MappedForm(
@@ -109,6 +143,8 @@ def map_elicitation(params: object) -> MappedForm | Decline:
         tool_call_id=envelope.tool_call_id,
         message=envelope.message,
         questions=questions,
+        title=envelope.title,
+        description=envelope.description,
     )
 
 
@@ -155,6 +191,9 @@ def _read_envelope(params: object) -> _Envelope | Decline:
     properties = schema.get("properties", {})
     if not isinstance(properties, dict) or not all(isinstance(key, str) for key in properties):
         return Decline(DeclineReason.MALFORMED_SCHEMA)
+    required = schema.get("required", [])
+    if not isinstance(required, list) or not all(isinstance(key, str) for key in required):
+        return Decline(DeclineReason.MALFORMED_SCHEMA)
 
     return _Envelope(
         session_id=session_id,
@@ -162,6 +201,9 @@ def _read_envelope(params: object) -> _Envelope | Decline:
         tool_call_id=tool_call_id or None,
         message=message,
         properties=properties,
+        required=frozenset(required),
+        title=_text(schema.get("title")),
+        description=_text(schema.get("description")),
     )
 
 
@@ -191,6 +233,15 @@ def _classify(key: str, prop: object, properties: Mapping[str, object]) -> _Draf
     # chain) nor told apart in `content`, so it is no question.
     if not key or not isinstance(prop, dict):
         return None
+    try:
+        return _apply_rules(key, prop, properties)
+    except _Refused:
+        return None
+
+
+def _apply_rules(
+    key: str, prop: dict[str, object], properties: Mapping[str, object]
+) -> _Draft | _CompanionClaim | None:
     kind = prop.get("type")
     if kind == "string":
         if "oneOf" in prop:
@@ -207,15 +258,78 @@ def _classify(key: str, prop: object, properties: Mapping[str, object]) -> _Draf
         target = _markerless_target(key, prop, properties)
         if target is not None:
             return _CompanionClaim(target, marked=False)
-        return _draft(prop, "text", ())
+        return _draft(prop, "text", (), _string_constraints(prop))
     if kind == "array":
         items = prop.get("items")
         if isinstance(items, dict):
             if "anyOf" in items:
-                return _draft(prop, "multi", _titled_options(items["anyOf"]))
+                return _draft(prop, "multi", _titled_options(items["anyOf"]), _item_constraints(prop))
             if "enum" in items:
-                return _draft(prop, "multi", _untitled_options(items["enum"], None))
+                return _draft(prop, "multi", _untitled_options(items["enum"], None), _item_constraints(prop))
+        return None
+    if kind in ("boolean", "number", "integer"):
+        # Choices among numbers or booleans are not a vocabulary MCP forms have.
+        if any(name in prop for name in ("enum", "oneOf", "anyOf", "const")):
+            return None
+        constraints = NO_CONSTRAINTS if kind == "boolean" else _number_constraints(prop, integer=kind == "integer")
+        return _draft(prop, kind, (), constraints)
     return None
+
+
+def _string_constraints(prop: dict[str, object]) -> Constraints:
+    min_length, max_length = _count(prop, "minLength"), _count(prop, "maxLength")
+    pattern, fmt = prop.get("pattern"), prop.get("format")
+    if pattern is not None and (not isinstance(pattern, str) or compile_pattern(pattern) is None):
+        raise _Refused  # a pattern that cannot run in bounded time
+    if fmt is not None and fmt not in {f.value for f in Format}:
+        raise _Refused
+    _ordered(min_length, max_length)
+    if min_length is not None and min_length > MAX_TEXT_CHARS:
+        raise _Refused  # longer than any answer agentctl takes
+    return Constraints(
+        min_length=min_length,
+        max_length=max_length,
+        pattern=pattern,
+        format=None if fmt is None else Format(fmt),
+    )
+
+
+def _item_constraints(prop: dict[str, object]) -> Constraints:
+    min_items, max_items = _count(prop, "minItems"), _count(prop, "maxItems")
+    _ordered(min_items, max_items)
+    return Constraints(min_items=min_items, max_items=max_items)
+
+
+def _number_constraints(prop: dict[str, object], *, integer: bool) -> Constraints:
+    if any(name in prop for name in ("exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
+        raise _Refused  # limits the overlay does not show could refuse every answer
+    bounds = []
+    for name in ("minimum", "maximum"):
+        value = prop.get(name)
+        if value is not None and not is_number(value):
+            raise _Refused
+        bounds.append(value)
+    minimum, maximum = bounds
+    _ordered(minimum, maximum)
+    if integer and minimum is not None and maximum is not None and int(maximum // 1) < minimum:
+        raise _Refused  # no whole number between them (1.2 to 1.8)
+    return Constraints(minimum=minimum, maximum=maximum)
+
+
+def _count(prop: dict[str, object], name: str) -> int | None:
+    """A non-negative integer constraint, or None when absent."""
+    value = prop.get(name)
+    if value is None:
+        return None
+    count = as_integer(value) if is_number(value) else None  # type: ignore[arg-type]
+    if count is None or count < 0:
+        raise _Refused
+    return count
+
+
+def _ordered(low: int | float | None, high: int | float | None) -> None:
+    if low is not None and high is not None and low > high:
+        raise _Refused  # no answer could fit
 
 
 def _markerless_target(key: str, prop: dict[str, object], properties: Mapping[str, object]) -> str | None:
@@ -225,15 +339,26 @@ def _markerless_target(key: str, prop: dict[str, object], properties: Mapping[st
     return target if target in properties else None
 
 
-def _draft(prop: dict[str, object], kind: QuestionKind, options: tuple[Option, ...] | None) -> _Draft | None:
+def _draft(
+    prop: dict[str, object],
+    kind: QuestionKind,
+    options: tuple[Option, ...] | None,
+    constraints: Constraints = NO_CONSTRAINTS,
+) -> _Draft | None:
     """None for a malformed enum (rule 5); an empty enum is free text (D10)."""
     if options is None:
         return None
+    if kind in ("single", "multi") and not options:
+        kind, constraints = "text", NO_CONSTRAINTS
+    if kind == "multi" and constraints.min_items is not None and constraints.min_items > len(options):
+        return None  # more picks asked for than there are options
     return _Draft(
-        kind=kind if options else "text",
+        kind=kind,
         options=options,
         title=_text(prop.get("title")),
         description=_text(prop.get("description")),
+        constraints=constraints,
+        default=prop.get("default"),
     )
 
 
@@ -287,9 +412,9 @@ def _claim_rank(key: str, claim: _CompanionClaim) -> tuple[bool, D1Key]:
     return (not claim.marked, d1_key(key))
 
 
-def _question(key: str, draft: _Draft, companion_key: str | None, message: str) -> Question:
+def _question(key: str, draft: _Draft, companion_key: str | None, message: str, required: bool) -> Question:
     """The prompt chain is description, then the request message, then title, then key."""
-    return Question(
+    question = Question(
         id=key,
         title=draft.title,
         prompt=draft.description or _text(message) or draft.title or key,
@@ -297,7 +422,39 @@ def _question(key: str, draft: _Draft, companion_key: str | None, message: str) 
         options=draft.options,
         companion_key=companion_key,
         sensitive=looks_like_credential(key, draft.title),
+        required=required,
+        constraints=draft.constraints,
     )
+    return replace(question, default=_fitting_default(question, draft.default))
+
+
+def _fitting_default(question: Question, default: object) -> str | tuple[str, ...] | bool | int | float | None:
+    """The schema's default when it is an answer the question would take, as the control shows it; else None.
+
+    It is checked as the operator's answer would be, so pre-filling the control and
+    sending it unchanged can never be refused.
+    """
+    if default is None or question.sensitive:
+        return None  # a secret is never pre-filled, nor shown back
+    match question.kind:
+        case "single" if isinstance(default, str):
+            answer = Answer(question.id, selected_options=(default,))
+        case "multi" if isinstance(default, list) and all(isinstance(d, str) for d in default) and default:
+            answer = Answer(question.id, selected_options=tuple(default))
+        case "text" if isinstance(default, str) and default.strip() == default and default:
+            answer = Answer(question.id, custom_text=default)
+        case "boolean" | "number" | "integer" if not isinstance(default, str | list | dict):
+            answer = Answer(question.id, value=default)  # type: ignore[arg-type]
+        case _:
+            return None
+    if answer_problems(question, answer, None):
+        return None
+    if question.kind == "multi":
+        return tuple(o.id for o in question.options if o.id in set(answer.selected_options))
+    if question.kind == "integer":
+        assert isinstance(default, int | float)
+        return as_integer(default)
+    return default  # type: ignore[return-value]
 
 
 def _text(value: object) -> str | None:

@@ -9,6 +9,7 @@ best and, up to 0.99, a single `null` voids every answer in the form. Per questi
 | option(s), no text                         | question key: const, or [consts]  |
 | text (with or without options), companion  | companion key only: trimmed text  |
 | text, no companion (free-text question)    | question key: trimmed text        |
+| a value (boolean, number, integer)         | question key: the JSON value      |
 | nothing, or whitespace-only text           | nothing                           |
 
 The selection is left out when text goes to the companion: 0.65.0 would discard it,
@@ -21,10 +22,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kandev_web.agentctl.elicitation.answers import InvalidAnswers, declaration_order, find_problems
-from kandev_web.agentctl.elicitation.types import Answer, MappedForm, Question
-
-ContentValue = str | list[str]
+from kandev_web.agentctl.elicitation.answers import (
+    TYPED_KINDS,
+    InvalidAnswers,
+    answer_text,
+    declaration_order,
+    find_problems,
+)
+from kandev_web.agentctl.elicitation.constraints import as_integer
+from kandev_web.agentctl.elicitation.types import Answer, ContentValue, MappedForm, Question
 
 
 def build_response(form: MappedForm, answers: Sequence[Answer] | None, rejected: bool) -> dict[str, object]:
@@ -84,10 +90,18 @@ def cancel_response() -> dict[str, object]:
 
 
 def _content_entry(question: Question, answer: Answer) -> tuple[str, ContentValue] | None:
-    text = answer.custom_text.strip()
+    text = answer_text(question, answer)
     if text:
         # Validation guarantees the question accepts text: it has a companion or is free text.
         return (question.companion_key or question.id, text)
+    if question.kind in TYPED_KINDS:
+        value = answer.value
+        if value is None or isinstance(value, str):
+            return None  # validation refuses a string here; omission is "unanswered"
+        if question.kind == "integer" and isinstance(value, float):
+            value = as_integer(value)  # validation guarantees it is integral
+            assert value is not None
+        return (question.id, value)
     selected = declaration_order(question, answer.selected_options)
     if not selected:
         return None

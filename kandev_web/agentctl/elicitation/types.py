@@ -10,8 +10,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
-QuestionKind = Literal["single", "multi", "text"]
-"""`single` is mapping rule 1, `multi` rule 2, `text` rule 4 or an empty enum (D10)."""
+from kandev_web.agentctl.elicitation.constraints import NO_CONSTRAINTS, Constraints
+
+QuestionKind = Literal["single", "multi", "text", "boolean", "number", "integer"]
+"""`single` is mapping rule 1, `multi` rule 2, `text` rule 4 or an empty enum (D10),
+`boolean` rule 4b, `number` and `integer` rule 4c."""
+
+#: A typed answer's value: a boolean, a number, or (a `text` question) a string.
+Value = bool | int | float | str
+
+#: An answer's `content` entry: a const, a list of consts, text, a boolean or a number.
+ContentValue = str | list[str] | bool | int | float
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,19 +54,32 @@ class Question:
     options: tuple[Option, ...]
     companion_key: str | None
     sensitive: bool
+    #: The schema's `required` names this property: an accepted answer must give it a value.
+    required: bool = False
+    #: The schema's `default`, already checked against the question; None when it has
+    #: none (or one that does not fit). A multi-select's is a tuple of consts.
+    default: ContentValue | tuple[str, ...] | None = None
+    constraints: Constraints = NO_CONSTRAINTS
 
     @property
     def accepts_text(self) -> bool:
         """Derived rather than stored so it can never disagree with where text is written."""
         return self.companion_key is not None or self.kind == "text"
 
+    @property
+    def label(self) -> str:
+        """How a problem names the question: its title, else its key."""
+        return self.title or self.id
+
     def to_wire(self) -> dict[str, object]:
         """The `elicitation.requested` entry (`docs/agent-stream.md#elicitationrequested`).
 
         `sensitive` is an addition to the contract's shape: the browser needs it to
         show the warning and a password-style input, and only agentctl has the rule.
+        `required`, `default` and `constraints` (typed forms) are additions too, sent
+        only when they say something, so a form without them is announced as before.
         """
-        return {
+        wire: dict[str, object] = {
             "id": self.id,
             "title": self.title,
             "prompt": self.prompt,
@@ -66,6 +88,14 @@ class Question:
             "sensitive": self.sensitive,
             "options": [option.to_wire() for option in self.options],
         }
+        if self.required:
+            wire["required"] = True
+        if self.default is not None:
+            wire["default"] = list(self.default) if isinstance(self.default, tuple) else self.default
+        constraints = self.constraints.to_wire()
+        if constraints:
+            wire["constraints"] = constraints
+        return wire
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,12 +106,20 @@ class MappedForm:
     tool_call_id: str | None
     message: str
     questions: tuple[Question, ...]
+    #: The schema's own `title` and `description`, shown above the form.
+    title: str | None = None
+    description: str | None = None
 
     def question(self, question_id: str) -> Question | None:
         return next((q for q in self.questions if q.id == question_id), None)
 
     def wire_questions(self) -> list[dict[str, object]]:
         return [question.to_wire() for question in self.questions]
+
+    def wire_heading(self) -> dict[str, str]:
+        """`form_title` / `form_description` of the announcement, when the schema has them."""
+        heading = {"form_title": self.title, "form_description": self.description}
+        return {key: value for key, value in heading.items() if value is not None}
 
 
 class DeclineReason(StrEnum):
@@ -102,6 +140,7 @@ class DeclineReason(StrEnum):
     TOO_MANY_OPTIONS = "too_many_options"
     NO_QUESTIONS = "no_questions"
     UNSTORABLE_ID = "unstorable_id"
+    UNRECOGNISED_REQUIRED = "unrecognised_required"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +156,11 @@ class Answer:
 
     `selected_options` holds consts. `custom_text` is kept as typed; trimming happens
     when the response is built, because that is where whitespace-only means "no text".
+    `value` is a typed question's answer (a boolean, a number; for a `text` question a
+    string, the same as `custom_text`); None when the entry carries none.
     """
 
     question_id: str
     selected_options: tuple[str, ...] = ()
     custom_text: str = ""
+    value: Value | None = None

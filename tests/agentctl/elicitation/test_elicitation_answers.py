@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -217,8 +218,15 @@ def test_F10_problems_never_quote_the_operators_text(form: MappedForm) -> None:
     problems = validate_answers(form, [{"question_id": "question_0", "custom_text": secret}])
 
     assert [p.to_wire() for p in problems] == [
-        {"code": "text_too_long", "index": 0, "question_id": "question_0", "option_id": None}
+        {
+            "code": "text_too_long",
+            "index": 0,
+            "question_id": "question_0",
+            "option_id": None,
+            "message": "The answer to “Datastore” is longer than 10,000 characters.",
+        }
     ]
+    assert "hunter2" not in json.dumps([p.to_wire() for p in problems])
 
 
 def test_F10_normalise_refuses_what_validation_refuses(form: MappedForm) -> None:

@@ -211,7 +211,16 @@ def test_AC_17_a_null_request_id_is_no_scope_at_all() -> None:
 
 @pytest.mark.parametrize(
     "properties",
-    [{}, {"n": {"type": "number"}, "ok": {"type": "boolean"}, "list": {"type": "array"}}, None],
+    [
+        {},
+        {
+            "o": {"type": "object", "properties": {"a": {"type": "string"}}},
+            "z": {"type": "null"},
+            "list": {"type": "array"},
+            "nested": {"type": "array", "items": {"type": "array", "items": {"enum": ["a"]}}},
+        },
+        None,
+    ],
     ids=["empty", "only_unrecognised", "absent"],
 )
 def test_AC_18_schema_with_no_recognised_property_is_declined(properties: dict[str, Any] | None) -> None:
@@ -333,7 +342,7 @@ def test_D2_two_companions_for_one_question_the_first_under_D1_wins() -> None:
 
 
 def test_D2_companion_of_an_ignored_property_is_ignored_too() -> None:
-    form = mapped(request({"n": {"type": "number"}, "n_other": marked_companion("n"), "a": {"type": "string"}}))
+    form = mapped(request({"n": {"type": "object"}, "n_other": marked_companion("n"), "a": {"type": "string"}}))
 
     assert summary(form) == [("a", "text", None, ())]
 
@@ -492,8 +501,12 @@ def test_mcp_create_requests_map_as_decided(load_fixture: Load, version: str) ->
     requests = load_fixture(version, "mcp_create_requests.json")
     expected = {
         "form_apiKey": [("apiKey", "text", None, ())],
-        # `n` (number) and `ok` (boolean) are rule 5; the legacy string enum is rule 1.
-        "form_mode_explicit_with_required": [("color", "single", None, ("r", "g"))],
+        # The legacy string enum is rule 1, `n` (number) rule 4c, `ok` (boolean) rule 4b.
+        "form_mode_explicit_with_required": [
+            ("color", "single", None, ("r", "g")),
+            ("n", "number", None, ()),
+            ("ok", "boolean", None, ()),
+        ],
         "form_schema_type_overridden": [("a", "text", None, ())],
         "form_no_schema": DeclineReason.NO_QUESTIONS,
         "url_without_url": DeclineReason.NOT_AN_OBJECT,
@@ -534,12 +547,23 @@ def test_mcp_array_enum_maps_to_multi_select() -> None:
         {"type": "string", "enum": ["a", "a"]},
         {"type": "array", "items": {"enum": [True]}},
         {"type": "number", "enum": [1, 2]},
-        {"type": "integer"},
-        {"type": "boolean", "default": False},
+        {"type": "object"},
+        {"type": "null"},
+        {"type": "array", "items": {"type": "array"}},
         {"type": ["string", "null"]},
         "string",
     ],
-    ids=["number_values", "repeated", "boolean_items", "number_type", "integer", "boolean", "type_list", "not_object"],
+    ids=[
+        "number_values",
+        "repeated",
+        "boolean_items",
+        "number_enum",
+        "object",
+        "null",
+        "nested_array",
+        "type_list",
+        "not_object",
+    ],
 )
 def test_non_string_or_malformed_enums_and_other_types_are_rule_5(prop: object) -> None:
     form = mapped(request({"x": prop, "keep": {"type": "string"}}))
@@ -554,7 +578,7 @@ def test_64_properties_map_and_65_are_declined() -> None:
     at_limit = {f"q{n}": {"type": "string"} for n in range(MAX_PROPERTIES)}
     assert len(mapped(request(at_limit)).questions) == 64
 
-    over = {**at_limit, "one_more": {"type": "number"}}
+    over = {**at_limit, "one_more": {"type": "object"}}
     assert declined(request(over)) is DeclineReason.TOO_MANY_PROPERTIES
 
 

@@ -1,0 +1,106 @@
+"""An MCP server (stdio) whose one tool asks a typed form through MCP elicitation.
+
+Started by the Claude CLI inside the real bridge, as an MCP server named in
+``session/new``. When the model calls ``deploy_settings`` it sends
+``elicitation/create`` to its client (the CLI), which the bridge forwards to
+agentctl as an ACP form elicitation. The tool's result is what the server
+received, as JSON, and whether it is valid for the schema it asked with, so
+the test reads the typed content exactly as the MCP server got it:
+
+    RECEIVED {"action": "accept", "content": {...}, "valid": true}
+
+Newline-delimited JSON-RPC on stdin/stdout with the standard library only (and
+``jsonschema`` to judge what came back): the CLI connects MCP servers in the
+background, and the SDK's import time on a busy machine would outlast its wait.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+SERVER_NAME = "forms"
+TOOL_NAME = "deploy_settings"
+MESSAGE = "A few settings before I deploy."
+#: A boolean, an integer with a range, an e-mail and a required field.
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "overwrite": {"type": "boolean", "title": "Overwrite", "description": "Overwrite the existing file?"},
+        "replicas": {
+            "type": "integer",
+            "title": "Replicas",
+            "description": "How many replicas?",
+            "minimum": 1,
+            "maximum": 5,
+        },
+        "contact": {"type": "string", "title": "Contact", "description": "Who is paged?", "format": "email"},
+    },
+    "required": ["contact"],
+}
+RECEIVED = "RECEIVED"
+ELICITATION_ID = "forms-elicit-1"
+
+
+def send(message: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(message) + "\n")
+    sys.stdout.flush()
+
+
+def valid(content: object) -> bool:
+    import jsonschema  # only once an answer is in: the server starts at once
+
+    checker = jsonschema.Draft202012Validator.FORMAT_CHECKER
+    return jsonschema.Draft202012Validator(SCHEMA, format_checker=checker).is_valid(content)
+
+
+def main() -> None:
+    calls: dict[str, Any] = {}  # elicitation request id -> the tools/call request id it answers
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        if method == "initialize":
+            send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": request_id,
+                    "result": {
+                        "protocolVersion": message["params"].get("protocolVersion", "2025-06-18"),
+                        "capabilities": {"tools": {}},
+                        "serverInfo": {"name": SERVER_NAME, "version": "1"},
+                    },
+                }
+            )
+        elif method == "tools/list":
+            tool = {
+                "name": TOOL_NAME,
+                "description": "Ask the user for the deployment settings.",
+                "inputSchema": {"type": "object", "properties": {}},
+            }
+            send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": [tool]}})
+        elif method == "tools/call":
+            elicit_id = f"{ELICITATION_ID}-{len(calls)}"
+            calls[elicit_id] = request_id
+            params = {"mode": "form", "message": MESSAGE, "requestedSchema": SCHEMA}
+            send({"jsonrpc": "2.0", "id": elicit_id, "method": "elicitation/create", "params": params})
+        elif method is None and request_id in calls:
+            result = message.get("result") or {}
+            content = result.get("content") if result.get("action") == "accept" else None
+            report = {
+                "action": result.get("action"),
+                "content": content,
+                "valid": content is not None and valid(content),
+            }
+            text = RECEIVED + " " + json.dumps(report)
+            send(
+                {"jsonrpc": "2.0", "id": calls.pop(request_id), "result": {"content": [{"type": "text", "text": text}]}}
+            )
+        elif request_id is not None and method is not None:
+            send({"jsonrpc": "2.0", "id": request_id, "error": {"code": -32601, "message": f"no method {method}"}})
+
+
+if __name__ == "__main__":
+    main()
