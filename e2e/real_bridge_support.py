@@ -47,6 +47,7 @@ def create_profile(
     command: list[str],
     env: dict[str, str],
     working_dir: str = "",
+    mcp_servers: list[dict] | None = None,
 ) -> int:
     """A new agent profile in ``workspace_id``; returns its primary key."""
     spec = {
@@ -56,6 +57,7 @@ def create_profile(
         "command": [str(arg) for arg in command],
         "env": {str(key): str(value) for key, value in env.items()},
         "working_dir": working_dir,
+        "mcp_servers": mcp_servers or [],
     }
     code = (
         "import json\n"

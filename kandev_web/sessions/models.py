@@ -1,3 +1,4 @@
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
@@ -37,6 +38,22 @@ class AgentProfileQuerySet(models.QuerySet):
         return self.filter(workspace__members=user)
 
 
+def validate_mcp_servers(value):
+    """A profile's own MCP servers: a list of ACP ``McpServer`` objects, each with a name of its own.
+
+    Only their shape is checked here; what each field means is the agent's
+    business (ACP ``session/new``), and an agent refusing one fails the start
+    with its own words.
+    """
+    if not isinstance(value, list) or not all(isinstance(server, dict) for server in value):
+        raise ValidationError(_("Give a JSON list of MCP server objects."))
+    names = [server.get("name") for server in value]
+    if not all(isinstance(name, str) and name.strip() for name in names):
+        raise ValidationError(_("Every MCP server needs a name."))
+    if len(set(names)) != len(names):
+        raise ValidationError(_("Two MCP servers have the same name."))
+
+
 class AgentProfile(models.Model):
     """How to start one kind of ACP agent: the command agentctl runs over stdio."""
 
@@ -48,6 +65,17 @@ class AgentProfile(models.Model):
     command = models.JSONField(_("command"), help_text=_("argv, as a JSON list of strings."))
     env = models.JSONField(_("environment"), default=dict, blank=True)
     working_dir = models.CharField(_("working directory"), max_length=500, blank=True)
+    mcp_servers = models.JSONField(
+        _("MCP servers"),
+        default=list,
+        blank=True,
+        validators=[validate_mcp_servers],
+        help_text=_(
+            "Further MCP servers the agent is given when a session starts, beside Kandev's own: "
+            'a JSON list of ACP McpServer objects, e.g. {"name": "docs", "command": "/usr/bin/docs-mcp", '
+            '"args": [], "env": []}.'
+        ),
+    )
     executor = models.ForeignKey(
         Executor,
         null=True,
