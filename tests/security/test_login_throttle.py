@@ -31,14 +31,14 @@ def _logged_in(client: Client) -> bool:
     return "_auth_user_id" in client.session
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_the_right_password_is_refused_after_too_many_wrong_ones(alice, page):
+@pytest.mark.parametrize("login_url", PAGES)
+def test_the_right_password_is_refused_after_too_many_wrong_ones(alice, login_url):
     client = Client()
     for _ in range(settings.AXES_FAILURE_LIMIT - 1):
-        assert _log_in(client, page, "wrong").status_code == 200
+        assert _log_in(client, login_url, "wrong").status_code == 200
     # The failure that reaches the limit is told so at once.
-    assert _log_in(client, page, "wrong").status_code == 429
-    response = _log_in(client, page, PASSWORD)
+    assert _log_in(client, login_url, "wrong").status_code == 429
+    response = _log_in(client, login_url, PASSWORD)
     assert response.status_code == 429
     assert not _logged_in(client)
     text = response.content.decode()

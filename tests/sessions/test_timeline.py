@@ -46,7 +46,7 @@ def session(task, workspace):
 
 
 @pytest.fixture
-def page(operator, task):
+def task_page(operator, task):
     client = Client()
     client.force_login(operator)
     return lambda: client.get(f"/tasks/{task.pk}/").text
@@ -60,28 +60,28 @@ def timeline(html: str) -> str:
     return re.search(r'<ol id="timeline".*?</ol>', html, re.S).group(0)
 
 
-def test_agent_markdown_is_formatted_and_its_markup_is_text(session, page):
+def test_agent_markdown_is_formatted_and_its_markup_is_text(session, task_page):
     say(session, "# not a heading: the operator's prompt is text", author_type=AuthorType.USER)
     say(session, "# Plan\n\n- read\n- `test`\n\n<script>alert(1)</script><img src=x onerror=alert(1)>")
-    html = timeline(page())
+    html = timeline(task_page())
     assert "<h1>Plan</h1>" in html and "<li><code>test</code></li>" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in html
     assert "<script" not in html and "<img" not in html
     assert "# not a heading: the operator&#x27;s prompt is text" in html
 
 
-def test_every_message_has_its_time(session, page):
+def test_every_message_has_its_time(session, task_page):
     messages = [say(session, "one"), say(session, "two")]
-    html = timeline(page())
+    html = timeline(task_page())
     for message in messages:
         assert f'<time class="msg-time" datetime="{message.created_at.isoformat()}"' in html
 
 
-def test_each_agent_session_opens_with_a_divider(session, task, page):
+def test_each_agent_session_opens_with_a_divider(session, task, task_page):
     first = say(session, "first session")
     later = TaskSession.objects.create(task=task, agent_profile=session.agent_profile)
     second = say(later, "second session")
-    html = timeline(page())
+    html = timeline(task_page())
     order = re.findall(r'id="(session-divider-\d+|message-\d+)"', html)
     assert order == [
         f"session-divider-{session.pk}",
@@ -104,22 +104,22 @@ def test_a_live_message_brings_its_sessions_divider_when_it_is_the_first_and_del
     assert "session-divider" not in fragments.render_message(task.pk, first.pk, created=False)
 
 
-def test_the_empty_timeline_says_so_and_keeps_the_line_once_messages_come(session, page):
-    assert 'id="timeline-empty"' in timeline(page())
+def test_the_empty_timeline_says_so_and_keeps_the_line_once_messages_come(session, task_page):
+    assert 'id="timeline-empty"' in timeline(task_page())
     say(session, "hello")
-    assert 'id="timeline-empty"' in timeline(page())
+    assert 'id="timeline-empty"' in timeline(task_page())
 
 
-def test_a_question_is_in_the_overlay_while_open_and_in_the_timeline_once_settled(session, page):
+def test_a_question_is_in_the_overlay_while_open_and_in_the_timeline_once_settled(session, task_page):
     record, _ = clarifications.request_clarification(session, QUESTIONS)
     question = Message.objects.get(type=MessageType.CLARIFICATION_REQUEST)
-    html = page()
+    html = task_page()
     row = re.search(rf'<li id="message-{question.pk}"[^>]*>', html).group(0)
     assert re.search(r"\shidden>$", row), "a pending question is not shown above its overlay"
     assert 'data-testid="clarification-overlay"' in html
 
     clarifications.respond(record.pending_id, answers=[{"question_id": "db", "selected_options": ["db_opt2"]}])
-    html = page()
+    html = task_page()
     row = re.search(rf'<li id="message-{question.pk}"[^>]*>', html).group(0)
     assert "hidden" not in row
     record_html = timeline(html)
@@ -145,26 +145,26 @@ def question(qid, *, title="", prompt):
     }
 
 
-def test_the_overlay_says_a_repeated_message_and_title_once(session, page):
+def test_the_overlay_says_a_repeated_message_and_title_once(session, task_page):
     elicitation(
         session,
         message="Pick a colour",
         questions=[question("question_0", title="pick a colour?", prompt="Pick a colour")],
     )
-    html = page()
+    html = task_page()
     overlay = re.search(r'<section id="clarification-e-1".*?</section>', html, re.S).group(0)
     assert overlay.count("Pick a colour") == 1, "message, title and prompt say the same: once"
     assert 'data-testid="clarification-context"' not in overlay
     assert 'class="clarification-title"' not in overlay
 
 
-def test_the_overlay_renders_the_agents_markdown_safely(session, page):
+def test_the_overlay_renders_the_agents_markdown_safely(session, task_page):
     elicitation(
         session,
         message="Setting up **billing**. <img src=x onerror=alert(1)>",
         questions=[question("q", title="Colour", prompt="Pick a `colour`\n\n[docs](javascript:alert(1))")],
     )
-    overlay = re.search(r'<section id="clarification-e-1".*?</section>', page(), re.S).group(0)
+    overlay = re.search(r'<section id="clarification-e-1".*?</section>', task_page(), re.S).group(0)
     assert re.search(r'data-testid="clarification-context"><p>Setting up <strong>billing</strong>\. &lt;img', overlay)
     assert "<p>Pick a <code>colour</code></p>" in overlay
     assert '<span class="clarification-title">Colour</span>' in overlay
@@ -172,7 +172,7 @@ def test_the_overlay_renders_the_agents_markdown_safely(session, page):
     assert "<a " not in overlay.split('data-testid="clarification-context"', 1)[1]
 
 
-def test_a_tool_calls_diff_and_terminal_are_shown_as_such(session, page):
+def test_a_tool_calls_diff_and_terminal_are_shown_as_such(session, task_page):
     events.record_session_update(
         session.pk,
         {
@@ -200,7 +200,7 @@ def test_a_tool_calls_diff_and_terminal_are_shown_as_such(session, page):
             },
         },
     )
-    html = timeline(page())
+    html = timeline(task_page())
     assert '<span data-testid="diff-old-path">a/app&lt;b&gt;.py</span>' in html
     assert '<span data-testid="diff-new-path">b/app&lt;b&gt;.py</span>' in html
     assert '<span class="diff-line diff-del" data-testid="diff-line" data-kind="del">-old &lt;i&gt;</span>' in html
