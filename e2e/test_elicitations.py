@@ -139,13 +139,17 @@ def test_AC_61_two_tabs_race_one_is_delivered_the_other_told(browser, server):
     start(first, "elicit-single")
     for page in (first, second):
         expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
-    send = """(choice) => {
+    # Both tabs pick, then submit at the same instant of the browser's one clock: sent one after
+    # the other, the first answer can settle the question before the second tab has clicked.
+    pick_and_arm = """([choice, at]) => {
         document.querySelector(`[data-testid=clarification-option][data-option-id=${choice}]`).click();
-        document.querySelector('[data-testid=clarification-submit]').click();
+        const submit = document.querySelector('[data-testid=clarification-submit]');
+        setTimeout(() => submit.click(), Math.max(0, at - Date.now()));
     }"""
+    at = first.evaluate("() => Date.now()") + 500
     # Both answers go out as frames on each tab's socket; agentctl takes one.
-    first.evaluate(send, "Red")
-    second.evaluate(send, "Blue")
+    first.evaluate(pick_and_arm, ["Red", at])
+    second.evaluate(pick_and_arm, ["Blue", at])
     answer = agent_said(first, "Answer:")
     assert answer["content"]["question_0"] in ("Red", "Blue")
     winner, loser = (first, second) if answer["content"]["question_0"] == "Red" else (second, first)
