@@ -9,19 +9,9 @@ an inline handler.
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login
+from tests.security.test_csp import POLICY
 
-POLICY = {
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-}
+from .conftest import login
 
 
 @pytest.fixture(scope="module")

@@ -85,21 +85,27 @@ def own_database(template_database, tmp_path) -> Path:
     return database
 
 
+def orphan_an_agent(browser, server, username: str) -> tuple[psutil.Process, psutil.Process]:
+    """Start an agent on a new task of ``server``, then kill ``server`` -9: its agentctl and agent, left running."""
+    ids = server.create_operator(username, workspace=username.title(), tasks=True)
+    page = browser.new_context().new_page()
+    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
+    start_scenario(page, "simple-message")
+    expect(page.get_by_test_id("session-prompt-input")).to_be_visible()
+    page.context.close()
+    [agentctl] = [p for p in agent_processes(server.process.pid) if p.parent().pid == server.process.pid]
+    [agent] = agentctl.children()
+    os.kill(server.process.pid, signal.SIGKILL)
+    server.process.wait()
+    return agentctl, agent
+
+
 def test_a_restarted_web_process_adopts_the_agents_left_running_with_no_page_open(browser, own_database):
     env = server_environ(own_database, GRACE)
     # The second server inside the first's block: leaving that block ends the
     # first's process group, its agentctl included, as a terminal's Ctrl+C would.
     with running_server(env, own_database.parent / "before.log") as first:
-        ids = first.create_operator("otto", workspace="Otto", tasks=True)
-        page = browser.new_context().new_page()
-        login(page, first, "otto", f"/tasks/{ids['task_ids'][0]}/")
-        start_scenario(page, "simple-message")
-        expect(page.get_by_test_id("session-prompt-input")).to_be_visible()
-        page.context.close()
-        [agentctl] = [p for p in agent_processes(first.process.pid) if p.parent().pid == first.process.pid]
-        [agent] = agentctl.children()
-        os.kill(first.process.pid, signal.SIGKILL)
-        first.process.wait()
+        agentctl, agent = orphan_an_agent(browser, first, "otto")
         assert agentctl.is_running() and agent.is_running(), "agents outlive a killed web process"
 
         with running_server(env, own_database.parent / "after.log") as second:
@@ -120,16 +126,7 @@ def test_an_orphan_that_cannot_be_adopted_is_stopped(browser, own_database):
     """Its agentctl refuses the stored token: the new process ends it rather than leave it running."""
     env = server_environ(own_database, GRACE)
     with running_server(env, own_database.parent / "stray-before.log") as first:
-        ids = first.create_operator("stray", workspace="Stray", tasks=True)
-        page = browser.new_context().new_page()
-        login(page, first, "stray", f"/tasks/{ids['task_ids'][0]}/")
-        start_scenario(page, "simple-message")
-        expect(page.get_by_test_id("session-prompt-input")).to_be_visible()
-        page.context.close()
-        [agentctl] = [p for p in agent_processes(first.process.pid) if p.parent().pid == first.process.pid]
-        [agent] = agentctl.children()
-        os.kill(first.process.pid, signal.SIGKILL)
-        first.process.wait()
+        agentctl, agent = orphan_an_agent(browser, first, "stray")
         with sqlite3.connect(own_database) as db:
             db.execute("UPDATE agent_sessions_agentexecution SET token = 'not-its-token'")
 
