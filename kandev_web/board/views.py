@@ -141,6 +141,8 @@ def task_delete(request, task_id):
         except worktrees.WorktreeError as error:
             return _refused(request, str(error), status=409)
     services.delete_task(task)
+    if request.POST.get("from") == "task":
+        return HttpResponse(status=204)  # The task page hears of it on its socket, as every open view of the task.
     if request.headers.get("HX-Request"):
         return HttpResponse(render_changes(board, step_ids=[step_id], task_ids=[task_id], request=request))
     return redirect("board:board", board_id=board.pk)
