@@ -30,6 +30,8 @@ SLUG_CHARS = 40
 #: A turn's changes show at most this many files, and no file past this many bytes.
 MAX_FILES = 100
 MAX_FILE_BYTES = 512 * 1024
+#: Nor more diff lines than this in all: a timeline entry, not a copy of the repository.
+MAX_TOTAL_LINES = 10_000
 
 
 class WorktreeError(Exception):
@@ -99,7 +101,10 @@ def ensure_worktree(task_id: int, profile: AgentProfile) -> Worktree | None:
     """
     with transaction.atomic():
         worktree = (
-            Worktree.objects.select_for_update().select_related("repository__executor").filter(task_id=task_id).first()
+            Worktree.objects.select_for_update(of=("self",))
+            .select_related("repository__executor")
+            .filter(task_id=task_id)
+            .first()
         )
         if worktree is None:
             return None
@@ -151,12 +156,18 @@ def changed_files(worktree: Worktree) -> tuple[list[FileDiff], int]:
     top = Path(worktree.path)
     repo = Path(worktree.repository.path)
     changes = git.changes(top, worktree.base_commit)
-    diffs = []
+    diffs: list[FileDiff] = []
+    lines = 0
     for change in changes[:MAX_FILES]:
-        old = None if change.kind == "added" else git.text_at(repo, worktree.base_commit, change.path)
+        if lines >= MAX_TOTAL_LINES:
+            break
+        old = None
+        if change.kind != "added":
+            old = (git.text_at(repo, worktree.base_commit, change.path) or "")[:MAX_FILE_BYTES]
         new = "" if change.kind == "deleted" else _current_text(top, change.path)
         diffs.append(file_diff(change.path, old, new))
-    return diffs, max(0, len(changes) - MAX_FILES)
+        lines += len(diffs[-1]["lines"])
+    return diffs, len(changes) - len(diffs)
 
 
 def made(worktree: Worktree | None) -> bool:

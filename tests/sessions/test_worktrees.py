@@ -18,7 +18,10 @@ from kandev_web import git
 from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
 from kandev_web.sessions import events, services, worktrees
-from kandev_web.sessions.models import AgentProfile, Message, MessageType, Repository, TaskSession, Worktree
+from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, Repository, TaskSession, Worktree
+
+#: Run on PostgreSQL too: the worktree row is locked while git works, which SQLite and PostgreSQL do differently.
+pytestmark = pytest.mark.postgres
 
 
 def sh(cwd, *args) -> str:
@@ -232,6 +235,16 @@ def test_a_branch_checked_out_elsewhere_is_refused_with_a_sentence(new_task, sta
         start(task)
 
 
+def test_a_repository_on_an_executor_host_is_refused_with_a_sentence_for_now(new_task, start, repository):
+    repository.executor = Executor.objects.create(name="gpu-1", url="ws://gpu-1:7310/executor/stream", token="t")
+    repository.save()
+
+    with pytest.raises(
+        services.SessionActionError, match="demo is on gpu-1; worktrees are only made on the web machine"
+    ):
+        start(new_task())
+
+
 def test_the_start_button_shows_the_sentence_as_a_toast(new_task, client, profile, repository):
     task = new_task()
     subprocess.run(["rm", "-rf", repository.path], check=True)
@@ -266,6 +279,20 @@ def test_after_a_turn_the_task_page_shows_each_changed_file_with_its_diff_agains
     assert 'data-testid="worktree-diff" data-path="hello.py"' in page
     assert "+print(&#x27;hello&#x27;)" in page
     assert f'data-branch="{changes.metadata["branch"]}"' in page
+
+
+def test_a_turn_that_changed_many_files_shows_some_and_counts_the_rest(new_task, start, client, monkeypatch):
+    monkeypatch.setattr(worktrees, "MAX_FILES", 2)
+    task = new_task()
+    session, plan = start(task)
+    for name in ("a.txt", "b.txt", "c.txt"):
+        Path(plan.workdir, name).write_text(f"{name}\n")
+
+    events.record_turn_completed(session.pk, {"turn_id": "", "stop_reason": "end_turn"})
+
+    changes = Message.objects.get(type=MessageType.WORKTREE_CHANGES).metadata
+    assert [diff["path"] for diff in changes["diffs"]] == ["a.txt", "b.txt"]
+    assert "1 more file not shown." in client.get(f"/tasks/{task.pk}/").content.decode()
 
 
 def test_a_turn_that_changed_nothing_adds_nothing_to_the_timeline(new_task, start):
@@ -327,6 +354,21 @@ def test_a_branch_whose_commits_are_merged_is_removed_without_asking(new_task, s
     assert response.status_code == 302
     assert not Path(plan.workdir).exists()
     assert not git.branch_exists(Path(repository.path), worktree.branch)
+
+
+def test_commits_pushed_to_a_remote_exist_elsewhere_so_removal_does_not_ask(new_task, start, client, tmp_path):
+    task = new_task()
+    _, plan = start(task)
+    branch = Worktree.objects.get(task=task).branch
+    commit_in(Path(plan.workdir), "work.txt", "pushed\n", "Pushed work")
+    sh(tmp_path, "init", "-q", "--bare", "remote.git")
+    sh(plan.workdir, "remote", "add", "origin", str(tmp_path / "remote.git"))
+    sh(plan.workdir, "push", "-q", "origin", branch)
+
+    response = client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"})
+
+    assert response.status_code == 302
+    assert not Path(plan.workdir).exists()
 
 
 def test_deleting_a_task_without_asking_for_its_worktree_keeps_it_and_its_branch(new_task, start, client, repository):
