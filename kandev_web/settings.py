@@ -107,6 +107,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # used to start the session, which is right on one machine.
 KANDEV_MCP_URL = env.str("KANDEV_MCP_URL", default="")
 # How often a waiting ask_user_question_kandev call tells the agent it is still waiting.
+# Where each task's git worktree is made (one directory per task, under this).
+KANDEV_WORKTREE_ROOT = Path(env.str("KANDEV_WORKTREE_ROOT", default=str(VAR_DIR / "worktrees")))
 KANDEV_MCP_KEEPALIVE_SECONDS = env.float("KANDEV_MCP_KEEPALIVE_SECONDS", default=20.0)
 
 # How often the web app pings each agentctl; a silent one counts as disconnected

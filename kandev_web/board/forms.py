@@ -1,7 +1,11 @@
+from pathlib import Path
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web import git
 from kandev_web.forms import StorableCharField
+from kandev_web.sessions.models import Repository
 
 from .models import Task
 
@@ -31,10 +35,39 @@ class TaskCreateForm(TaskEditForm):
     class Meta(TaskEditForm.Meta):
         fields = ["title", "description", "step"]
 
+    repository = forms.ModelChoiceField(
+        label=_("Repository"),
+        queryset=Repository.objects.none(),
+        required=False,
+        empty_label=_("No repository"),
+        help_text=_("Its agents work in a worktree of their own on a branch named after the task."),
+    )
+    base_branch = forms.CharField(
+        label=_("Base branch"), max_length=200, required=False, help_text=_("Empty: the repository's default branch.")
+    )
+
     def __init__(self, *args, board, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["step"].queryset = board.steps.all()
         self.fields["step"].empty_label = None
+        self.fields["repository"].queryset = board.workspace.repositories.all()
+        self.fields["base_branch"].widget.attrs.update({"placeholder": _("default branch"), "autocomplete": "off"})
+        for name in ("repository", "base_branch"):
+            self.fields[name].widget.attrs["data-testid"] = f"{self.testid_prefix}-{name}"
+
+    def clean(self):
+        cleaned = super().clean()
+        repository, base = cleaned.get("repository"), cleaned.get("base_branch")
+        if base and repository is None:
+            self.add_error("base_branch", _("A base branch needs a repository."))
+        elif base and repository.executor_id is None:
+            try:
+                git.commit_of(Path(repository.path), base)
+            except git.GitError:
+                self.add_error("base_branch", _("%(repository)s has no branch %(branch)s.") % {
+                    "repository": repository, "branch": base,
+                })
+        return cleaned
 
 
 class TaskMoveForm(forms.Form):

@@ -7,16 +7,22 @@ may have been deleted (or moved) by someone else since their page read it.
 from django.db import transaction
 
 from kandev_web import live
+from kandev_web.sessions.models import Repository, Worktree
 
 from . import workflow
 from .models import Board, Step, Task
 
 
 @transaction.atomic
-def create_task(board: Board, *, title: str, description: str, step: Step) -> Task:
+def create_task(
+    board: Board, *, title: str, description: str, step: Step, repository: Repository | None = None, base_branch=""
+) -> Task:
+    """A new task at the end of ``step``; on ``repository``, its agents will work in a worktree of its own."""
     task = Task.objects.create(
         board=board, step=step, title=title, description=description, position=workflow.end_of_column(step)
     )
+    if repository is not None:
+        Worktree.objects.create(task=task, repository=repository, base_branch=base_branch)
     live.board_changed(board.pk, step_ids=[step.pk], task_ids=[task.pk])
     return task
 

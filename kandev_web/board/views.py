@@ -11,6 +11,9 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from kandev_web.sessions import worktrees
+from kandev_web.sessions.models import Worktree
+
 from . import services
 from .forms import TaskCreateForm, TaskEditForm, TaskMoveForm
 from .fragments import render_changes
@@ -127,9 +130,19 @@ def task_move(request, task_id):
 
 @require_POST
 def task_delete(request, task_id):
+    """Delete the task; with ``remove_worktree``, its worktree and branch first, which losing commits refuses
+    unless ``discard_commits`` says the operator accepts it. Without, both stay on disk."""
     task = _task(request, task_id)
     board, step_id = task.board, task.step_id
+    worktree = Worktree.objects.select_related("repository").filter(task=task).first()
+    if worktree is not None and request.POST.get("remove_worktree"):
+        try:
+            worktrees.remove(worktree, discard_commits=bool(request.POST.get("discard_commits")))
+        except worktrees.WorktreeError as error:
+            return _refused(request, str(error), status=409)
     services.delete_task(task)
+    if request.POST.get("from") == "task":
+        return HttpResponse(status=204)  # The task page hears of it on its socket, as every open view of the task.
     if request.headers.get("HX-Request"):
         return HttpResponse(render_changes(board, step_ids=[step_id], task_ids=[task_id], request=request))
     return redirect("board:board", board_id=board.pk)

@@ -82,6 +82,7 @@ class MockAgent:
             peer=self.peer,
             session_id=session.id,
             cancelled=asyncio.Event(),
+            cwd=session.cwd,
             variables={
                 "session_id": session.id,
                 "prompt": text,

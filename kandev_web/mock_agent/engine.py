@@ -35,6 +35,9 @@ Steps:
 - ``parallel``: a list of step lists, played at the same time in one turn
   (say, two requests in flight at once); it ends when every branch has, and a
   ``stop`` in one branch ends the others
+- ``write_file``: ``{"path", "text"}`` writes ``text`` to ``path`` (relative,
+  inside the session's ``cwd``) and reports it as an edit tool call with its
+  diff, as a coding agent does
 - ``stderr``: a line of noise on stderr
 - ``crash``: ``{"exit_code": N}``, exit at once, mid-turn
 - ``stop``: end the turn now with this ``stopReason``
@@ -89,6 +92,8 @@ class Turn:
     session_id: str
     cancelled: asyncio.Event
     variables: dict[str, Any] = field(default_factory=dict)
+    #: The session's working directory (``session/new``'s ``cwd``), where ``write_file`` writes.
+    cwd: str = ""
 
     async def update(self, update: dict[str, Any]) -> None:
         if self.cancelled.is_set():
@@ -294,6 +299,31 @@ async def _parallel(turn: Turn, branches: list[list[Step]]) -> None:
     for task in tasks:
         if not task.cancelled() and (error := task.exception()) is not None:
             raise error
+
+
+@step("write_file")
+async def _write_file(turn: Turn, spec: dict[str, Any]) -> None:
+    spec = turn.render(spec)
+    root = Path(turn.cwd).resolve()
+    target = (root / spec["path"]).resolve()
+    if not turn.cwd or not target.is_relative_to(root) or target == root:
+        raise ScenarioError(f"write_file: {spec['path']!r} is not a file inside the session's cwd")
+    old = target.read_text() if target.is_file() else None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(spec["text"])
+    diff = {"type": "diff", "path": str(target), "oldText": old, "newText": spec["text"]}
+    call = f"write-{turn.variables.get('turn', '')}-{spec['path']}"
+    await turn.update(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": call,
+            "title": f"Write {spec['path']}",
+            "kind": "edit",
+            "status": "completed",
+            "locations": [{"path": str(target)}],
+            "content": [diff],
+        }
+    )
 
 
 @step("stderr")

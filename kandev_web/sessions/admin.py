@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib import admin
 
-from .models import AgentProfile, Executor, Message, TaskSession
+from .models import AgentProfile, Executor, Message, Repository, TaskSession, Worktree
 
 
 @admin.register(Executor)
@@ -25,6 +25,18 @@ class ExecutorAdmin(admin.ModelAdmin):
 @admin.register(AgentProfile)
 class AgentProfileAdmin(admin.ModelAdmin):
     list_display = ["name", "agent_id", "workspace", "executor"]
+
+
+@admin.register(Repository)
+class RepositoryAdmin(admin.ModelAdmin):
+    list_display = ["name", "path", "default_branch", "workspace", "executor"]
+
+
+@admin.register(Worktree)
+class WorktreeAdmin(admin.ModelAdmin):
+    list_display = ["task", "repository", "branch", "path", "created_at"]
+    # Made by git when the task's first agent starts: read here, not edited.
+    readonly_fields = ["branch", "path", "base_commit", "created_at"]
 
 
 @admin.register(TaskSession)

@@ -13,13 +13,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from kandev_web import live
+from kandev_web import git, live
 from kandev_web.agentctl.stderr_tail import cap_tail
 from kandev_web.board import workflow
 from kandev_web.executor.client import ExecutorAddress
+from kandev_web.storable import storable
 
-from . import exits, signals, tool_calls
-from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn
+from . import exits, signals, tool_calls, worktrees
+from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn, Worktree
 
 logger = logging.getLogger(__name__)
 
@@ -216,8 +217,36 @@ def record_turn_completed(session_id: int, payload: dict) -> None:
         )
     elif stop_reason == "cancelled":
         add_message(session, type=MessageType.STATUS, author=AuthorType.SYSTEM, content=_("Turn cancelled."))
+    _record_worktree_changes(session)
     workflow.turn_finished(session)
     signals.turn_ended.send(TaskSession, session=session, turn=turn, stop_reason=stop_reason)
+
+
+def _record_worktree_changes(session: TaskSession) -> None:
+    """After a turn, what the task's worktree now differs in from its base, each file as a diff."""
+    worktree = Worktree.objects.select_related("repository").filter(task_id=session.task_id).first()
+    if not worktrees.made(worktree):
+        return
+    try:
+        diffs, omitted = worktrees.changed_files(worktree)
+    except (git.GitError, OSError) as error:
+        # Said on the timeline (paths and git's words, no agent text), never logged.
+        add_message(
+            session,
+            type=MessageType.ERROR,
+            author=AuthorType.SYSTEM,
+            content=_("The worktree's changes could not be read: %(error)s") % {"error": error},
+        )
+        return
+    if not diffs:
+        return
+    add_message(
+        session,
+        type=MessageType.WORKTREE_CHANGES,
+        author=AuthorType.SYSTEM,
+        content=worktree.branch,
+        metadata=storable({"branch": worktree.branch, "base": worktree.base, "diffs": diffs, "omitted_files": omitted}),
+    )
 
 
 @transaction.atomic

@@ -18,7 +18,7 @@ from . import services
 from .display import display_state, turn_open_reason
 from .events import current_turn
 from .forms import StartSessionForm
-from .models import Message, MessageType, TaskSession
+from .models import Message, MessageType, TaskSession, Worktree
 from .pending import pending_actions
 
 
@@ -50,6 +50,7 @@ def task_context(task: Task, *, with_messages: bool = True, card=None, parts=liv
         ),
     }
     if "details" in parts:
+        context["worktree"] = Worktree.objects.select_related("repository").filter(task=task).first()
         context["card"] = card or cards_for(Task.objects.filter(pk=task.pk))[0]
     if "session" in parts or "composer" in parts:
         context["turn_open"] = turn_open = bool(current and current.turns.filter(completed_at__isnull=True).exists())

@@ -20,6 +20,7 @@ from .mcp_tokens import mcp_server_for_agent, new_token
 from .models import AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
 from .pending import pending_actions
 from .runtime import Endpoint, LaunchPlan, agent_environment, runner
+from .worktrees import WorktreeError, ensure_worktree
 
 
 class SessionActionError(Exception):
@@ -34,8 +35,17 @@ def text_prompt(text: str) -> list[dict]:
     return [{"type": "text", "text": text}]
 
 
-def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: str) -> TaskSession:
-    """Start an agent on ``task``; it reaches Kandev's MCP tools at ``mcp_url`` with a token of its own."""
+def start_session(task: Task, profile: AgentProfile, prompt: str, mcp_url: str) -> TaskSession:
+    """Start an agent on ``task``; it reaches Kandev's MCP tools at ``mcp_url`` with a token of its own.
+
+    A task on a repository works in its worktree, made here (in the request's
+    thread, off the server's loop) the first time; a failure to make it starts
+    nothing and says why.
+    """
+    try:
+        worktree = ensure_worktree(task.pk, profile)
+    except WorktreeError as error:
+        raise SessionActionError(str(error)) from None
     mcp_token, mcp_token_hash = new_token()
     with transaction.atomic():
         session = TaskSession.objects.create(task=task, agent_profile=profile, mcp_token_hash=mcp_token_hash)
@@ -51,7 +61,7 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, *, mcp_url: st
             agent_id=profile.agent_id,
             argv=[str(arg) for arg in profile.command],
             env=agent_environment(profile.env, remote=executor is not None),
-            workdir=profile.working_dir,
+            workdir=worktree.path if worktree is not None else profile.working_dir,
             runtime_flags=execution.runtime_flags,
             mcp_servers=[mcp_server_for_agent(mcp_url, mcp_token), *profile.mcp_servers],
             executor=executor.address if executor else None,

@@ -60,8 +60,7 @@ def session_start(request, task_id):
     if not form.is_valid():
         return toast(first_error(form))
     mcp_url = settings.KANDEV_MCP_URL or request.build_absolute_uri(MCP_PATH)
-    services.start_session(task, form.cleaned_data["profile"], form.cleaned_data["prompt"], mcp_url=mcp_url)
-    return HttpResponse(status=204)
+    return _act(services.start_session, task, form.cleaned_data["profile"], form.cleaned_data["prompt"], mcp_url)
 
 
 def _act(action, *args) -> HttpResponse:

@@ -273,3 +273,39 @@ async def test_a_stop_in_one_branch_ends_the_others() -> None:
     steps = [{"parallel": [[{"sleep_ms": 60_000}, {"say": "never"}], [{"stop": "max_tokens"}]]}, {"say": "never"}]
     assert await asyncio.wait_for(play(_turn(peer), steps), 5) == "max_tokens"
     assert peer.sent == []
+
+
+@pytest.mark.asyncio
+async def test_write_file_writes_in_the_sessions_cwd_and_reports_the_edit_with_its_diff(tmp_path: Path) -> None:
+    (tmp_path / "NOTES.md").write_text("old\n")
+    peer = FakePeer()
+    turn = Turn(peer=peer, session_id="s", cancelled=peer.cancelled, variables={"turn": "t"}, cwd=str(tmp_path))  # type: ignore[arg-type]
+
+    assert await play(turn, load_scenario("edit-file")) == "end_turn"
+
+    assert (tmp_path / "NOTES.md").read_text() == "# Notes\n\nWritten by the mock agent.\n"
+    ((_, first), *_) = peer.sent
+    assert first["update"]["kind"] == "edit"
+    assert first["update"]["content"] == [
+        {
+            "type": "diff",
+            "path": str(tmp_path / "NOTES.md"),
+            "oldText": "old\n",
+            "newText": (tmp_path / "NOTES.md").read_text(),
+        }
+    ]
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("path", ["../outside.txt", "/etc/outside.txt", "."])
+async def test_write_file_never_writes_outside_the_sessions_cwd(tmp_path: Path, path: str) -> None:
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    peer = FakePeer()
+    turn = Turn(peer=peer, session_id="s", cancelled=peer.cancelled, cwd=str(cwd))  # type: ignore[arg-type]
+
+    with pytest.raises(ScenarioError, match="is not a file inside the session's cwd"):
+        await play(turn, [{"write_file": {"path": path, "text": "x"}}])
+
+    assert not (tmp_path / "outside.txt").exists()
+    assert peer.sent == []

@@ -1,0 +1,98 @@
+"""A task on a registered repository, worked on in a git worktree of its own (issue #14).
+
+An operator registers a repository in the admin (a path that is not one is
+refused, saying so), adds a task on it from the board, starts the Mock agent,
+which writes a file in its working directory; the task page then shows the
+repository, the task's branch, and the written file's diff against the base.
+"""
+
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from .conftest import login, start_scenario
+
+#: The server makes each task's worktree here, not in the tree's var/.
+SERVER_ENV = {"KANDEV_WORKTREE_ROOT": tempfile.mkdtemp(prefix="kandev-e2e-worktrees-")}
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repository(tmp_path):
+    path = tmp_path / "shop"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("# Shop\n")
+    git(path, "add", "README.md")
+    git(path, "-c", "user.email=dev@example.com", "-c", "user.name=Dev", "commit", "-q", "-m", "Start")
+    return path
+
+
+def test_the_agents_file_shows_as_a_diff_on_a_task_of_a_registered_repository(browser, server, repository, tmp_path):
+    server.create_operator("repo-owner", workspace="Shop", staff=True)
+    page = browser.new_context().new_page()
+    login(page, server, "repo-owner", "/admin/agent_sessions/repository/add/")
+
+    page.locator("#id_workspace").select_option(label="Shop")
+    page.locator("#id_name").fill("shop")
+    page.locator("#id_path").fill(str(tmp_path))  # the folder around it is no repository
+    page.locator("input[name=_save]").click()
+    expect(page.locator(".errorlist")).to_contain_text(f"{tmp_path} is not a git repository.")
+    page.locator("#id_path").fill(str(repository))
+    page.locator("input[name=_save]").click()
+    expect(page.locator(".messagelist .success")).to_be_visible()
+
+    page.goto(f"{server.url}/")
+    page.get_by_test_id("task-form-title").fill("Write the notes")
+    page.get_by_test_id("task-form-repository").select_option(label="shop")
+    page.get_by_test_id("task-create-submit").click()
+    page.get_by_test_id("task-card-title").filter(has_text="Write the notes").click()
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    expect(page.get_by_test_id("task-repository")).to_have_text("shop")
+    expect(page.get_by_test_id("task-branch")).to_have_attribute("data-base", "main")
+
+    start_scenario(page, "edit-file")
+
+    changes = page.get_by_test_id("worktree-changes")
+    expect(changes).to_have_count(1, timeout=20_000)
+    task_id = page.url.rstrip("/").rsplit("/", 1)[-1]
+    branch = f"kandev/task-{task_id}-write-the-notes"
+    expect(changes).to_have_attribute("data-branch", branch)
+    expect(changes.get_by_test_id("changed-file")).to_have_text(["NOTES.md"])
+    diff = changes.get_by_test_id("worktree-diff")
+    expect(diff).to_have_attribute("data-path", "NOTES.md")
+    expect(diff.get_by_test_id("diff-old-path")).to_have_text("/dev/null")
+    expect(diff.locator("[data-testid=diff-line][data-kind=add]")).to_have_text(
+        ["+# Notes", "+", "+Written by the mock agent."]
+    )
+    expect(page.get_by_test_id("task-branch")).to_have_attribute("data-branch", branch)
+    # The agent wrote in the task's worktree, on its branch; the repository's own checkout is untouched.
+    assert not (repository / "NOTES.md").exists()
+    assert branch in git(repository, "branch", "--list", "kandev/*")
+
+    # The agent's work committed on the branch only: deleting the task with its worktree asks first.
+    worktree = Path(SERVER_ENV["KANDEV_WORKTREE_ROOT"]) / f"task-{task_id}"
+    git(worktree, "add", "NOTES.md")
+    git(worktree, "-c", "user.email=a@example.com", "-c", "user.name=Agent", "commit", "-q", "-m", "Notes")
+    page.on("dialog", lambda dialog: dialog.accept())
+    page.get_by_test_id("task-delete-remove-worktree").check()
+    page.get_by_test_id("task-delete-submit").click()
+    expect(page.get_by_test_id("toast-body")).to_have_text(
+        f"The branch {branch} holds 1 commit(s) that exist nowhere else; "
+        "confirm that they may be discarded to remove it."
+    )
+    assert worktree.is_dir()
+    expect(page.get_by_test_id("task-details")).not_to_have_attribute("data-deleted", "true")
+
+    page.get_by_test_id("task-delete-remove-worktree").check()
+    page.get_by_test_id("task-delete-discard-commits").check()
+    page.get_by_test_id("task-delete-submit").click()
+    expect(page.get_by_test_id("task-deleted-notice")).to_be_visible()
+    assert not worktree.exists()
+    assert git(repository, "branch", "--list", "kandev/*") == ""

@@ -1,0 +1,171 @@
+"""The few git operations Kandev needs for a worktree per task, over ``git`` itself.
+
+Each call runs one ``git`` command as an argv list (never a shell string),
+with ``-C`` naming the repository, and raises :class:`GitError` with a
+:class:`Failure` kind the caller turns into a sentence for the operator. No
+Django here: the callers decide what a failure means to a person, and run
+these off the event loop (they block for as long as git takes).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+#: git must never stop to ask (a credential helper, an editor, a pager).
+_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "GIT_PAGER": "cat", "LC_ALL": "C"}
+TIMEOUT = 60.0
+
+ChangeKind = Literal["added", "modified", "deleted"]
+
+
+class Failure(enum.Enum):
+    NOT_A_REPOSITORY = "not_a_repository"
+    NO_SUCH_REF = "no_such_ref"
+    BRANCH_IN_USE = "branch_in_use"
+    PATH_EXISTS = "path_exists"
+    DISK = "disk"
+    GIT_MISSING = "git_missing"
+    OTHER = "other"
+
+
+class GitError(Exception):
+    """A git command failed; ``detail`` is git's own last line (paths, not secrets)."""
+
+    def __init__(self, failure: Failure, detail: str = "") -> None:
+        super().__init__(f"{failure.value}: {detail}")
+        self.failure = failure
+        self.detail = detail
+
+
+@dataclass(frozen=True)
+class Change:
+    path: str
+    kind: ChangeKind
+
+
+def _classify(stderr: str) -> Failure:
+    text = stderr.lower()
+    if "not a git repository" in text or "cannot change to" in text:
+        return Failure.NOT_A_REPOSITORY
+    if "is already checked out at" in text or "is already used by worktree" in text:
+        return Failure.BRANCH_IN_USE
+    if "already exists" in text:
+        return Failure.PATH_EXISTS
+    if "invalid reference" in text or "unknown revision" in text or "not a valid object name" in text:
+        return Failure.NO_SUCH_REF
+    if "no space left" in text or "permission denied" in text or "read-only file system" in text:
+        return Failure.DISK
+    return Failure.OTHER
+
+
+def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """``git -C repo args...``; a non-zero exit raises :class:`GitError` unless ``check`` is false."""
+    argv = ["git", "-C", str(repo), *args]
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=TIMEOUT,
+            env={**os.environ, **_ENV},
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except FileNotFoundError as error:
+        failure = Failure.GIT_MISSING if error.filename == "git" else Failure.NOT_A_REPOSITORY
+        raise GitError(failure, str(error)) from None
+    except NotADirectoryError as error:
+        raise GitError(Failure.NOT_A_REPOSITORY, str(error)) from None
+    except OSError as error:
+        raise GitError(Failure.DISK, str(error)) from None
+    except subprocess.TimeoutExpired:
+        raise GitError(Failure.OTHER, f"git {args[0]} took longer than {TIMEOUT:.0f}s") from None
+    if check and done.returncode != 0:
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        raise GitError(_classify(done.stderr), lines[-1] if lines else f"git {args[0]} exited {done.returncode}")
+    return done
+
+
+def toplevel(path: Path) -> Path:
+    """The root of the work tree ``path`` is in; :class:`GitError` (``NOT_A_REPOSITORY``) when none."""
+    if not path.is_dir():
+        raise GitError(Failure.NOT_A_REPOSITORY, f"{path} is not a directory")
+    return Path(run(path, "rev-parse", "--show-toplevel").stdout.strip())
+
+
+def default_branch(repo: Path) -> str:
+    """The branch new work starts from: the remote's HEAD when there is one, else the checked-out branch."""
+    remote = run(repo, "symbolic-ref", "--quiet", "--short", "refs/remotes/origin/HEAD", check=False)
+    if remote.returncode == 0 and remote.stdout.strip():
+        return remote.stdout.strip().removeprefix("origin/")
+    return run(repo, "symbolic-ref", "--short", "HEAD").stdout.strip()
+
+
+def commit_of(repo: Path, ref: str) -> str:
+    """The commit ``ref`` names (a branch, a tag, a sha); ``NO_SUCH_REF`` when none."""
+    if ref.startswith("-"):
+        raise GitError(Failure.NO_SUCH_REF, ref)
+    done = run(repo, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
+    if done.returncode != 0:
+        # --quiet keeps a missing ref silent: anything said is about the repository itself.
+        lines = done.stderr.strip().splitlines()
+        raise GitError(_classify(done.stderr), lines[-1]) if lines else GitError(Failure.NO_SUCH_REF, ref)
+    return done.stdout.strip()
+
+
+def branch_exists(repo: Path, branch: str) -> bool:
+    return run(repo, "show-ref", "--verify", "--quiet", f"refs/heads/{branch}", check=False).returncode == 0
+
+
+def is_valid_branch_name(repo: Path, branch: str) -> bool:
+    return run(repo, "check-ref-format", "--branch", branch, check=False).returncode == 0
+
+
+def add_worktree(repo: Path, path: Path, branch: str, base_commit: str | None) -> None:
+    """Check ``branch`` out at ``path``: a new branch at ``base_commit``, or the existing one when it is None."""
+    if base_commit is None:
+        run(repo, "worktree", "add", "--end-of-options", str(path), branch)
+    else:
+        run(repo, "worktree", "add", "-b", branch, "--end-of-options", str(path), base_commit)
+
+
+def remove_worktree(repo: Path, path: Path) -> None:
+    """Remove the worktree at ``path``, uncommitted changes and all (the caller asked the operator)."""
+    run(repo, "worktree", "remove", "--force", "--end-of-options", str(path))
+    run(repo, "worktree", "prune")
+
+
+def delete_branch(repo: Path, branch: str) -> None:
+    run(repo, "branch", "-D", "--end-of-options", branch)
+
+
+def unique_commits(repo: Path, branch: str) -> list[str]:
+    """The commits on ``branch`` that no other branch, tag or remote-tracking ref holds: lost if it is deleted."""
+    # --exclude applies to the --branches after it only, and names a branch there without refs/heads/.
+    others = ["--not", f"--exclude={branch}", "--branches", "--tags", "--remotes"]
+    done = run(repo, "rev-list", f"refs/heads/{branch}", *others)
+    return done.stdout.split()
+
+
+def changes(worktree: Path, base_commit: str) -> list[Change]:
+    """What differs in ``worktree`` (committed or not, untracked files too) from ``base_commit``."""
+    listed = run(worktree, "diff", "--name-status", "--no-renames", "-z", base_commit, "--").stdout.split("\0")
+    found: dict[str, ChangeKind] = {}
+    for status, path in zip(listed[::2], listed[1::2], strict=False):
+        found[path] = {"A": "added", "D": "deleted"}.get(status[:1], "modified")
+    untracked = run(worktree, "ls-files", "--others", "--exclude-standard", "-z").stdout.split("\0")
+    for path in filter(None, untracked):
+        found.setdefault(path, "added")
+    return [Change(path, kind) for path, kind in sorted(found.items())]
+
+
+def text_at(repo: Path, commit: str, path: str) -> str | None:
+    """The file at ``path`` in ``commit`` as text; None when it is not there."""
+    done = run(repo, "show", f"{commit}:{path}", check=False)
+    return done.stdout if done.returncode == 0 else None
