@@ -121,7 +121,7 @@ def person_sentence(agent: str, method: AuthMethod, *, host: str, agent_argv: Se
     else:
         run = shlex.join(agent_argv[:1])
     return (
-        f"{agent} needs someone to sign in with “{_quote(method.name)}”, which Kandev cannot do for it: "
+        f"{_quote(agent)} needs someone to sign in with “{_quote(method.name)}”, which Kandev cannot do for it: "
         f"on {host}, as the user that runs its agents, run `{run}` in a terminal and sign in, "
         "then start the session again."
     )
@@ -130,7 +130,7 @@ def person_sentence(agent: str, method: AuthMethod, *, host: str, agent_argv: Se
 def missing_variables_sentence(agent: str, method: AuthMethod, missing: Sequence[str]) -> str:
     names = ", ".join(missing)
     return (
-        f"{agent} signs in with “{_quote(method.name)}” from the environment variable(s) {names}: "
+        f"{_quote(agent)} signs in with “{_quote(method.name)}” from the environment variable(s) {names}: "
         "add them to the agent profile's environment, then start the session again."
     )
 
@@ -139,14 +139,14 @@ def unchosen_sentence(agent: str, methods: Sequence[AuthMethod], *, host: str, a
     """``session/new`` said authentication is required and no method was chosen or could be picked."""
     if not methods:
         return (
-            f"{agent} says it needs authentication but offers no way to sign in: "
+            f"{_quote(agent)} says it needs authentication but offers no way to sign in: "
             f"check its setup on {host} (its documentation says how), then start the session again."
         )
     unattended = [method for method in methods if not method.needs_person()]
     if unattended:
         names = ", ".join(f"“{_quote(method.name)}” ({method.id})" for method in unattended)
         return (
-            f"{agent} needs you to sign in first: choose one of its auth methods in the agent profile, "
+            f"{_quote(agent)} needs you to sign in first: choose one of its auth methods in the agent profile, "
             f"e.g. {names}, then start the session again."
         )
     return person_sentence(agent, methods[0], host=host, agent_argv=agent_argv)
@@ -154,7 +154,7 @@ def unchosen_sentence(agent: str, methods: Sequence[AuthMethod], *, host: str, a
 
 def refused_sentence(agent: str, method: AuthMethod, message: str) -> str:
     return (
-        f"{agent} refused to sign in with “{_quote(method.name)}”: {_quote(message)}. "
+        f"{_quote(agent)} refused to sign in with “{_quote(method.name)}”: {_quote(message)}. "
         "Check the agent profile's environment, then start the session again."
     )
 
