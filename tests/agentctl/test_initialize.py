@@ -66,6 +66,7 @@ async def test_initialize_returns_exactly_the_capabilities_the_agent_received(
         "agent_info": {"name": "scripted"},
         "agent_capabilities": {},
         "client_capabilities": expected,
+        "auth_methods": [],  # an addition: this agent offers none
     }
     (sent,) = scripted.received("initialize")
     assert sent["params"]["protocolVersion"] == 1
