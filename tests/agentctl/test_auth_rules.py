@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_web.agentctl import auth, mcp_transport
+from kandev_web.agentctl import auth
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),
@@ -85,43 +85,3 @@ def test_unchosen_sentence_lists_methods_that_need_nobody() -> None:
         "Gemini CLI needs you to sign in first: choose one of its auth methods in the agent profile, "
         "e.g. “Use Gemini API key” (gemini-api-key), “Vertex AI” (vertex-ai), then start the session again."
     )
-
-
-KANDEV = {
-    "type": "http",
-    "name": "kandev",
-    "url": "http://web/mcp/",
-    "headers": [{"name": "Authorization", "value": "Bearer t"}],
-}
-DOCS = {"name": "docs", "command": "/usr/bin/docs-mcp", "args": [], "env": []}
-
-
-def test_http_servers_go_through_stdio_for_an_agent_without_http() -> None:
-    servers = mcp_transport.servers_for_agent([KANDEV, DOCS], http=False, command=["/venv/bin/kandev-mcp-stdio"])
-    assert servers == [
-        {
-            "name": "kandev",
-            "command": "/venv/bin/kandev-mcp-stdio",
-            "args": [],
-            "env": [
-                {"name": "KANDEV_MCP_URL", "value": "http://web/mcp/"},
-                {"name": "KANDEV_MCP_HEADERS", "value": '[{"name": "Authorization", "value": "Bearer t"}]'},
-            ],
-        },
-        DOCS,
-    ]
-    assert mcp_transport.transports(servers) == {"kandev": "stdio", "docs": "stdio"}
-
-
-def test_an_agent_that_speaks_http_gets_the_servers_as_given() -> None:
-    assert mcp_transport.servers_for_agent([KANDEV, DOCS], http=True, command=["x"]) == [KANDEV, DOCS]
-
-
-@given(json_values)
-def test_only_a_literal_true_http_capability_counts(capabilities) -> None:
-    expected = (
-        isinstance(capabilities, dict)
-        and isinstance(capabilities.get("mcpCapabilities"), dict)
-        and capabilities["mcpCapabilities"].get("http") is True
-    )
-    assert mcp_transport.speaks_http(capabilities) is expected
