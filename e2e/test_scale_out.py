@@ -42,15 +42,12 @@ def postgres_url(tmp_path_factory):
 @pytest.fixture(scope="module")
 def servers(postgres_url, redis_url, tmp_path_factory):
     logs = tmp_path_factory.mktemp("scale-out")
-    env = server_environ(
-        logs / "unused.sqlite3",
-        {
-            "DATABASE_URL": postgres_url,
-            "REDIS_URL": redis_url,
-            "KANDEV_CHANNEL_PREFIX": f"scale-{uuid.uuid4().hex[:8]}",
-            "KANDEV_FEATURES_ACP_ELICITATION": "true",
-        },
-    )
+    env = server_environ(logs / "unused.sqlite3", {
+        "DATABASE_URL": postgres_url,
+        "REDIS_URL": redis_url,
+        "KANDEV_CHANNEL_PREFIX": f"scale-{uuid.uuid4().hex[:8]}",
+        "KANDEV_FEATURES_ACP_ELICITATION": "true",
+    })
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     with running_server(env, logs / "a.log") as a, running_server(env, logs / "b.log") as b:
         yield a, b
@@ -78,9 +75,7 @@ def test_an_answer_through_the_other_process_reaches_the_agent_once(browser, ser
     expect(on_a.get_by_test_id("clarification-overlay")).to_have_count(0)
     for page in (on_a, on_b):
         assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Red"}}
-        expect(
-            page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")
-        ).to_have_count(1)
+        expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)
         expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")
 
 
@@ -134,9 +129,7 @@ def test_an_agent_on_an_executor_host_is_answered_through_either_web_process(
     on_b.get_by_test_id("clarification-submit").click()
     for page in (on_a, on_b):
         assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Red"}}
-        expect(
-            page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")
-        ).to_have_count(1)
+        expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)
 
     # The executor reports agentctl's end, however it ends: both tabs see the session fail.
     os.kill(pid, signal.SIGKILL)

@@ -62,10 +62,8 @@ def test_question_survives_a_killed_web_process(browser, fresh_database):
 
 def test_an_adopted_execution_on_an_executor_host_is_still_followed_to_its_end(browser, fresh_database, tmp_path):
     env = server_environ(fresh_database, ENV)
-    with (
-        running_executor(tmp_path / "workdirs", log=tmp_path / "executor.log") as executor,
-        running_server(env, fresh_database.parent / "first-remote.log") as first,
-    ):
+    with running_executor(tmp_path / "workdirs", log=tmp_path / "executor.log") as executor, \
+            running_server(env, fresh_database.parent / "first-remote.log") as first:
         ids = first.create_operator("atlas", workspace="Atlas", tasks=True)
         first.register_executor("gpu-1", executor.address.url, executor.address.token, workspace="Atlas")
         task = f"/tasks/{ids['task_ids'][0]}/"
