@@ -142,6 +142,9 @@ class AcpClient:
             {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": capabilities, "clientInfo": _client_info()},
         )
 
+    async def authenticate(self, method_id: str) -> Any:
+        return await self._peer.request("authenticate", {"methodId": method_id})
+
     async def new_session(self, cwd: str, mcp_servers: list[Any]) -> Any:
         return await self._peer.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
 

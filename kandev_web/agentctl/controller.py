@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from kandev_web.agentctl import auth, mcp_transport
 from kandev_web.agentctl.acp_client import AcpClient, AgentStartError, ExitStatus
 from kandev_web.agentctl.capabilities import ELICITATION_FLAG, client_capabilities, elicitation_enabled
 from kandev_web.agentctl.durations import Timeouts
@@ -59,6 +61,11 @@ class Controller:
         self._sessions: set[str] = set()
         self._turns: dict[str, str] = {}  # session id -> open turn id
         self._turn_tasks: set[asyncio.Task[None]] = set()
+        # What the agent's initialize answer said, for sign-in and MCP transports.
+        self._agent_name = "The agent"
+        self._auth_methods: list[auth.AuthMethod] = []
+        self._authenticated: auth.AuthMethod | None = None
+        self._mcp_http = False
 
         self._handlers: dict[str, Handler] = {
             "agent.initialize": self._initialize,
@@ -129,30 +136,57 @@ class Controller:
         self._watching = asyncio.create_task(self._watch(self._agent), name="agent exit")
         result = await self._call(self._agent.initialize(capabilities), "initialize")
         self._ready = True
+        agent_info = result.get("agentInfo") or {}
+        if isinstance(agent_info, dict):
+            name = agent_info.get("title") or agent_info.get("name")
+            self._agent_name = name if isinstance(name, str) and name.strip() else self._agent_name
+        self._auth_methods = auth.parse_methods(result.get("authMethods"))
+        self._mcp_http = mcp_transport.speaks_http(result.get("agentCapabilities"))
         return {
             "protocol_version": result.get("protocolVersion"),
-            "agent_info": result.get("agentInfo") or {},
+            "agent_info": agent_info,
             "agent_capabilities": result.get("agentCapabilities") or {},
             "client_capabilities": capabilities,
+            "auth_methods": [method.summary() for method in self._auth_methods],
         }
 
     async def _new_session(self, payload: Payload) -> Payload:
         cwd = payload.get("cwd")
         mcp_servers = payload.get("mcp_servers", [])
+        method_id = payload.get("auth_method")
         problems = []
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             problems.append("cwd must be an absolute path")
         if not isinstance(mcp_servers, list) or not all(isinstance(server, dict) for server in mcp_servers):
             problems.append("mcp_servers must be a list of ACP McpServer objects")
+        chosen = None
+        if method_id is not None:
+            chosen = auth.find(self._auth_methods, method_id) if isinstance(method_id, str) else None
+            if chosen is None:
+                offered = ", ".join(method.id for method in self._auth_methods) or "none"
+                problems.append(f"auth_method must be one of the agent's auth methods (it offers: {offered})")
         if problems or not isinstance(cwd, str):  # the isinstance is for the type checker
             raise ActionError.invalid(problems)
         agent = self._live_agent()
-        result = await self._call(agent.new_session(cwd, mcp_servers), "session/new")
+        # A method someone must sign in with is not attempted up front: a
+        # sign-in they did on the host is the agent's to find.
+        if chosen is not None and self._authenticated is None and not chosen.needs_person():
+            await self._authenticate(agent, chosen)
+        servers = mcp_transport.servers_for_agent(
+            mcp_servers, http=self._mcp_http, command=mcp_transport.stdio_command()
+        )
+        try:
+            result = await self._call(agent.new_session(cwd, servers), "session/new")
+        except ActionError as error:
+            if not _says_auth_required(error):
+                raise
+            await self._authenticate_after_refusal(agent, chosen, error)
+            result = await self._call(agent.new_session(cwd, servers), "session/new")
         session_id = result.get("sessionId")
         if not isinstance(session_id, str):
             raise ActionError(ErrorCode.INTERNAL_ERROR, "the agent's session/new answer has no sessionId")
         self._sessions.add(session_id)
-        return {"session_id": session_id}
+        return {"session_id": session_id, "mcp_transports": mcp_transport.transports(servers)}
 
     async def _prompt(self, payload: Payload) -> Payload:
         session_id = self._known_session(payload)
@@ -216,6 +250,60 @@ class Controller:
     async def _shutdown(self, payload: Payload) -> Payload:
         self._request_shutdown()
         return {"success": True}
+
+    # Signing in -----------------------------------------------------------
+
+    async def _authenticate(self, agent: AcpClient, method: auth.AuthMethod) -> None:
+        """ACP ``authenticate`` with ``method``, or ``AUTH_REQUIRED`` saying what a person must do."""
+        if method.needs_person():
+            raise self._auth_error(
+                auth.person_sentence(self._agent_name, method, host=socket.gethostname(), agent_argv=self._agent_argv),
+                method,
+            )
+        missing = method.missing_variables(self._agent_env)
+        if missing:
+            raise self._auth_error(auth.missing_variables_sentence(self._agent_name, method, missing), method)
+        try:
+            await agent.authenticate(method.id)
+        except JsonRpcError as error:
+            raise self._auth_error(
+                auth.refused_sentence(self._agent_name, method, error.message), method, error.to_object()
+            ) from None
+        except PeerClosed:
+            raise ActionError(ErrorCode.INTERNAL_ERROR, "the agent exited before answering authenticate") from None
+        self._authenticated = method
+        logger.info("signed in to the agent with the auth method %r", method.id)
+
+    async def _authenticate_after_refusal(
+        self, agent: AcpClient, chosen: auth.AuthMethod | None, refusal: ActionError
+    ) -> None:
+        """``session/new`` said "Authentication required": sign in once if that can be done unattended."""
+        agent_error = refusal.details.get("error")
+        if self._authenticated is not None:
+            raise self._auth_error(
+                auth.refused_sentence(self._agent_name, self._authenticated, _error_message(agent_error)),
+                self._authenticated,
+                agent_error,
+            )
+        method = chosen or auth.automatic_method(self._auth_methods, self._agent_env)
+        if method is None:
+            sentence = auth.unchosen_sentence(
+                self._agent_name, self._auth_methods, host=socket.gethostname(), agent_argv=self._agent_argv
+            )
+            # All of them need a person: the sentence names the first.
+            methods = self._auth_methods
+            named = methods[0] if methods and all(m.needs_person() for m in methods) else None
+            raise self._auth_error(sentence, named, agent_error)
+        await self._authenticate(agent, method)
+
+    def _auth_error(self, sentence: str, method: auth.AuthMethod | None, agent_error: object = None) -> ActionError:
+        details: Payload = {
+            "auth_method": method.summary() if method else None,
+            "host": socket.gethostname(),
+        }
+        if isinstance(agent_error, dict):
+            details["error"] = agent_error
+        return ActionError(ErrorCode.AUTH_REQUIRED, sentence, details)
 
     # The agent's side -----------------------------------------------------
 
@@ -293,6 +381,16 @@ class Controller:
         if not isinstance(result, dict):
             raise ActionError(ErrorCode.INTERNAL_ERROR, f"the agent's {method} answer is not an object")
         return result
+
+
+def _says_auth_required(error: ActionError) -> bool:
+    agent_error = error.details.get("error")
+    return isinstance(agent_error, dict) and agent_error.get("code") == auth.AUTH_REQUIRED_CODE
+
+
+def _error_message(agent_error: object) -> str:
+    message = agent_error.get("message") if isinstance(agent_error, dict) else None
+    return message if isinstance(message, str) else "authentication required"
 
 
 def _exit_error(status: ExitStatus) -> Payload:

@@ -46,6 +46,7 @@ class ErrorCode(StrEnum):
     UNAUTHORIZED = "UNAUTHORIZED"
     UNKNOWN_ACTION = "UNKNOWN_ACTION"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    AUTH_REQUIRED = "AUTH_REQUIRED"
 
 
 class ActionError(Exception):

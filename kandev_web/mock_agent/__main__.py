@@ -1,7 +1,12 @@
-"""``python -m kandev_web.mock_agent`` (or ``kandev-mock-agent``): the mock agent on stdio."""
+"""``python -m kandev_web.mock_agent`` (or ``kandev-mock-agent``): the mock agent on stdio.
+
+``--no-mcp-http`` makes it an agent that cannot speak MCP over HTTP, like
+several ACP agents: it then gets Kandev's MCP server as a stdio one.
+"""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import logging
 import sys
@@ -10,15 +15,20 @@ from kandev_web.agentctl.jsonrpc import LINE_LIMIT
 from kandev_web.mock_agent.agent import MockAgent
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="kandev-mock-agent", description="The scripted ACP agent, on stdio.")
+    parser.add_argument(
+        "--no-mcp-http", action="store_true", help="do not advertise mcpCapabilities.http (MCP over stdio only)"
+    )
+    options = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="kandev-mock-agent %(levelname)s: %(message)s")
-    asyncio.run(_serve())
+    asyncio.run(_serve(mcp_http=not options.no_mcp_http))
     return 0
 
 
-async def _serve() -> None:
+async def _serve(*, mcp_http: bool) -> None:
     reader, writer = await _stdio()
-    await MockAgent(reader, writer).run()
+    await MockAgent(reader, writer, mcp_http=mcp_http).run()
 
 
 async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

@@ -31,8 +31,9 @@ class _Session:
 class MockAgent:
     """Answers ``initialize``, ``session/new``, ``session/prompt`` and ``session/cancel``."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *, mcp_http: bool = True) -> None:
         self._sessions: dict[str, _Session] = {}
+        self._mcp_http = mcp_http
         self.peer = JsonRpcPeer(
             reader,
             writer,
@@ -55,6 +56,8 @@ class MockAgent:
             "agentCapabilities": {
                 "loadSession": False,
                 "promptCapabilities": {"image": False, "audio": False, "embeddedContext": False},
+                # Like the Claude bridge; without it Kandev's MCP server comes over stdio.
+                "mcpCapabilities": {"http": self._mcp_http, "sse": False},
             },
             "agentInfo": AGENT_INFO,
             "authMethods": [],

@@ -41,6 +41,8 @@ Steps:
 - ``stderr``: a line of noise on stderr
 - ``crash``: ``{"exit_code": N}``, exit at once, mid-turn
 - ``stop``: end the turn now with this ``stopReason``
+- ``call_mcp_tool`` and ``list_mcp_tools`` (``mcp_steps.py``): use an MCP
+  server the client gave the session, over HTTP or stdio
 
 Every scenario honours ``session/cancel``: it is checked before each step,
 inside pauses and while a request waits, and the turn then ends with

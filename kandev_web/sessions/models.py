@@ -79,6 +79,15 @@ class AgentProfile(models.Model):
             '"args": [], "env": []}.'
         ),
     )
+    auth_method = models.CharField(
+        _("auth method"),
+        max_length=200,
+        blank=True,
+        help_text=_(
+            "The id of the ACP auth method Kandev signs in with before it opens a session, from those the agent "
+            "offers (e.g. gemini-api-key); empty signs in only when the agent asks and one needs nobody."
+        ),
+    )
     executor = models.ForeignKey(
         Executor,
         null=True,

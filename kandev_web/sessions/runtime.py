@@ -88,6 +88,8 @@ class LaunchPlan:
     workdir: str
     runtime_flags: dict[str, bool]
     mcp_servers: list[dict]
+    #: The ACP auth method the profile chose; empty leaves it to agentctl.
+    auth_method: str = ""
     #: None runs agentctl here, on this web machine.
     executor: ExecutorAddress | None = None
 
@@ -214,7 +216,10 @@ class Runner:
             await client.request(
                 "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
             )
-            session = await client.request("agent.session.new", {"cwd": cwd, "mcp_servers": plan.mcp_servers})
+            new_session: dict = {"cwd": cwd, "mcp_servers": plan.mcp_servers}
+            if plan.auth_method:
+                new_session["auth_method"] = plan.auth_method
+            session = await client.request("agent.session.new", new_session)
             await agent_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
             answer = await client.request("agent.prompt", {"session_id": session["session_id"], "prompt": prompt})
             await agent_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])

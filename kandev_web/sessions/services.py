@@ -64,6 +64,7 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, mcp_url: str) 
             workdir=worktree.path if worktree is not None else profile.working_dir,
             runtime_flags=execution.runtime_flags,
             mcp_servers=[mcp_server_for_agent(mcp_url, mcp_token), *profile.mcp_servers],
+            auth_method=profile.auth_method,
             executor=executor.address if executor else None,
         )
         transaction.on_commit(lambda: runner.submit(runner.start(plan, text_prompt(prompt), turn.pk)))

@@ -31,12 +31,18 @@ class ScriptedAgent:
         self._script = directory / "script.json"
         self._record = directory / "record.jsonl"
 
-    def argv(self, steps: list[dict[str, Any]], *, handshake: bool = True) -> list[str]:
-        """The agent command; with ``handshake``, initialize and session/new are answered first."""
+    def argv(
+        self, steps: list[dict[str, Any]], *, handshake: bool = True, capabilities: dict[str, Any] | None = None
+    ) -> list[str]:
+        """The agent command; with ``handshake``, initialize and session/new are answered first.
+
+        The handshake's ``agentCapabilities`` are ``capabilities`` (default ``{}``).
+        """
         if handshake:
+            agent = {"protocolVersion": 1, "agentCapabilities": capabilities or {}, "agentInfo": {"name": "scripted"}}
             steps = [
                 {"expect": "initialize"},
-                {"reply": {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "scripted"}}},
+                {"reply": agent},
                 {"expect": "session/new"},
                 {"reply": {"sessionId": self.session_id}},
                 *steps,

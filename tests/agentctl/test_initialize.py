@@ -66,6 +66,7 @@ async def test_initialize_returns_exactly_the_capabilities_the_agent_received(
         "agent_info": {"name": "scripted"},
         "agent_capabilities": {},
         "client_capabilities": expected,
+        "auth_methods": [],  # an addition: this agent offers none
     }
     (sent,) = scripted.received("initialize")
     assert sent["params"]["protocolVersion"] == 1
@@ -140,11 +141,13 @@ async def test_an_agent_that_refuses_initialize_fails_it_with_the_agents_error(
 async def test_session_new_passes_cwd_and_mcp_servers_and_returns_the_session_id(
     start_agentctl, connect, scripted
 ) -> None:
-    client, _ = await connect(await start_agentctl(scripted.argv([])))
+    # An agent that speaks HTTP MCP gets HTTP servers as given (test_mcp_transport.py: the others).
+    speaks_http = {"mcpCapabilities": {"http": True}}
+    client, _ = await connect(await start_agentctl(scripted.argv([], capabilities=speaks_http)))
     await client.request("agent.initialize", {"agent_id": "scripted"})
     server = {"type": "http", "name": "kandev", "url": "http://127.0.0.1:8000/mcp", "headers": []}
     answer = await client.request("agent.session.new", {"cwd": "/work", "mcp_servers": [server]})
-    assert answer == {"session_id": scripted.session_id}
+    assert answer == {"session_id": scripted.session_id, "mcp_transports": {"kandev": "http"}}
     (sent,) = scripted.received("session/new")
     assert sent["params"] == {"cwd": "/work", "mcpServers": [server]}
 
