@@ -219,10 +219,23 @@ SECURE_CSP = {
     "frame-ancestors": [CSP.NONE],
 }
 
+# One line per record with its time, level, logger and the ids of the work it
+# is about (request, agent execution, session): JSON for log collectors (the
+# prod default) or text (kandev_web/logs.py).
+KANDEV_LOG_FORMAT = env.str("KANDEV_LOG_FORMAT", default="json" if IS_PROD else "text")
+if KANDEV_LOG_FORMAT not in {"json", "text"}:
+    raise environ.ImproperlyConfigured(f"KANDEV_LOG_FORMAT must be json or text (got {KANDEV_LOG_FORMAT!r}).")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"ids": {"()": "kandev_web.logs.ContextIds"}},
+    "formatters": {
+        "json": {"()": "kandev_web.logs.json_formatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s%(ids)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["ids"], "formatter": KANDEV_LOG_FORMAT},
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }
