@@ -16,6 +16,10 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
 
+from .sessions.checks import refuse_unworkable_deployment  # noqa: E402
+
+refuse_unworkable_deployment()
+
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 

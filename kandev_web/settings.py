@@ -102,6 +102,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # File-backed, not in-memory: consumers and live servers need a shared database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
     VAR_DIR.mkdir(exist_ok=True)
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Every request and every agent event runs in a thread that would otherwise
+    # open a connection of its own and close it after: psycopg's pool keeps
+    # them open and lends them out (CONN_MAX_AGE must then stay 0).
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 2,
+        "max_size": env.int("KANDEV_DB_POOL_SIZE", default=20),
+        "timeout": 10,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Where agents reach the MCP endpoint; by default the address the operator
@@ -124,6 +133,10 @@ KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS = env.float("KANDEV_AGENT_ANSWER_TIMEOUT_SEC
 # How long a live page's socket trusts its last access check before asking the
 # database again; a change of workspace membership is checked at once anyway.
 KANDEV_LIVE_ACCESS_RECHECK_SECONDS = env.float("KANDEV_LIVE_ACCESS_RECHECK_SECONDS", default=5.0)
+
+# System checks to silence, e.g. kandev.E002 when every web process runs on one
+# machine (kandev_web/sessions/checks.py).
+SILENCED_SYSTEM_CHECKS = env.list("KANDEV_SILENCED_CHECKS", default=[])
 
 # The bearer token a Prometheus scraper sends for /metrics; empty, only staff
 # who are logged in may read it.
