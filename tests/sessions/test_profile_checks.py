@@ -1,0 +1,94 @@
+"""Checking a profile over a real agentctl: the mock agent answers; a missing, failing or silent command says why.
+
+Each check goes through the page's check action (an async view), which
+starts agentctl for the profile's command, asks ``agent.initialize`` and stops
+it; the test reads what the page then says and what was stored.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+from django.test import Client
+
+from kandev_web.sessions.models import AgentProfile
+
+MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def client(make_operator, workspace):
+    client = Client()
+    client.force_login(make_operator("root", workspace=workspace, staff=True))
+    return client
+
+
+def check(client, workspace, command: list[str]) -> tuple[AgentProfile, str]:
+    profile = AgentProfile.objects.create(workspace=workspace, name="Agent", agent_id="mock", command=command)
+    response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
+    assert response.status_code == 200
+    profile.refresh_from_db()
+    return profile, response.text
+
+
+def agents_left(marker: str) -> list[psutil.Process]:
+    """Processes still running whose command line carries ``marker`` (the check must stop what it started)."""
+    deadline = time.monotonic() + 10
+    while True:
+        left = [p for p in psutil.process_iter(["cmdline"]) if marker in " ".join(p.info["cmdline"] or [])]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)  # polling the process table
+
+
+def test_the_mock_agent_answers_and_the_page_says_what_it_offers(client, workspace):
+    profile, html = check(client, workspace, [MOCK_AGENT])
+    assert profile.last_check["outcome"] == "ok"
+    assert profile.checked_at is not None
+    assert 'data-ok="true"' in html
+    assert "Kandev mock agent 1 answered on this machine." in html
+    assert "It speaks ACP protocol version 1." in html
+    assert "It takes MCP servers over stdio and HTTP, not SSE. Kandev&#x27;s MCP server reaches it over HTTP." in html
+    assert "Its prompts take text and resource links only." in html
+
+
+def test_an_agent_without_http_mcp_is_said_to_be_reached_over_stdio(client, workspace):
+    _, html = check(client, workspace, [MOCK_AGENT, "--no-mcp-http"])
+    assert "It takes MCP servers over stdio only, not HTTP or SSE." in html
+    assert "through kandev-mcp-stdio" in html
+
+
+def test_a_command_that_does_not_exist_is_not_found(client, workspace):
+    profile, html = check(client, workspace, ["/nonexistent/kandev-agent", "acp"])
+    assert profile.last_check["outcome"] == "cannot_start"
+    assert "Command not found on this machine: /nonexistent/kandev-agent acp." in html
+    assert 'data-ok="false"' in html
+
+
+def test_a_command_that_exits_shows_its_exit_code_and_stderr_escaped(client, workspace):
+    script = "echo 'Error: <b>ANTHROPIC_API_KEY</b> is not set' >&2; exit 3"
+    profile, html = check(client, workspace, ["sh", "-c", script])
+    assert profile.last_check["outcome"] == "exited"
+    assert "The agent exited with exit code 3 before it answered initialize." in html
+    assert "Error: &lt;b&gt;ANTHROPIC_API_KEY&lt;/b&gt; is not set" in html
+    assert "<b>ANTHROPIC_API_KEY" not in html
+
+
+def test_a_command_that_never_answers_times_out_and_is_stopped(client, workspace, settings):
+    settings.KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = 2.0
+    marker = "kandev-check-hangs-7c1f"
+    started = time.monotonic()
+    command = [sys.executable, "-c", "import time; time.sleep(600)", marker]
+    profile, html = check(client, workspace, command)
+    assert time.monotonic() - started < 2.0 + 15  # the timeout, then stopping agentctl and the agent
+    assert profile.last_check == {
+        "host": "this machine",
+        "command": f"{sys.executable} -c 'import time; time.sleep(600)' {marker}",
+        "outcome": "timed_out",
+        "seconds": 2.0,
+    }
+    assert "The agent did not answer initialize within 2 seconds." in html
+    assert agents_left(marker) == []  # agentctl stopped the agent it started
