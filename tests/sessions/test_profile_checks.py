@@ -13,7 +13,8 @@ import psutil
 import pytest
 from django.test import Client
 
-from kandev_web.sessions.models import AgentProfile
+from kandev_web.executor.testing import running_executor
+from kandev_web.sessions.models import AgentProfile, Executor
 
 MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -92,3 +93,30 @@ def test_a_command_that_never_answers_times_out_and_is_stopped(client, workspace
     }
     assert "The agent did not answer initialize within 2 seconds." in html
     assert agents_left(marker) == []  # agentctl stopped the agent it started
+
+
+def test_a_profile_on_an_executor_host_is_checked_there(client, workspace, tmp_path):
+    with running_executor(tmp_path / "workdirs", agentctl_host="127.0.0.2") as running:
+        executor = Executor.objects.create(name="gpu-1", url=running.address.url, token=running.address.token)
+        profile = AgentProfile.objects.create(
+            workspace=workspace, name="Remote", agent_id="mock", command=[MOCK_AGENT], executor=executor
+        )
+        response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
+        assert "Kandev mock agent 1 answered on gpu-1." in response.text
+        missing = AgentProfile.objects.create(
+            workspace=workspace, name="Missing", agent_id="x", command=["/nonexistent/agent"], executor=executor
+        )
+        response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{missing.pk}/check/", **HTMX)
+        assert "Command not found on gpu-1: /nonexistent/agent." in response.text
+
+
+def test_an_executor_that_is_not_there_is_said_to_be_unreachable(client, workspace, settings):
+    settings.KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = 5.0
+    executor = Executor.objects.create(name="gone-1", url="ws://127.0.0.1:9/executor/stream", token="t")
+    profile = AgentProfile.objects.create(
+        workspace=workspace, name="Remote", agent_id="mock", command=[MOCK_AGENT], executor=executor
+    )
+    response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
+    profile.refresh_from_db()
+    assert profile.last_check["outcome"] == "unreachable"
+    assert "agentctl could not be started on gone-1:" in response.text

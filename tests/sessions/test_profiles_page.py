@@ -109,8 +109,13 @@ def test_a_stored_value_is_never_shown_and_a_line_left_empty_keeps_it(client, wo
     assert "ANTHROPIC_API_KEY=\nDISABLE_TELEMETRY=</textarea>" in edit
     response = client.post(
         url(workspace, f"{profile.pk}/edit/"),
-        {"name": "Claude Code", "agent_id": "claude-acp", "command": "node /opt/bridge/dist/index.js",
-         "env": "ANTHROPIC_API_KEY=\nEXTRA=yes", "auth_method": ""},
+        {
+            "name": "Claude Code",
+            "agent_id": "claude-acp",
+            "command": "node /opt/bridge/dist/index.js",
+            "env": "ANTHROPIC_API_KEY=\nEXTRA=yes",
+            "auth_method": "",
+        },
     )
     assert response.status_code == 302
     profile.refresh_from_db()
