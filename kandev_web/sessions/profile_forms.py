@@ -20,6 +20,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web import limits
 from kandev_web.forms import StorableCharField
 
 from . import check_report
@@ -68,6 +69,7 @@ def environment_field() -> forms.Field:
     return EnvironmentField(
         label=_("Environment"),
         required=False,
+        max_length=limits.PROFILE_ENVIRONMENT_CHARS,
         widget=EnvironmentWidget(attrs={"rows": 4, "data-testid": "profile-env", "spellcheck": "false"}),
         help_text=_(
             "One NAME=value per line, e.g. the agent's API key. Stored values are never shown again: "
@@ -105,6 +107,7 @@ class CommandField(StorableCharField):
 class AgentProfileForm(forms.ModelForm):
     command = CommandField(
         label=_("Command"),
+        max_length=limits.PROFILE_COMMAND_CHARS,
         help_text=_("What agentctl runs, speaking ACP on stdio: shell words, quoted where they hold spaces."),
     )
 
