@@ -15,6 +15,7 @@ from django.test import Client
 
 from kandev_web.executor.testing import running_executor
 from kandev_web.sessions.models import AgentProfile, Executor
+from tests.agentctl.conftest import ScriptedAgent
 
 MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -120,3 +121,37 @@ def test_an_executor_that_is_not_there_is_said_to_be_unreachable(client, workspa
     profile.refresh_from_db()
     assert profile.last_check["outcome"] == "unreachable"
     assert "agentctl could not be started on gone-1:" in response.text
+
+
+def test_an_agent_that_refuses_initialize_is_quoted(client, workspace, tmp_path):
+    steps = [{"expect": "initialize"}, {"reply_error": {"code": -32000, "message": "Authentication required"}}]
+    profile, html = check(client, workspace, ScriptedAgent(tmp_path).argv(steps, handshake=False))
+    assert profile.last_check["outcome"] == "refused"
+    assert "The agent refused initialize: Authentication required." in html
+
+
+def test_the_methods_a_check_found_are_said_and_offered_for_the_profile(client, workspace, tmp_path):
+    answer = {
+        "protocolVersion": 1,
+        "agentInfo": {"name": "gemini-cli", "version": "0.9.0"},
+        "agentCapabilities": {"promptCapabilities": {"image": True, "audio": True}},
+        "authMethods": [
+            {"id": "oauth-personal", "name": "Log in with Google", "description": None},
+            {
+                "id": "gemini-api-key",
+                "name": "Use Gemini API key",
+                "type": "env_var",
+                "vars": [{"name": "GEMINI_API_KEY"}],
+            },
+        ],
+    }
+    argv = ScriptedAgent(tmp_path).argv([{"expect": "initialize"}, {"reply": answer}], handshake=False)
+    profile, html = check(client, workspace, argv)
+    assert "gemini-cli 0.9.0 answered on this machine." in html
+    assert "Its prompts also take images, audio." in html
+    assert (
+        "It offers these sign-in methods: Log in with Google (oauth-personal, needs a person to sign in); "
+        "Use Gemini API key (gemini-api-key, needs GEMINI_API_KEY set)."
+    ) in html
+    edit = client.get(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/edit/").text
+    assert '<option value="gemini-api-key">Use Gemini API key (gemini-api-key)</option>' in edit
