@@ -54,3 +54,11 @@ SKIP_REASON_CHARS = ASK_ANSWER_CHARS
 
 #: The largest result ``ask_user_question_kandev`` can return: four answers and a reason.
 ASK_RESULT_CHARS = 4 * ASK_ANSWER_CHARS + SKIP_REASON_CHARS
+
+#: An agent profile's command, as typed: one line of shell words. Commands are
+#: a few hundred characters; the limit only keeps a paste from becoming a row.
+PROFILE_COMMAND_CHARS = 4_000
+
+#: An agent profile's environment, as typed: ``NAME=value`` lines, API keys
+#: among them. Room for dozens of variables.
+PROFILE_ENVIRONMENT_CHARS = 20_000

@@ -152,6 +152,9 @@ KANDEV_AGENTCTL_HOST = env.str("KANDEV_AGENTCTL_HOST", default="127.0.0.1")
 # process adopts them after three missed beats.
 KANDEV_OWNER_HEARTBEAT_SECONDS = env.float("KANDEV_OWNER_HEARTBEAT_SECONDS", default=5.0)
 
+# How long "Check" on an agent profile waits, in all, for agentctl and the agent's initialize answer.
+KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = env.float("KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS", default=30.0)
+
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CHANNEL_LAYERS = {
