@@ -23,8 +23,10 @@ from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageT
 
 #: Namespaces whose views are not ours: the Django admin has its own login and its own tests.
 FOREIGN_NAMESPACES = {"admin"}
-#: Reachable without a login, on purpose.
-PUBLIC = {"login"}
+#: Reachable without a login, on purpose: the login page, and the probes a load balancer sends.
+PUBLIC = {"login", "healthz", "readyz"}
+#: For a scraper's token or staff: anyone else is refused outright, not sent to a login page it cannot use.
+SCRAPED = {"metrics"}
 #: Parameters that do not name an object of a workspace (a flag key, a notification event).
 GLOBAL_PARAMETERS = {"key", "event"}
 UNSAFE_METHODS = ("post", "put", "patch", "delete")
@@ -180,6 +182,9 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(world, endpoint):
         if endpoint.name in PUBLIC:
             assert response.status_code in {200, 302, 405}, f"{method.upper()} {url}: {response.status_code}"
             assert "/login/" not in response.get("Location", "")
+            continue
+        if endpoint.name in SCRAPED:
+            assert response.status_code in {403, 405}, f"{method.upper()} {url}: {response.status_code}"
             continue
         assert response.status_code == 302, f"{method.upper()} {url}: {response.status_code}"
         assert response["Location"].startswith("/login/?next="), f"{method.upper()} {url} -> {response['Location']}"
