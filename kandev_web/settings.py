@@ -156,12 +156,17 @@ KANDEV_OWNER_HEARTBEAT_SECONDS = env.float("KANDEV_OWNER_HEARTBEAT_SECONDS", def
 KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = env.float("KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS", default=30.0)
 
 REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_READ_TIMEOUT_SECONDS = 30
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # redis-py gives up on a read after 5 s by default, exactly as
+                # long as channels-redis blocks in BZPOPMIN waiting for a
+                # message: an idle socket's consumer then died of a read
+                # timeout. The read must outlast the wait.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": REDIS_READ_TIMEOUT_SECONDS}],
                 "prefix": env.str("KANDEV_CHANNEL_PREFIX", default="kandev"),
             },
         }
