@@ -11,7 +11,12 @@ from pathlib import Path
 import environ
 from django.utils.csp import CSP
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+BASE_DIR = PACKAGE_DIR.parent
+#: A checkout has templates/ and static/ beside the package; an installed wheel
+#: carries them inside it (setup.py puts them there).
+IN_CHECKOUT = (BASE_DIR / "manage.py").is_file() and (BASE_DIR / "templates").is_dir()
+RESOURCES_DIR = BASE_DIR if IN_CHECKOUT else PACKAGE_DIR
 
 env = environ.Env()
 
@@ -73,7 +78,7 @@ ASGI_APPLICATION = "kandev_web.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [RESOURCES_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -85,7 +90,9 @@ TEMPLATES = [
     },
 ]
 
-VAR_DIR = BASE_DIR / "var"
+# What the app writes (the SQLite database, worktrees, agents' working
+# directories): var/ in a checkout, else var/ where it is started.
+VAR_DIR = Path(env.str("KANDEV_VAR_DIR", default=str(BASE_DIR / "var" if IN_CHECKOUT else Path.cwd() / "var")))
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'kandev.sqlite3'}"),
 }
@@ -102,7 +109,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
     # File-backed, not in-memory: consumers and live servers need a shared database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
-    VAR_DIR.mkdir(exist_ok=True)
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Every request and every agent event runs in a thread that would otherwise
     # open a connection of its own and close it after: psycopg's pool keeps
@@ -203,10 +210,10 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
-LOCALE_PATHS = [BASE_DIR / "kandev_web" / "locale"]
+LOCALE_PATHS = [PACKAGE_DIR / "locale"]
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [RESOURCES_DIR / "static"]
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))
 # WhiteNoise serves static files in every profile. In prod they come from
 # STATIC_ROOT after `manage.py collectstatic`: names carrying a hash of their
