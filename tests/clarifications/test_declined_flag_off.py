@@ -56,7 +56,8 @@ def test_the_task_page_links_staff_to_the_toggle_and_tells_others_to_ask_an_admi
         client.force_login(make_operator(name, workspace=workspace, staff=staff))
         pages[staff] = client.get(f"/tasks/{session.task_id}/").text
 
-    link = 'href="/settings/feature-toggles/#feature-toggle-featuresacpelicitation" data-testid="elicitation-off-toggle"'
+    link = 'href="/settings/feature-toggles/#feature-toggle-featuresacpelicitation"'
+    link += ' data-testid="elicitation-off-toggle"'
     assert pages[True].count('data-testid="elicitation-off-notice"') == 1
     assert link in pages[True]
     assert "elicitation-off-ask-admin" not in pages[True]
