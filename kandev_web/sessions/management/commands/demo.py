@@ -136,6 +136,10 @@ class Command(BaseCommand):
         )
         if not with_task:
             return
+        self.stdout.write(
+            f"To see a question answered: open the task {DEMO_QUESTION_TASK[0]!r}, choose the scenario"
+            " 'Ask a structured question' and click Start agent."
+        )
         title, description = DEMO_QUESTION_TASK
         # Made before the other demo tasks, so on a fresh database it is the board's first card.
         task, created = Task.objects.get_or_create(
