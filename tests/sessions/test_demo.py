@@ -109,3 +109,17 @@ def test_the_demo_task_page_offers_the_structured_question_by_name_with_nothing_
     assert '<option value="elicit-single">Ask a structured question</option>' in page
     # The mock agent is the only profile, so the picker is shown from the start.
     assert 'data-testid="session-start-scenario-field" hidden' not in page
+
+
+@pytest.mark.django_db
+def test_without_git_the_demo_still_makes_the_question_task_and_says_why_there_is_no_repository(var_dir, monkeypatch):
+    monkeypatch.setenv("PATH", str(var_dir))  # no git on it
+    errors = io.StringIO()
+
+    call_command("demo", stdout=io.StringIO(), stderr=errors)
+
+    assert "No demo repository: git failed" in errors.getvalue()
+    assert not Repository.objects.exists()
+    task = Task.objects.get(title=DEMO_QUESTION_TASK[0])
+    assert not Worktree.objects.filter(task=task).exists()
+    assert flag_state(ACP_ELICITATION).effective_value is True

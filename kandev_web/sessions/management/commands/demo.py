@@ -128,12 +128,18 @@ class Command(BaseCommand):
         _, stored = FlagOverride.objects.get_or_create(key=ACP_ELICITATION, defaults={"value": True})
         if stored:
             self.stdout.write(f"Turned {ACP_ELICITATION} on (a stored override: /settings/feature-toggles/).")
-        if not (path / ".git").exists():
-            git.init_with_files(path, "main", DEMO_REPOSITORY_FILES, "Start the demo repository")
-            self.stdout.write(f"Created the demo git repository at {path}.")
-        repository, _ = Repository.objects.update_or_create(
-            workspace=workspace, name=DEMO_REPOSITORY, defaults={"path": str(path), "default_branch": "main"}
-        )
+        repository = None
+        try:
+            if not (path / ".git").exists():
+                git.init_with_files(path, "main", DEMO_REPOSITORY_FILES, "Start the demo repository")
+                self.stdout.write(f"Created the demo git repository at {path}.")
+        except git.GitError as error:
+            # The demo still works without one: its agent then runs in an empty directory.
+            self.stderr.write(f"No demo repository: git failed ({error.detail or error.failure.value}).")
+        else:
+            repository, _ = Repository.objects.update_or_create(
+                workspace=workspace, name=DEMO_REPOSITORY, defaults={"path": str(path), "default_branch": "main"}
+            )
         if not with_task:
             return
         self.stdout.write(
@@ -145,5 +151,5 @@ class Command(BaseCommand):
         task, created = Task.objects.get_or_create(
             board=backlog.board, title=title, defaults={"description": description, "step": backlog, "position": 0}
         )
-        if created:
+        if created and repository is not None:
             Worktree.objects.create(task=task, repository=repository)
