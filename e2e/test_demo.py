@@ -106,25 +106,41 @@ def test_the_scenario_picker_follows_the_agent_and_starting_a_scenario_runs_it(b
 
 
 def test_the_board_cards_delete_removes_the_worktree_and_branch_when_asked_and_confirmed(browser, demo):
-    page = open_demo_task(browser, demo)
+    page = browser.new_context().new_page()
+    login(page, demo, "demo", "/")
+    page.get_by_test_id("task-form-title").fill("Tidy the notes")
+    page.get_by_test_id("task-form-repository").select_option(label="Demo repository")
+    page.get_by_test_id("task-create-submit").click()
+    card_titled(page, "Tidy the notes").get_by_test_id("task-card-title").click()
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
     task_id = page.get_by_test_id("task-live").get_attribute("data-task-id")
-    if not page.get_by_test_id("task-branch").get_attribute("data-branch"):
-        page.get_by_test_id("session-start-scenario").select_option(label="Edit a file")
-        page.get_by_test_id("session-start-submit").click()
+    page.get_by_test_id("session-start-profile").select_option(label="Mock agent")
+    page.get_by_test_id("session-start-scenario").select_option(label="Edit a file")
+    page.get_by_test_id("session-start-submit").click()
+    expect(page.get_by_test_id("worktree-changes")).to_have_count(1, timeout=20_000)
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false")
     branch = page.get_by_test_id("task-branch").get_attribute("data-branch")
     worktree = Path(SERVER_ENV["KANDEV_WORKTREE_ROOT"]) / f"task-{task_id}"
-    (worktree / "work.txt").write_text("only here\n")
-    git(worktree, "add", "work.txt")
-    git(worktree, "-c", "user.email=a@example.com", "-c", "user.name=Agent", "commit", "-q", "-m", "Work")
+    git(worktree, "add", "NOTES.md")
+    git(worktree, "-c", "user.email=a@example.com", "-c", "user.name=Agent", "commit", "-q", "-m", "Notes")
 
     page.get_by_test_id("task-back-to-board").click()
+    expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
     card = page.get_by_test_id(f"task-card-{task_id}")
     page.on("dialog", lambda dialog: dialog.accept())
     card.get_by_test_id("task-delete").click()
     remove = card.get_by_test_id("task-delete-remove-worktree")
     expect(remove.locator("xpath=..")).to_contain_text(f"Also remove its worktree and the branch {branch}")
     remove.check()
+    # Another operator moves the card meanwhile: the open form, box ticked, stays as it was.
+    other = browser.new_context().new_page()
+    login(other, demo, "demo", "/")
+    expect(other.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    step = card.get_attribute("data-step-id")
+    other.get_by_test_id(f"task-card-{task_id}").get_by_test_id("task-move-left").click()
+    expect(card).not_to_have_attribute("data-step-id", step)
+    expect(card.get_by_test_id("task-delete-menu")).to_have_attribute("open", "")
+    expect(remove).to_be_checked()
     card.get_by_test_id("task-delete-submit").click()
     expect(page.get_by_test_id("toast-body")).to_have_text(
         f"The branch {branch} holds 1 commit(s) that exist nowhere else; "
@@ -137,4 +153,4 @@ def test_the_board_cards_delete_removes_the_worktree_and_branch_when_asked_and_c
     card.get_by_test_id("task-delete-submit").click()
     expect(card).to_have_count(0)
     assert not worktree.exists()
-    assert git(REPOSITORY, "branch", "--list", "kandev/*") == ""
+    assert branch not in git(REPOSITORY, "branch", "--list", "kandev/*")

@@ -186,7 +186,12 @@
       document.getElementById(item.dataset.liveRemove)?.remove();
       return;
     }
-    document.getElementById(item.id)?.remove();
+    const old = document.getElementById(item.id);
+    // A delete form the operator has open (its boxes perhaps ticked) stays open on the new card.
+    const openDelete = old && old.querySelector("[data-testid=task-delete-menu][open]");
+    const freshDelete = item.querySelector("[data-testid=task-delete-menu]");
+    if (openDelete && freshDelete) freshDelete.replaceWith(openDelete);
+    old?.remove();
     const list = document.getElementById(item.dataset.liveInto);
     if (!list) return;
     const key = sortKey(item.dataset.sortKey);
