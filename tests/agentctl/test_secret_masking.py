@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from conftest import MOCK_AGENT
 from kandev_web.agentctl.cli import TOKEN_VAR
 from kandev_web.agentctl.launcher import agentctl_command
 from kandev_web.agentctl.scrub import MASK, SECRET_NAMES_VAR
@@ -24,7 +23,9 @@ KEY = "sk-mock-" + secrets.token_hex(16)
 
 
 @pytest.mark.parametrize("level", ["INFO", "DEBUG"])
-async def test_the_agent_gets_the_secret_and_agentctl_never_says_it(tmp_path: Path, level: str) -> None:
+async def test_the_agent_gets_the_secret_and_agentctl_never_says_it(
+    mock_agent: list[str], tmp_path: Path, level: str
+) -> None:
     token = secrets.token_urlsafe(32)
     log, workdir = tmp_path / "agentctl.log", tmp_path / "work"
     workdir.mkdir()
@@ -38,7 +39,7 @@ async def test_the_agent_gets_the_secret_and_agentctl_never_says_it(tmp_path: Pa
     }
     with log.open("wb") as stderr:
         process = await asyncio.create_subprocess_exec(
-            *agentctl_command(), "--", *MOCK_AGENT, stdout=asyncio.subprocess.PIPE, stderr=stderr, env=env
+            *agentctl_command(), "--", *mock_agent, stdout=asyncio.subprocess.PIPE, stderr=stderr, env=env
         )
     try:
         assert process.stdout
