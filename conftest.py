@@ -1,8 +1,10 @@
-"""Suite-wide test ordering.
+"""Suite-wide test ordering, and which tests a database runs.
 
 Sync Playwright leaves an event loop running in the main thread once a browser
 test has run, which breaks every later pytest-asyncio test; browser tests
-therefore run last.
+therefore run last. Tests marked ``postgres_only`` are about PostgreSQL itself
+(its connection pool): the SQLite run leaves them out, the PostgreSQL pass of
+scripts/test runs them.
 """
 
 import os
@@ -13,7 +15,14 @@ BROWSER_FIXTURES = {"page", "browser", "context", "new_context"}
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    from django.conf import settings
+
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        left_out = [item for item in items if item.get_closest_marker("postgres_only")]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if not item.get_closest_marker("postgres_only")]
     items.sort(key=lambda item: bool(BROWSER_FIXTURES & set(getattr(item, "fixturenames", ()))))
 
 

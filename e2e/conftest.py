@@ -11,14 +11,18 @@ violations (``browser`` below): a test whose pages broke the policy fails.
 """
 
 import json
+import os
 import shutil
 import subprocess
 import sys
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
 
+import psycopg
 import pytest
 from playwright.sync_api import expect
 
@@ -133,6 +137,22 @@ class Server:
         args += [] if staff else ["--no-staff"]
         args += [] if tasks else ["--no-tasks"]
         return json.loads(self.manage(*args))
+
+
+@pytest.fixture(scope="module")
+def postgres_url():
+    """A database of its own on the PostgreSQL that scripts/test starts, dropped after the module."""
+    base = os.environ.get("KANDEV_TEST_POSTGRES_URL")
+    if not base:
+        pytest.fail("KANDEV_TEST_POSTGRES_URL is not set: run the suite with scripts/test, which starts PostgreSQL.")
+    name = f"kandev_e2e_{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    parts = urlsplit(base)
+    url = urlunsplit(parts._replace(path=f"/{name}"))
+    yield url
+    with psycopg.connect(base, autocommit=True) as admin:
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager

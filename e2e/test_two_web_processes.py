@@ -1,24 +1,34 @@
-"""Two Daphne processes on one database and one Redis: either one serves the operator.
+"""Two Daphne processes on one PostgreSQL database and one Redis: either one serves the operator.
 
 Alice's process starts the agent and so holds its stream; Bob is connected to
 the other process, sees everything live, and can answer and cancel.
 """
 
 import os
+import subprocess
+import sys
 
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login, running_server, server_environ
+from .conftest import ROOT, login, running_server, server_environ
 
 
 @pytest.fixture(scope="module")
-def servers(fresh_database, redis_url):
-    env = server_environ(fresh_database, {"REDIS_URL": redis_url, "KANDEV_CHANNEL_PREFIX": f"e2e-{os.getpid()}"})
-    with (
-        running_server(env, fresh_database.parent / "a.log") as a,
-        running_server(env, fresh_database.parent / "b.log") as b,
-    ):
+def servers(postgres_url, redis_url, tmp_path_factory):
+    logs = tmp_path_factory.mktemp("two-web-processes")
+    env = server_environ(
+        logs / "unused.sqlite3",
+        {
+            "DATABASE_URL": postgres_url,
+            "REDIS_URL": redis_url,
+            "KANDEV_CHANNEL_PREFIX": f"e2e-{os.getpid()}",
+            # Both web processes run on this one machine, so agentctl on loopback reaches them.
+            "KANDEV_SILENCED_CHECKS": "kandev.E002",
+        },
+    )
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    with running_server(env, logs / "a.log") as a, running_server(env, logs / "b.log") as b:
         yield a, b
 
 

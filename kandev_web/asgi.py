@@ -16,12 +16,17 @@ from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
 
+from .sessions.checks import refuse_unworkable_deployment  # noqa: E402
+
+refuse_unworkable_deployment()
+
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from .clarifications.mcp import PATH as MCP_PATH  # noqa: E402
 from .clarifications.mcp import endpoint as mcp_endpoint  # noqa: E402
 from .live import outbox  # noqa: E402
+from .logs import RequestIds  # noqa: E402
 from .origins import SameOriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .sessions.runtime import runner  # noqa: E402
@@ -41,11 +46,13 @@ async def http_app(scope, receive, send):
         await django_http(scope, receive, send)
 
 
-router = ProtocolTypeRouter(
-    {
-        "http": http_app,
-        "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
-    }
+router = RequestIds(
+    ProtocolTypeRouter(
+        {
+            "http": http_app,
+            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+        }
+    )
 )
 
 

@@ -30,6 +30,8 @@ class Failure(enum.Enum):
     PATH_EXISTS = "path_exists"
     DISK = "disk"
     GIT_MISSING = "git_missing"
+    #: The executor host that holds the repository could not be asked.
+    UNREACHABLE = "unreachable"
     OTHER = "other"
 
 

@@ -15,12 +15,15 @@ from django.template.loader import render_to_string
 
 from kandev_web.db import database_sync_to_async
 from kandev_web.live import user_group
+from kandev_web.metrics import OPEN_SOCKETS
 
 CLOSE_FORBIDDEN = 4403
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
     joined: list[str] = []
+    #: What ``kandev_open_sockets`` counts this page's sockets as.
+    page_kind = "page"
 
     def authorise(self, user) -> list[str]:
         """Return the groups to join when ``user`` may watch this page, else ``[]``."""
@@ -39,6 +42,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
             await self.channel_layer.group_add(group, self.channel_name)
         self.joined = groups
         await self.accept()
+        OPEN_SOCKETS.labels(self.page_kind).inc()
         await self.catch_up()
 
     async def catch_up(self):
@@ -58,6 +62,8 @@ class LiveConsumer(AsyncWebsocketConsumer):
         return QueryDict(self.scope["query_string"])
 
     async def disconnect(self, code):
+        if self.joined:
+            OPEN_SOCKETS.labels(self.page_kind).dec()
         for group in self.joined:
             await self.channel_layer.group_discard(group, self.channel_name)
 

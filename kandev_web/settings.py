@@ -71,6 +71,7 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "kandev_web.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -125,14 +126,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # File-backed, not in-memory: consumers and live servers need a shared database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
     VAR_DIR.mkdir(exist_ok=True)
+elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Every request and every agent event runs in a thread that would otherwise
+    # open a connection of its own and close it after: psycopg's pool keeps
+    # them open and lends them out (CONN_MAX_AGE must then stay 0).
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 2,
+        "max_size": env.int("KANDEV_DB_POOL_SIZE", default=20),
+        "timeout": 10,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Where agents reach the MCP endpoint; by default the address the operator
 # used to start the session, which is right on one machine.
 KANDEV_MCP_URL = env.str("KANDEV_MCP_URL", default="")
-# How often a waiting ask_user_question_kandev call tells the agent it is still waiting.
 # Where each task's git worktree is made (one directory per task, under this).
 KANDEV_WORKTREE_ROOT = Path(env.str("KANDEV_WORKTREE_ROOT", default=str(VAR_DIR / "worktrees")))
+
+# How often a waiting ask_user_question_kandev call tells the agent it is still waiting.
 KANDEV_MCP_KEEPALIVE_SECONDS = env.float("KANDEV_MCP_KEEPALIVE_SECONDS", default=20.0)
 
 # How often the web app pings each agentctl; a silent one counts as disconnected
@@ -146,6 +157,14 @@ KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS = env.float("KANDEV_AGENT_ANSWER_TIMEOUT_SEC
 # How long a live page's socket trusts its last access check before asking the
 # database again; a change of workspace membership is checked at once anyway.
 KANDEV_LIVE_ACCESS_RECHECK_SECONDS = env.float("KANDEV_LIVE_ACCESS_RECHECK_SECONDS", default=5.0)
+
+# System checks to silence, e.g. kandev.E002 when every web process runs on one
+# machine (kandev_web/sessions/checks.py).
+SILENCED_SYSTEM_CHECKS = env.list("KANDEV_SILENCED_CHECKS", default=[])
+
+# The bearer token a Prometheus scraper sends for /metrics; empty, only staff
+# who are logged in may read it.
+KANDEV_METRICS_TOKEN = env.str("KANDEV_METRICS_TOKEN", default="")
 
 # Where the agentctl processes this web process starts listen. Loopback keeps
 # them private to this machine; an address the other web machines can reach
@@ -237,10 +256,23 @@ SECURE_CSP = {
     "frame-ancestors": [CSP.NONE],
 }
 
+# One line per record with its time, level, logger and the ids of the work it
+# is about (request, agent execution, session): JSON for log collectors (the
+# prod default) or text (kandev_web/logs.py).
+KANDEV_LOG_FORMAT = env.str("KANDEV_LOG_FORMAT", default="json" if IS_PROD else "text")
+if KANDEV_LOG_FORMAT not in {"json", "text"}:
+    raise environ.ImproperlyConfigured(f"KANDEV_LOG_FORMAT must be json or text (got {KANDEV_LOG_FORMAT!r}).")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "filters": {"ids": {"()": "kandev_web.logs.ContextIds"}},
+    "formatters": {
+        "json": {"()": "kandev_web.logs.json_formatter"},
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s%(ids)s: %(message)s"},
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler", "filters": ["ids"], "formatter": KANDEV_LOG_FORMAT},
+    },
     "root": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     "loggers": {"django.channels.server": {"level": "WARNING"}},
 }

@@ -17,6 +17,17 @@ hypothesis_settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 
 @pytest.fixture(autouse=True)
+def fast_password_hashing(settings):
+    """Passwords hashed in a blink: the default hasher takes ~0.3 s a password, by design.
+
+    Tests of login throttling hash one per attempt, and every operator made
+    with a password hashes one too. Servers the browser suite starts keep the
+    real hasher.
+    """
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture(autouse=True)
 def close_kept_connections(request):
     """After a test marked postgres, close the connections kandev_web.db keeps in its worker threads.
 

@@ -8,6 +8,8 @@ from .models import Board
 class BoardConsumer(LiveConsumer):
     """Pushes the changed cards and column counts to every open view of a board."""
 
+    page_kind = "board"
+
     def authorise(self, user):
         board_id = self.scope["url_route"]["kwargs"]["board_id"]
         self.user = user

@@ -1,5 +1,3 @@
-from pathlib import Path
-
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -21,9 +19,7 @@ class TaskEditForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["title"].widget.attrs.update(
-            {"placeholder": _("What needs doing?"), "autocomplete": "off"}
-        )
+        self.fields["title"].widget.attrs.update({"placeholder": _("What needs doing?"), "autocomplete": "off"})
         self.fields["description"].widget.attrs["placeholder"] = _("Details for the agent (optional)")
         for name, field in self.fields.items():
             field.widget.attrs["data-testid"] = f"{self.testid_prefix}-{name}"
@@ -60,13 +56,18 @@ class TaskCreateForm(TaskEditForm):
         repository, base = cleaned.get("repository"), cleaned.get("base_branch")
         if base and repository is None:
             self.add_error("base_branch", _("A base branch needs a repository."))
-        elif base and repository.executor_id is None:
+        elif base:
             try:
-                git.commit_of(Path(repository.path), base)
-            except git.GitError:
-                self.add_error("base_branch", _("%(repository)s has no branch %(branch)s.") % {
-                    "repository": repository, "branch": base,
-                })
+                repository.checkouts().commit_of(repository.path, base)
+            except git.GitError as error:
+                if error.failure is git.Failure.UNREACHABLE:
+                    message = _("%(executor)s, which holds %(repository)s, could not be reached to check the branch.")
+                else:
+                    message = _("%(repository)s has no branch %(branch)s.")
+                self.add_error(
+                    "base_branch",
+                    message % {"executor": repository.executor, "repository": repository, "branch": base},
+                )
         return cleaned
 
 

@@ -23,6 +23,7 @@ from django.utils.translation import gettext as _
 
 from kandev_web import limits
 from kandev_web.db import database_sync_to_async
+from kandev_web.metrics import ANSWER_SECONDS, Timer
 from kandev_web.sessions import services as sessions
 from kandev_web.storable import storable, storable_text
 
@@ -107,7 +108,19 @@ async def answer(
     """Deliver the operator's answer (or Skip, ``rejected``) and say what became of it.
 
     ``answerer`` is who answered and from which surface, for the record's audit trail.
+    How long that took is ``kandev_answer_seconds``, by outcome.
     """
+    with Timer() as timer:
+        delivery = await _answer(
+            record, answers=answers, rejected=rejected, reject_reason=reject_reason, answerer=answerer
+        )
+    ANSWER_SECONDS.labels(delivery.outcome.value).observe(timer.seconds)
+    return delivery
+
+
+async def _answer(
+    record: Clarification, *, answers: list[dict], rejected: bool, reject_reason: str, answerer: Answerer | None
+) -> Delivery:
     # What the operator typed goes to a row (and to the agent) storable, whichever surface it came from.
     answers, reject_reason = storable([answers, reject_reason])
     reason_chars = len(reject_reason.strip())

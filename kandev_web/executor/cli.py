@@ -53,6 +53,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=Path.cwd() / "workdirs",
         help="where agents' working directories are made when a profile names none (default: ./workdirs)",
     )
+    parser.add_argument(
+        "--worktree-root",
+        type=Path,
+        default=Path.cwd() / "worktrees",
+        help="where tasks' git worktrees are made for repositories on this machine (default: ./worktrees)",
+    )
     options = parser.parse_args(argv)
 
     token = os.environ.get(TOKEN_VAR)
@@ -68,7 +74,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     base_env = {name: value for name, value in os.environ.items() if name != TOKEN_VAR}
     return asyncio.run(
         _serve(
-            options.host, options.port, token, agentctl_host, advertise_host, options.workdir_root.resolve(), base_env
+            options.host,
+            options.port,
+            token,
+            agentctl_host,
+            advertise_host,
+            options.workdir_root.resolve(),
+            base_env,
+            options.worktree_root.resolve(),
         )
     )
 
@@ -81,6 +94,7 @@ async def _serve(
     advertise_host: str | None,
     workdir_root: Path,
     base_env: dict[str, str],
+    worktree_root: Path,
 ) -> int:
     server = StreamServer(token, path=PATH)
     service = ExecutorService(
@@ -89,6 +103,7 @@ async def _serve(
         agentctl_host=agentctl_host,
         advertise_host=advertise_host,
         workdir_root=workdir_root,
+        worktree_root=worktree_root,
     )
     # Stopping the executor stops its agentctls first; their ends are reported as usual.
     return await serve_until_shutdown(

@@ -10,11 +10,27 @@ the stream's URL, pid and token, and can be waited on and stopped.
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from http import HTTPStatus
+from typing import Any
 
-from kandev_web.agentctl.envelope import Payload
-from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, NotFound
+from websockets.exceptions import InvalidStatus, WebSocketException
+from websockets.sync.client import connect
+
+from kandev_web import checkouts, git
+from kandev_web.agentctl import envelope
+from kandev_web.agentctl.envelope import BadFrame, ErrorCode, FrameType, Payload
+from kandev_web.agentctl.stream_client import (
+    MAX_INCOMING_BYTES,
+    AgentStreamClient,
+    AgentStreamNotConnected,
+    Backoff,
+    NotFound,
+    StreamError,
+    error_from_payload,
+)
 
 
 @dataclass(frozen=True)
@@ -53,6 +69,59 @@ class RemoteAgentctl:
     def ended(self, exit_code: int | None) -> None:
         if not self._ended.done():
             self._ended.set_result(exit_code)
+
+
+def request_once(address: ExecutorAddress, action: str, payload: Payload, *, timeout: float = 60.0) -> Payload:
+    """One request on a connection of its own, from a thread without an event loop.
+
+    For work a request or a database thread waits on anyway (a task's git
+    checkout on that host), where borrowing the server loop's kept-up
+    connection would only add a hop. Notifications on the way are skipped.
+    """
+    request_id = str(uuid.uuid4())
+    try:
+        with connect(
+            address.url,
+            additional_headers={"Authorization": f"Bearer {address.token}"},
+            max_size=MAX_INCOMING_BYTES,
+            open_timeout=timeout,
+            close_timeout=1,
+        ) as connection:
+            connection.send(envelope.request(action, payload, id=request_id))
+            while True:
+                frame = envelope.decode(connection.recv(timeout))
+                if frame.id != request_id:
+                    continue
+                if frame.type is FrameType.ERROR:
+                    raise error_from_payload(frame.payload)
+                return frame.payload
+    except InvalidStatus as error:
+        if error.response.status_code == HTTPStatus.UNAUTHORIZED:
+            raise StreamError("the executor host refused the token", code=ErrorCode.UNAUTHORIZED) from None
+        raise AgentStreamNotConnected(f"the executor host answered HTTP {error.response.status_code}") from None
+    except (OSError, TimeoutError, WebSocketException, BadFrame) as error:
+        raise AgentStreamNotConnected(f"cannot reach the executor host at {address.url}: {error}") from None
+
+
+class RemoteCheckouts(checkouts.Checkouts):
+    """Task checkouts on an executor host: each step is one ``executor.checkout`` request there."""
+
+    def __init__(self, address: ExecutorAddress, *, timeout: float = 120.0) -> None:
+        self.address = address
+        self.timeout = timeout
+
+    def perform(self, operation: str, args: dict[str, Any]) -> Any:
+        try:
+            answer = request_once(
+                self.address, "executor.checkout", {"op": operation, "args": args}, timeout=self.timeout
+            )
+        except StreamError as error:
+            if error.code != ErrorCode.GIT_ERROR:
+                raise git.GitError(git.Failure.UNREACHABLE, error.message) from None
+            failure = error.details.get("failure")
+            known = {kind.value: kind for kind in git.Failure}
+            raise git.GitError(known.get(failure, git.Failure.OTHER), str(error.details.get("detail", ""))) from None
+        return answer.get("result")
 
 
 class ExecutorClient:

@@ -22,6 +22,11 @@ Actions (payload → response; in full in
   "running", "exit_code"}]}``, recently ended ones included, so a client that
   was disconnected when one ended still learns of it.
 
+- ``executor.checkout`` ``{"op": "make", "args": {...}}`` → ``{"result": ...}``:
+  one step of a task's git checkout on this host (``kandev_web/checkouts.py``
+  lists them), for repositories that live here. A git failure is
+  ``GIT_ERROR`` with ``details`` ``{"failure", "detail"}``.
+
 Notification: ``agentctl.exited`` ``{"launch_id", "exit_code"}`` to every
 connected client when an agentctl ends, however it ends.
 """
@@ -38,6 +43,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
+from kandev_web import checkouts, git
 from kandev_web.agentctl.envelope import ActionError, ErrorCode, Frame, Payload
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 
@@ -113,18 +119,21 @@ class ExecutorService:
         agentctl_host: str,
         advertise_host: str | None,
         workdir_root: Path,
+        worktree_root: Path | None = None,
     ) -> None:
         self._emit = emit
         self._base_env = dict(base_env)
         self._agentctl_host = agentctl_host
         self._advertise_host = advertise_host
         self._workdir_root = workdir_root
+        self._checkouts = checkouts.LocalCheckouts(worktree_root or workdir_root.parent / "worktrees")
         self._launched: OrderedDict[str, Launched] = OrderedDict()
         self._watching: set[asyncio.Task[None]] = set()
         self._handlers = {
             "executor.launch": self._launch,
             "executor.stop": self._stop,
             "executor.list": self._list,
+            "executor.checkout": self._checkout,
         }
 
     async def handle(self, frame: Frame) -> Payload:
@@ -178,6 +187,19 @@ class ExecutorService:
 
     async def _list(self, payload: Payload) -> Payload:
         return {"agentctls": [launched.describe() for launched in self._launched.values()]}
+
+    async def _checkout(self, payload: Payload) -> Payload:
+        operation, args = payload.get("op"), payload.get("args", {})
+        if found := checkouts.problems(operation, args):
+            raise ActionError.invalid(found)
+        try:
+            # git blocks for as long as it takes: never on the loop that serves every client.
+            result = await asyncio.to_thread(self._checkouts.perform, operation, args)  # type: ignore[arg-type]
+        except git.GitError as error:
+            raise ActionError(
+                ErrorCode.GIT_ERROR, error.detail, {"failure": error.failure.value, "detail": error.detail}
+            ) from None
+        return {"result": result}
 
     # Bookkeeping ----------------------------------------------------------
 

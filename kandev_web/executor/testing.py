@@ -36,12 +36,15 @@ def running_executor(
     agentctl_host: str = "127.0.0.1",
     env: Mapping[str, str] | None = None,
     log: Path | None = None,
+    worktree_root: Path | None = None,
 ) -> Iterator[RunningExecutor]:
     """A kandev-executor on a free loopback port until the block ends, then SIGTERM (which stops its agentctls)."""
     token = secrets.token_urlsafe(24)
     stderr = log.open("w") if log else None
+    worktree_root = worktree_root or workdir_root.parent / "worktrees"
+    argv = [*executor_command(), "--port", "0", "--agentctl-host", agentctl_host, "--workdir-root", str(workdir_root)]
     process = subprocess.Popen(
-        [*executor_command(), "--port", "0", "--agentctl-host", agentctl_host, "--workdir-root", str(workdir_root)],
+        [*argv, "--worktree-root", str(worktree_root)],
         stdout=subprocess.PIPE,
         stderr=stderr,
         env={**(os.environ if env is None else env), TOKEN_VAR: token},

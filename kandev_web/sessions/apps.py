@@ -9,5 +9,5 @@ class SessionsConfig(AppConfig):
     verbose_name = _("Agent sessions")
 
     def ready(self) -> None:
-        from . import lifecycle  # noqa: F401 - connects its signal receivers
+        from . import checks, lifecycle  # noqa: F401 - registers its system checks, connects its signal receivers
 

@@ -26,6 +26,8 @@ class TaskConsumer(LiveConsumer):
     same socket with what became of each, as the HTTP endpoint would.
     """
 
+    page_kind = "task"
+
     def authorise(self, user):
         self.user = user
         self.task_id = self.scope["url_route"]["kwargs"]["task_id"]

@@ -8,7 +8,8 @@ from django.utils.translation import gettext_lazy as _
 
 from kandev_web import git
 from kandev_web.board.models import Task, Workspace
-from kandev_web.executor.client import ExecutorAddress
+from kandev_web.checkouts import Checkouts, LocalCheckouts
+from kandev_web.executor.client import ExecutorAddress, RemoteCheckouts
 from kandev_web.forms import SecretEnvChange
 from kandev_web.secret_box import SecretBox
 
@@ -187,26 +188,32 @@ class Repository(models.Model):
     def __str__(self):
         return self.name
 
+    def checkouts(self) -> Checkouts:
+        """Where this repository's task checkouts are made: on this machine, or by its executor host."""
+        if self.executor_id is None:
+            return LocalCheckouts(Path(settings.KANDEV_WORKTREE_ROOT))
+        return RemoteCheckouts(self.executor.address)
+
     def clean(self):
         super().clean()
-        path = Path(self.path)
-        if not path.is_absolute():
+        if not Path(self.path).is_absolute():
             raise ValidationError({"path": _("Give the repository's absolute path.")})
-        if self.executor_id is not None:
-            return  # On another machine: checked there, when a task's worktree is made.
         try:
-            top = git.toplevel(path)
-            branch = self.default_branch or git.default_branch(top)
-            git.commit_of(top, branch)
+            found = self.checkouts().inspect(self.path, self.default_branch)
         except git.GitError as error:
             if error.failure is git.Failure.NO_SUCH_REF:
                 raise ValidationError(
                     {"default_branch": _("The repository has no branch %(branch)s.") % {"branch": error.detail}}
                 ) from None
             if error.failure is git.Failure.GIT_MISSING:
-                raise ValidationError(_("git is not installed on this machine.")) from None
+                raise ValidationError(_("git is not installed on the repository's machine.")) from None
+            if error.failure is git.Failure.UNREACHABLE:
+                raise ValidationError(
+                    _("%(executor)s could not be reached to check the repository: %(detail)s")
+                    % {"executor": self.executor, "detail": error.detail}
+                ) from None
             raise ValidationError({"path": _("%(path)s is not a git repository.") % {"path": self.path}}) from None
-        self.path, self.default_branch = str(top), branch
+        self.path, self.default_branch = found["path"], found["default_branch"]
 
 
 class Worktree(models.Model):

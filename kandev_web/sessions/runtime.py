@@ -37,6 +37,7 @@ from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
 from kandev_web.db import agent_sync_to_async
 from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
+from kandev_web.logs import bound
 from kandev_web.secret_box import SecretUnreadable
 
 from . import events
@@ -201,6 +202,10 @@ class Runner:
 
     async def start(self, plan: LaunchPlan, prompt: list[dict], turn_id: int) -> None:
         """Launch agentctl, initialise the agent, open the ACP session and send the first prompt."""
+        with bound(execution_id=plan.execution_id, session_id=plan.session_id):
+            await self._start(plan, prompt, turn_id)
+
+    async def _start(self, plan: LaunchPlan, prompt: list[dict], turn_id: int) -> None:
         try:
             process, cwd = await self._launch(plan)
         except SecretUnreadable as error:
@@ -295,7 +300,8 @@ class Runner:
         if handler is None:
             return
         try:
-            await agent_sync_to_async(handler)(ref, payload)
+            with bound(execution_id=ref.execution_id, session_id=ref.session_id):
+                await agent_sync_to_async(handler)(ref, payload)
         except ObjectDoesNotExist:
             # The task was deleted meanwhile; its agent is being stopped (lifecycle).
             logger.info("dropped %s for the deleted session %s", action, ref.session_id)

@@ -2,24 +2,21 @@
 
 Two tasks never share a checkout: each gets a branch named after it
 (``kandev/task-<id>-<slug>``, another suffix when taken) in a directory of
-its own under ``KANDEV_WORKTREE_ROOT``. Everything here blocks on git, so it
-runs in a request's or a database thread, never on the server's loop.
+its own, under ``KANDEV_WORKTREE_ROOT`` or the worktree root of the executor
+host that holds the repository (``Repository.checkouts``). Everything here
+blocks on git or on that host, so it runs in a request's or a database
+thread, never on the server's loop.
 """
 
 from __future__ import annotations
 
-import itertools
-import os
-from collections.abc import Callable
-from pathlib import Path
-
-from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from kandev_web import git
+from kandev_web.checkouts import Checkouts
 from kandev_web.rendering.diff import FileDiff, file_diff
 
 from .models import AgentProfile, Worktree
@@ -30,6 +27,8 @@ SLUG_CHARS = 40
 #: A turn's changes show at most this many files, and no file past this many bytes.
 MAX_FILES = 100
 MAX_FILE_BYTES = 512 * 1024
+#: Nor more text in all than fits one answer from an executor host.
+MAX_TOTAL_BYTES = 8 * 1024 * 1024
 #: Nor more diff lines than this in all: a timeline entry, not a copy of the repository.
 MAX_TOTAL_LINES = 10_000
 
@@ -38,24 +37,10 @@ class WorktreeError(Exception):
     """The worktree could not be made or removed; the message says why, for the operator."""
 
 
-def branch_name(task_id: int, title: str, taken: Callable[[str], bool]) -> str:
-    """``kandev/task-<id>-<slug of title>``, or with ``-2``, ``-3``… when ``taken`` says a name is."""
+def branch_stem(task_id: int, title: str) -> str:
+    """``kandev/task-<id>-<slug of title>``: the task's branch, unless the name is taken (then ``-2``, ``-3``…)."""
     slug = slugify(title)[:SLUG_CHARS].strip("-")
-    stem = f"{BRANCH_PREFIX}task-{task_id}" + (f"-{slug}" if slug else "")
-    for n in itertools.count(1):
-        name = stem if n == 1 else f"{stem}-{n}"
-        if not taken(name):
-            return name
-    raise AssertionError("unreachable")
-
-
-def worktree_dir(root: Path, task_id: int, taken: Callable[[Path], bool]) -> Path:
-    """A directory of its own under ``root`` for the task's worktree."""
-    for n in itertools.count(1):
-        path = root / (f"task-{task_id}" if n == 1 else f"task-{task_id}-{n}")
-        if not taken(path):
-            return path
-    raise AssertionError("unreachable")
+    return f"{BRANCH_PREFIX}task-{task_id}" + (f"-{slug}" if slug else "")
 
 
 def _sentence(error: git.GitError, worktree: Worktree) -> str:
@@ -75,22 +60,30 @@ def _sentence(error: git.GitError, worktree: Worktree) -> str:
         case git.Failure.DISK:
             return _("The worktree could not be written to disk: %(detail)s.") % {"detail": error.detail}
         case git.Failure.GIT_MISSING:
-            return _("git is not installed on this machine.")
+            return _("git is not installed on the machine that holds %(repository)s.") % {"repository": repository}
+        case git.Failure.UNREACHABLE:
+            return _("%(executor)s, which holds %(repository)s, could not be reached: %(detail)s.") % {
+                "executor": repository.executor,
+                "repository": repository,
+                "detail": error.detail,
+            }
     return _("git failed: %(detail)s.") % {"detail": error.detail}
 
 
 def _check_machine(worktree: Worktree, profile: AgentProfile) -> None:
+    """An agent works in its task's worktree only on the machine that holds the repository."""
     repository = worktree.repository
-    if repository.executor_id is not None:
-        raise WorktreeError(
-            _("%(repository)s is on %(executor)s; worktrees are only made on the web machine so far.")
-            % {"repository": repository, "executor": repository.executor}
-        )
-    if profile.executor_id is not None:
-        raise WorktreeError(
-            _("%(repository)s is on the web machine, but %(profile)s runs its agents on %(executor)s.")
-            % {"repository": repository, "profile": profile, "executor": profile.executor}
-        )
+    if repository.executor_id == profile.executor_id:
+        return
+    raise WorktreeError(
+        _("%(repository)s is on %(machine)s, but %(profile)s runs its agents on %(agents)s.")
+        % {
+            "repository": repository,
+            "machine": repository.executor or _("the web machine"),
+            "profile": profile,
+            "agents": profile.executor or _("the web machine"),
+        }
+    )
 
 
 def ensure_worktree(task_id: int, profile: AgentProfile) -> Worktree | None:
@@ -102,23 +95,19 @@ def ensure_worktree(task_id: int, profile: AgentProfile) -> Worktree | None:
     with transaction.atomic():
         worktree = (
             Worktree.objects.select_for_update(of=("self",))
-            .select_related("repository__executor")
+            .select_related("repository__executor", "task")
             .filter(task_id=task_id)
             .first()
         )
         if worktree is None:
             return None
         _check_machine(worktree, profile)
-        repo = Path(worktree.repository.path)
+        checkouts = worktree.repository.checkouts()
         try:
-            if worktree.path and Path(worktree.path, ".git").exists():
-                return worktree
             if worktree.branch:
-                # Its directory is gone (removed by hand, or a disk was wiped): check the branch out again.
-                git.run(repo, "worktree", "prune")
-                git.add_worktree(repo, Path(worktree.path), worktree.branch, None)
+                checkouts.restore(worktree.repository.path, worktree.path, worktree.branch)
                 return worktree
-            _make(worktree, repo)
+            _make(worktree, checkouts)
         except git.GitError as error:
             raise WorktreeError(_sentence(error, worktree)) from None
         except OSError as error:
@@ -127,47 +116,32 @@ def ensure_worktree(task_id: int, profile: AgentProfile) -> Worktree | None:
         return worktree
 
 
-def _make(worktree: Worktree, repo: Path) -> None:
-    base_commit = git.commit_of(repo, worktree.base)
-    root = Path(settings.KANDEV_WORKTREE_ROOT).resolve()
-    root.mkdir(parents=True, exist_ok=True)
-    path = worktree_dir(root, worktree.task_id, lambda p: p.exists())
-    taken_here = set(Worktree.objects.filter(repository=worktree.repository).values_list("branch", flat=True))
-    worktree.branch = branch_name(
-        worktree.task_id, worktree.task.title, lambda name: name in taken_here or git.branch_exists(repo, name)
+def _make(worktree: Worktree, checkouts: Checkouts) -> None:
+    taken_here = Worktree.objects.filter(repository=worktree.repository).exclude(branch="")
+    made = checkouts.make(
+        worktree.repository.path,
+        worktree.base,
+        worktree.task_id,
+        branch_stem(worktree.task_id, worktree.task.title),
+        list(taken_here.values_list("branch", flat=True)),
     )
-    git.add_worktree(repo, path, worktree.branch, base_commit)
-    worktree.path, worktree.base_commit, worktree.created_at = str(path), base_commit, timezone.now()
-
-
-def _current_text(top: Path, relative: str) -> str:
-    """The file as it is in the worktree: a symlink as its target (git's view), never followed out of the tree."""
-    path = top / relative
-    if path.is_symlink():
-        return os.readlink(path)
-    if not path.is_file():
-        return ""
-    with path.open("rb") as handle:
-        return handle.read(MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    worktree.branch, worktree.path, worktree.base_commit = made["branch"], made["path"], made["base_commit"]
+    worktree.created_at = timezone.now()
 
 
 def changed_files(worktree: Worktree) -> tuple[list[FileDiff], int]:
     """Each file the task's worktree has changed against its base, as a diff, and how many more were left out."""
-    top = Path(worktree.path)
-    repo = Path(worktree.repository.path)
-    changes = git.changes(top, worktree.base_commit)
+    found = worktree.repository.checkouts().file_changes(
+        worktree.repository.path, worktree.path, worktree.base_commit, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES
+    )
     diffs: list[FileDiff] = []
     lines = 0
-    for change in changes[:MAX_FILES]:
+    for path, _kind, old, new in found["files"]:
         if lines >= MAX_TOTAL_LINES:
             break
-        old = None
-        if change.kind != "added":
-            old = (git.text_at(repo, worktree.base_commit, change.path) or "")[:MAX_FILE_BYTES]
-        new = "" if change.kind == "deleted" else _current_text(top, change.path)
-        diffs.append(file_diff(change.path, old, new))
+        diffs.append(file_diff(path, old, new))
         lines += len(diffs[-1]["lines"])
-    return diffs, len(changes) - len(diffs)
+    return diffs, found["total"] - len(diffs)
 
 
 def made(worktree: Worktree | None) -> bool:
@@ -177,7 +151,7 @@ def made(worktree: Worktree | None) -> bool:
 def unique_commits(worktree: Worktree) -> list[str]:
     """The commits on the task's branch that no other branch or remote holds."""
     try:
-        return git.unique_commits(Path(worktree.repository.path), worktree.branch)
+        return worktree.repository.checkouts().unique_commits(worktree.repository.path, worktree.branch)
     except git.GitError as error:
         raise WorktreeError(_sentence(error, worktree)) from None
 
@@ -200,16 +174,10 @@ def remove(worktree: Worktree, *, discard_commits: bool = False) -> None:
     """Remove the task's worktree and its branch; refused (``UnmergedCommits``) when that would lose commits."""
     if not made(worktree):
         return
-    repo = Path(worktree.repository.path)
-    commits = unique_commits(worktree) if git.branch_exists(repo, worktree.branch) else []
+    commits = unique_commits(worktree)
     if commits and not discard_commits:
         raise UnmergedCommits(worktree, commits)
     try:
-        if Path(worktree.path).exists():
-            git.remove_worktree(repo, Path(worktree.path))
-        else:
-            git.run(repo, "worktree", "prune")
-        if git.branch_exists(repo, worktree.branch):
-            git.delete_branch(repo, worktree.branch)
+        worktree.repository.checkouts().remove(worktree.repository.path, worktree.path, worktree.branch)
     except git.GitError as error:
         raise WorktreeError(_sentence(error, worktree)) from None

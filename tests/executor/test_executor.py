@@ -16,11 +16,12 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from kandev_web import git
 from kandev_web.agentctl.launcher import AgentctlProcess
 from kandev_web.agentctl.stream_client import AgentStreamClient, StreamError, ValidationFailed
 from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
 from kandev_web.executor.cli import TOKEN_VAR
-from kandev_web.executor.client import ExecutorAddress, ExecutorClient
+from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteCheckouts
 from kandev_web.executor.service import advertised_url
 from kandev_web.executor.testing import executor_command, running_executor
 from kandev_web.sessions.runtime import Endpoint
@@ -176,3 +177,56 @@ def test_credentials_stay_out_of_reprs_that_end_up_in_logs_and_tracebacks():
         Endpoint(1, "ws://127.0.0.1:1/agent/stream", "s3cret"),
     ):
         assert "s3cret" not in repr(value)
+
+
+# --- A task's checkout on the executor host ---------------------------------------------------------------
+
+
+def test_a_checkout_step_is_done_on_the_executor_host_and_a_git_failure_comes_back_with_its_kind(executor, tmp_path):
+    repo = tmp_path / "repo"
+    subprocess.run(["git", "init", "-q", "-b", "main", str(repo)], check=True)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(repo),
+            "-c",
+            "user.email=a@b",
+            "-c",
+            "user.name=A",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "x",
+        ],
+        check=True,
+    )
+    checkouts = RemoteCheckouts(executor.address)
+
+    made = checkouts.make(str(repo), "main", 12, "kandev/task-12-x", [])
+
+    assert made["branch"] == "kandev/task-12-x"
+    assert Path(made["path"]).parent == executor.workdir_root.parent / "worktrees"
+    with pytest.raises(git.GitError) as raised:
+        checkouts.commit_of(str(repo), "no-such-branch")
+    assert raised.value.failure is git.Failure.NO_SUCH_REF
+    with pytest.raises(git.GitError) as raised:
+        checkouts.inspect(str(tmp_path), "")
+    assert raised.value.failure is git.Failure.NOT_A_REPOSITORY
+
+
+@pytest.mark.asyncio
+async def test_a_malformed_checkout_step_is_refused_with_every_problem(executor):
+    client = ExecutorClient(executor.address)
+    with pytest.raises(ValidationFailed) as refused:
+        await client.request("executor.checkout", {"op": "remove", "args": {"repo": "relative", "extra": 1}})
+    assert refused.value.details["problems"] == [
+        "unexpected argument 'extra'",
+        "repo must be an absolute path",
+        "path must be str",
+        "branch must be str",
+    ]
+    with pytest.raises(ValidationFailed, match="op must be one of inspect, commit_of, make"):
+        await client.request("executor.checkout", {"op": "rm -rf /", "args": {}})
+    await client.close()

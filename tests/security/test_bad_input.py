@@ -83,10 +83,8 @@ def _form_fields() -> set[str]:
 
 
 @pytest.fixture
-def member(db, settings):
+def member(db):
     """A staff member of one workspace, with an agent profile there, and its objects' URL values."""
-    # Every refused login hashes a password (also for an unknown user); the default hasher takes ~0.3 s.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     mine = _objects("mine")
     AgentProfile.objects.create(workspace=mine["workspace"], name="Mock agent", agent_id="mock", command=["true"])
     operator = get_user_model().objects.create_user("alice", is_staff=True)

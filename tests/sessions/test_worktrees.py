@@ -3,6 +3,8 @@
 Every test here runs git itself: the branch a task's agent works on, the
 directory it works in, what a later session finds there, what another task on
 the same repository sees, what removing the task may and may not throw away.
+Each runs twice: with the repository on the web machine, and on an executor
+host (a real ``kandev-executor`` doing the git work, asked over its socket).
 """
 
 import subprocess
@@ -14,9 +16,10 @@ from django.test import Client
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kandev_web import git
+from kandev_web import checkouts, git
 from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
+from kandev_web.executor.testing import running_executor
 from kandev_web.sessions import events, services, worktrees
 from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, Repository, TaskSession, Worktree
 
@@ -46,22 +49,40 @@ def commit_in(worktree: Path, name: str, text: str, message: str) -> None:
 
 
 @pytest.fixture
-def root(tmp_path, settings):
-    settings.KANDEV_WORKTREE_ROOT = tmp_path / "worktrees"
-    return settings.KANDEV_WORKTREE_ROOT
+def executor_host(tmp_path):
+    where = tmp_path / "executor"
+    with running_executor(where / "workdirs", worktree_root=where / "worktrees") as host:
+        yield host
+
+
+@pytest.fixture(params=["web machine", "executor host"])
+def machine(request, db):
+    """Where the repository is, and its agents run: None for the web machine, else that executor host."""
+    if request.param == "web machine":
+        return None
+    host = request.getfixturevalue("executor_host")
+    return Executor.objects.create(name="gpu-1", url=host.address.url, token=host.address.token)
 
 
 @pytest.fixture
-def repository(tmp_path, workspace, root):
-    repository = Repository(workspace=workspace, name="demo", path=str(make_repo(tmp_path / "demo")))
+def root(tmp_path, settings, machine):
+    settings.KANDEV_WORKTREE_ROOT = tmp_path / "worktrees"
+    return settings.KANDEV_WORKTREE_ROOT if machine is None else tmp_path / "executor" / "worktrees"
+
+
+@pytest.fixture
+def repository(tmp_path, workspace, root, machine):
+    repository = Repository(workspace=workspace, name="demo", path=str(make_repo(tmp_path / "demo")), executor=machine)
     repository.full_clean()
     repository.save()
     return repository
 
 
 @pytest.fixture
-def profile(workspace):
-    return AgentProfile.objects.create(workspace=workspace, name="Mock", agent_id="mock", command=["true"])
+def profile(workspace, machine):
+    return AgentProfile.objects.create(
+        workspace=workspace, name="Mock", agent_id="mock", command=["true"], executor=machine
+    )
 
 
 @pytest.fixture
@@ -192,20 +213,29 @@ def test_a_task_without_a_repository_works_where_it_always_did(make_task, start,
 # --- Failures, in a sentence --------------------------------------------------------------------------------
 
 
-def test_registering_a_path_that_is_not_a_git_repository_says_so(workspace, tmp_path):
+def test_registering_a_path_that_is_not_a_git_repository_says_so(workspace, tmp_path, machine):
     plain = tmp_path / "plain"
     plain.mkdir()
 
     with pytest.raises(ValidationError) as raised:
-        Repository(workspace=workspace, name="plain", path=str(plain)).full_clean()
+        Repository(workspace=workspace, name="plain", path=str(plain), executor=machine).full_clean()
 
     assert raised.value.message_dict["path"] == [f"{plain} is not a git repository."]
 
 
-def test_registering_a_repository_detects_its_default_branch(workspace, tmp_path):
+def test_registering_a_repository_on_an_executor_host_that_cannot_be_reached_says_so(workspace, tmp_path):
+    gone = Executor.objects.create(name="gpu-9", url="ws://127.0.0.1:9/executor/stream", token="t")
+
+    with pytest.raises(ValidationError) as raised:
+        Repository(workspace=workspace, name="far", path=str(make_repo(tmp_path / "far")), executor=gone).full_clean()
+
+    assert raised.value.messages[0].startswith("gpu-9 could not be reached to check the repository:")
+
+
+def test_registering_a_repository_detects_its_default_branch(workspace, tmp_path, machine):
     path = make_repo(tmp_path / "trunk")
     sh(path, "branch", "-m", "main", "trunk")
-    repository = Repository(workspace=workspace, name="trunk", path=str(path))
+    repository = Repository(workspace=workspace, name="trunk", path=str(path), executor=machine)
 
     repository.full_clean()
 
@@ -235,14 +265,28 @@ def test_a_branch_checked_out_elsewhere_is_refused_with_a_sentence(new_task, sta
         start(task)
 
 
-def test_a_repository_on_an_executor_host_is_refused_with_a_sentence_for_now(new_task, start, repository):
-    repository.executor = Executor.objects.create(name="gpu-1", url="ws://gpu-1:7310/executor/stream", token="t")
-    repository.save()
+def test_an_agent_on_another_machine_than_the_repository_is_refused_with_a_sentence(new_task, start, profile, machine):
+    other = Executor.objects.create(name="gpu-2", url="ws://127.0.0.1:9/executor/stream", token="t")
+    profile.executor = None if machine else other
+    profile.save()
+    where = "gpu-1" if machine else "the web machine"
+    agents = "the web machine" if machine else "gpu-2"
 
-    with pytest.raises(
-        services.SessionActionError, match="demo is on gpu-1; worktrees are only made on the web machine"
-    ):
+    with pytest.raises(services.SessionActionError, match=f"demo is on {where}, but Mock runs its agents on {agents}."):
         start(new_task())
+
+
+def test_an_executor_host_gone_away_starts_no_agent_and_says_why(new_task, start, repository, profile, launched):
+    repository.executor = profile.executor = Executor.objects.create(
+        name="gpu-9", url="ws://127.0.0.1:9/executor/stream", token="t"
+    )
+    repository.save()
+    profile.save()
+
+    with pytest.raises(services.SessionActionError, match="gpu-9, which holds demo, could not be reached: "):
+        start(new_task())
+
+    assert launched == []
 
 
 def test_the_start_button_shows_the_sentence_as_a_toast(new_task, client, profile, repository):
@@ -405,10 +449,10 @@ def test_the_task_page_shows_the_repository_branch_and_the_offer_to_remove_the_w
     taken=st.sets(st.integers(min_value=1, max_value=5)),
 )
 def test_a_branch_name_is_a_valid_git_branch_and_never_one_taken(task_id, title, taken):
-    stem = worktrees.branch_name(task_id, title, lambda name: False)
+    stem = worktrees.branch_stem(task_id, title)
     taken_names = {stem if n == 1 else f"{stem}-{n}" for n in taken}
 
-    name = worktrees.branch_name(task_id, title, taken_names.__contains__)
+    name = checkouts.free_branch(stem, taken_names.__contains__)
 
     assert name not in taken_names
     assert name.startswith(f"kandev/task-{task_id}")
