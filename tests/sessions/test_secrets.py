@@ -18,6 +18,9 @@ from kandev_web.sessions import services
 from kandev_web.sessions.models import AgentProfile, TaskSession
 from kandev_web.sessions.runtime import Runner, launch_environment
 
+# The sealed column is JSON: jsonb on PostgreSQL, text on SQLite.
+pytestmark = pytest.mark.postgres
+
 KEY = "sk-ant-api03-write-only-0123456789"
 OTHER = "sk-ant-api03-replaced-9876543210"
 

@@ -7,6 +7,9 @@ from django.db.migrations.executor import MigrationExecutor
 
 from kandev_web.sessions.runtime import launch_environment
 
+# JSON columns differ between the two databases (jsonb on PostgreSQL).
+pytestmark = pytest.mark.postgres
+
 BEFORE = [("agent_sessions", "0010_agent_profile_auth_method")]
 AFTER = [("agent_sessions", "0011_agent_profile_secret_env")]
 ENV = {
