@@ -14,7 +14,7 @@ import pytest
 from kandev_web.agentctl.cli import TOKEN_VAR
 from kandev_web.agentctl.launcher import agentctl_command
 from kandev_web.agentctl.scrub import MASK, SECRET_NAMES_VAR
-from kandev_web.agentctl.stream_client import AgentStreamClient
+from kandev_web.agentctl.stream_client import AgentStreamClient, StreamError
 from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
 
 pytestmark = pytest.mark.asyncio
@@ -70,3 +70,26 @@ async def test_the_agent_gets_the_secret_and_agentctl_never_says_it(
     text = log.read_text()
     assert "agent stderr: debug: calling the API with key=[secret]" in text
     assert KEY not in text and KEY.encode() not in ready_line + rest_of_stdout
+
+
+async def test_an_agent_refusal_quoting_its_key_fails_the_start_with_the_key_masked(
+    start_agentctl, connect, scripted
+) -> None:
+    """The sentence a failed start shows (the session's error) is agentctl's answer: masked like every frame."""
+    refusal = {"code": -32603, "message": f"Invalid API key {KEY} for this organisation"}
+    argv = scripted.argv(
+        [
+            {"expect": "initialize"},
+            {"reply": {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "scripted"}}},
+            {"expect": "session/new"},
+            {"reply_error": refusal},
+        ],
+        handshake=False,
+    )
+    env = {**os.environ, "MOCK_API_KEY": KEY, SECRET_NAMES_VAR: "MOCK_API_KEY"}
+    client, _ = await connect(await start_agentctl(argv, env=env))
+    await client.request("agent.initialize", {"agent_id": "scripted", "runtime_flags": {}})
+    with pytest.raises(StreamError) as refused:
+        await client.request("agent.session.new", {"cwd": "/tmp", "mcp_servers": []})
+    assert KEY not in str(refused.value.message) and KEY not in json.dumps(refused.value.details)
+    assert refused.value.message.endswith(f"Invalid API key {MASK} for this organisation")
