@@ -72,7 +72,6 @@ def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[
             "DJANGO_SETTINGS_MODULE": "kandev_web.settings",
             "KANDEV_PROFILE": "e2e",
             "DATABASE_URL": f"sqlite:///{database}",
-            "SERVE_STATIC": "1",
             "PYTHONUNBUFFERED": "1",
         }
     )

@@ -61,6 +61,18 @@ def test_the_settings_pages(page, server, path):
     assert_accessible(page)
 
 
+def test_the_agent_profiles_page_with_a_preset_chosen_and_a_check_shown(page, server, operator):
+    page.goto(f"{server.url}/settings/workspaces/{operator['workspace_id']}/agents/")
+    page.get_by_test_id("profile-preset").select_option("gemini")
+    expect(page.get_by_test_id("profile-form")).to_have_attribute("data-preset", "gemini")
+    mock = page.get_by_test_id("profile-card").first
+    mock.get_by_test_id("profile-check").click()
+    expect(mock.get_by_test_id("profile-check-result")).to_have_attribute("data-ok", "true", timeout=30_000)
+    mock.get_by_test_id("profile-remove-open").click()
+    expect(mock.get_by_test_id("profile-remove-consequence")).to_be_visible()
+    assert_accessible(page)
+
+
 def test_the_task_page_before_any_agent(page, server, operator):
     page.goto(f"{server.url}/tasks/{operator['task_ids'][0]}/")
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")

@@ -32,6 +32,7 @@ def test_every_page_is_served_under_the_strict_policy(browser, server, operator)
         f"/tasks/{operator['task_ids'][0]}/",
         "/settings/notifications/",
         "/settings/feature-toggles/",
+        f"/settings/workspaces/{operator['workspace_id']}/agents/",
         "/admin/",
     ):
         assert directives(page.goto(server.url + path)) == POLICY, path

@@ -11,7 +11,6 @@ import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev_web.settings")
 
-from django.conf import settings  # noqa: E402
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()
@@ -31,19 +30,13 @@ from .origins import SameOriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .sessions.runtime import runner  # noqa: E402
 
-django_http = django_asgi_app
-if settings.SERVE_STATIC:
-    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
-
-    django_http = ASGIStaticFilesHandler(django_asgi_app)
-
 
 async def http_app(scope, receive, send):
     """The MCP endpoint (agents, bearer token) beside Django (operators, sessions)."""
     if scope["path"] == MCP_PATH:
         await mcp_endpoint(scope, receive, send)
     else:
-        await django_http(scope, receive, send)
+        await django_asgi_app(scope, receive, send)
 
 
 router = RequestIds(

@@ -55,6 +55,14 @@ SKIP_REASON_CHARS = ASK_ANSWER_CHARS
 #: The largest result ``ask_user_question_kandev`` can return: four answers and a reason.
 ASK_RESULT_CHARS = 4 * ASK_ANSWER_CHARS + SKIP_REASON_CHARS
 
+#: An agent profile's command, as typed: one line of shell words. Commands are
+#: a few hundred characters; the limit only keeps a paste from becoming a row.
+PROFILE_COMMAND_CHARS = 4_000
+
+#: An agent profile's environment, as typed: ``NAME=value`` lines, API keys
+#: among them. Room for dozens of variables.
+PROFILE_ENVIRONMENT_CHARS = 20_000
+
 #: A secret's value in an agent profile (an API key, a token, a PEM key). API
 #: keys are a few hundred characters at most and a PEM private key about
 #: 3,300; 16,384 leaves room for any of them while staying far below the

@@ -73,6 +73,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "kandev_web.metrics.RequestMetricsMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -175,6 +176,9 @@ KANDEV_AGENTCTL_HOST = env.str("KANDEV_AGENTCTL_HOST", default="127.0.0.1")
 # process adopts them after three missed beats.
 KANDEV_OWNER_HEARTBEAT_SECONDS = env.float("KANDEV_OWNER_HEARTBEAT_SECONDS", default=5.0)
 
+# How long "Check" on an agent profile waits, in all, for agentctl and the agent's initialize answer.
+KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = env.float("KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS", default=30.0)
+
 REDIS_URL = env.str("REDIS_URL", default="")
 if REDIS_URL:
     CHANNEL_LAYERS = {
@@ -222,10 +226,22 @@ LOCALE_PATHS = [BASE_DIR / "kandev_web" / "locale"]
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = VAR_DIR / "staticfiles"
-# Plain Daphne never serves static files; the dev and e2e servers wrap the
-# HTTP app in ASGIStaticFilesHandler when this is on (see asgi.py).
-SERVE_STATIC = env.bool("SERVE_STATIC", default=not IS_PROD)
+STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))
+# WhiteNoise serves static files in every profile. In prod they come from
+# STATIC_ROOT after `manage.py collectstatic`: names carrying a hash of their
+# content (cached for a year: a changed file is a new name), compressed with
+# gzip and Brotli. The other profiles serve static/ as it is, re-read on change.
+HASHED_STATIC = env.bool("KANDEV_HASHED_STATIC", default=IS_PROD)
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {
+        "BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"
+        if HASHED_STATIC
+        else "django.contrib.staticfiles.storage.StaticFilesStorage"
+    },
+}
+WHITENOISE_USE_FINDERS = not HASHED_STATIC
+WHITENOISE_AUTOREFRESH = not HASHED_STATIC
 
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # HTMX reads the token from the page, not the cookie.

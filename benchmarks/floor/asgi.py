@@ -1,7 +1,7 @@
 """The floor's ASGI application: ``daphne benchmarks.floor.asgi:application``.
 
-Static files are served by Django's ASGI handler, as kandev-web serves them
-when ``SERVE_STATIC`` is on.
+Static files are served by Django's ASGI handler (kandev-web's WhiteNoise
+adds nothing the floor needs to measure).
 """
 
 import os

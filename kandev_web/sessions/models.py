@@ -116,6 +116,11 @@ class AgentProfile(models.Model):
         help_text=_("The machine the agent runs on; empty runs it on the web machine that starts it."),
     )
 
+    #: What the last "Check" found (``profile_checks``): agentctl's initialize
+    #: answer, or why there is none. Agent text: shown escaped, never logged.
+    last_check = models.JSONField(_("last check"), default=dict, blank=True, editable=False)
+    checked_at = models.DateTimeField(_("checked at"), null=True, blank=True, editable=False)
+
     objects = AgentProfileQuerySet.as_manager()
 
     class Meta:

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import views
+from . import profile_views, views
 
 app_name = "sessions"
 urlpatterns = [
@@ -10,6 +10,23 @@ urlpatterns = [
     path("sessions/<int:session_id>/prompt/", views.session_prompt, name="prompt"),
     path("sessions/<int:session_id>/cancel/", views.session_cancel, name="cancel"),
     path("sessions/<int:session_id>/stop/", views.session_stop, name="stop"),
+    path("settings/workspaces/<int:workspace_id>/agents/", profile_views.profiles, name="profiles"),
+    path("settings/workspaces/<int:workspace_id>/agents/new/", profile_views.profile_new, name="profile-new"),
+    path(
+        "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/edit/",
+        profile_views.profile_edit,
+        name="profile-edit",
+    ),
+    path(
+        "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/delete/",
+        profile_views.profile_delete,
+        name="profile-delete",
+    ),
+    path(
+        "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/check/",
+        profile_views.profile_check,
+        name="profile-check",
+    ),
     path(
         "sessions/<int:session_id>/permissions/<str:pending_id>/",
         views.permission_respond,

@@ -25,6 +25,7 @@ from django.urls import reverse
 from kandev_web.board.forms import TaskCreateForm, TaskEditForm, TaskMoveForm
 from kandev_web.sessions.forms import PromptForm, StartSessionForm
 from kandev_web.sessions.models import AgentProfile
+from kandev_web.sessions.profile_forms import AgentProfileForm
 from tests.security.test_endpoints import ENDPOINTS, Endpoint, _objects
 
 #: Outside the project's URLconf walk (the admin is another app's) but an operator's way in all the same.
@@ -71,9 +72,9 @@ RAW_BODIES = [
 
 #: Fields read from ``request.POST``/``request.GET`` by hand rather than through a form.
 HAND_READ_FIELDS = {"option_id", "action", "reject_reason", "value", "enabled", "after", "next", "username",
-                    "password", "via"}
+                    "password", "via", "preset"}
 
-FORMS = [TaskCreateForm, TaskEditForm, TaskMoveForm, StartSessionForm, PromptForm]
+FORMS = [TaskCreateForm, TaskEditForm, TaskMoveForm, StartSessionForm, PromptForm, AgentProfileForm]
 
 FIELD_NAME = re.compile(rb'\bname="([^"]+)"')
 
@@ -106,6 +107,7 @@ def _page_fields(client: Client, values: dict[str, object]) -> set[str]:
         reverse("sessions:task", kwargs={"task_id": values["task_id"]}),
         reverse("flags:feature-toggles"),
         reverse("notifications:settings"),
+        reverse("sessions:profiles", kwargs={"workspace_id": values["workspace_id"]}),
         reverse("login"),
     ]
     names: set[str] = set()
@@ -125,7 +127,7 @@ def test_the_fields_are_found(member):
     client, values = member
     fields = _page_fields(client, values) | _form_fields()
     assert {"title", "description", "step", "prompt", "profile", "reject_reason", "answer-q-option",
-            "answer-q-custom", "username", "password"} <= fields
+            "answer-q-custom", "username", "password", "command", "env", "agent_id", "auth_method", "preset"} <= fields
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS + EXTRA_ENDPOINTS, ids=str)

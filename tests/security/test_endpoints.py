@@ -19,12 +19,14 @@ from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications.models import Clarification
 from kandev_web.flags.registry import FLAGS
 from kandev_web.notifications.models import Event
-from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, SessionState, TaskSession, Turn
 
 #: Namespaces whose views are not ours: the Django admin has its own login and its own tests.
 FOREIGN_NAMESPACES = {"admin"}
-#: Reachable without a login, on purpose.
-PUBLIC = {"login"}
+#: Reachable without a login, on purpose: the login page, and the probes a load balancer sends.
+PUBLIC = {"login", "healthz", "readyz"}
+#: For a scraper's token or staff: anyone else is refused outright, not sent to a login page it cannot use.
+SCRAPED = {"metrics"}
 #: Parameters that do not name an object of a workspace (a flag key, a notification event).
 GLOBAL_PARAMETERS = {"key", "event"}
 UNSAFE_METHODS = ("post", "put", "patch", "delete")
@@ -101,9 +103,16 @@ def _objects(name: str) -> dict[str, object]:
             "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
         },
     )
+    # Its check fails at once, starting nothing: nobody listens on port 9 (discard).
+    nowhere = Executor.objects.create(name=f"{name} nowhere", url="ws://127.0.0.1:9/executor/stream", token="t")
+    profile = AgentProfile.objects.create(
+        workspace=workspace, name=f"{name} agent", agent_id="mock", command=["true"], executor=nowhere
+    )
     return {
         "workspace": workspace,
         "values": {
+            "workspace_id": workspace.pk,
+            "profile_id": profile.pk,
             "board_id": board.pk,
             "step_id": task.step_id,
             "task_id": task.pk,
@@ -174,6 +183,9 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(world, endpoint):
             assert response.status_code in {200, 302, 405}, f"{method.upper()} {url}: {response.status_code}"
             assert "/login/" not in response.get("Location", "")
             continue
+        if endpoint.name in SCRAPED:
+            assert response.status_code in {403, 405}, f"{method.upper()} {url}: {response.status_code}"
+            continue
         assert response.status_code == 302, f"{method.upper()} {url}: {response.status_code}"
         assert response["Location"].startswith("/login/?next="), f"{method.upper()} {url} -> {response['Location']}"
     assert Task.objects.filter(pk=world.mine["task"].pk).exists()
@@ -199,7 +211,8 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     client = Client()
     client.force_login(operator)
     foreign = _url(world, endpoint, objects=world.theirs["values"])
-    nowhere = {"board_id": 999_999, "step_id": 999_999, "task_id": 999_999, "session_id": 999_999, "pending_id": "nope"}
+    nowhere = {"board_id": 999_999, "step_id": 999_999, "task_id": 999_999, "session_id": 999_999, "pending_id": "nope",
+               "workspace_id": 999_999, "profile_id": 999_999}
     missing = _url(world, endpoint, objects=nowhere)
     data = {"prompt": "x", "option_id": "ok", "action": "skip", "title": "Hijacked", "enabled": "true"}
     for method in ("get", "post"):
@@ -216,10 +229,13 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     world.their_permission.refresh_from_db()
     assert world.their_permission.metadata["status"] == "pending"
     assert TaskSession.objects.filter(task=task).count() == 1
+    their_profile = AgentProfile.objects.get(pk=world.theirs["values"]["profile_id"])
+    assert (their_profile.name, their_profile.checked_at) == ("theirs agent", None)
 
 
 def test_every_object_parameter_is_covered():
     """A new object-naming URL parameter needs a foreign value above before it ships."""
-    known = {"board_id", "step_id", "task_id", "session_id", "pending_id"} | GLOBAL_PARAMETERS
+    known = {"board_id", "step_id", "task_id", "session_id", "pending_id", "workspace_id", "profile_id"}
+    known |= GLOBAL_PARAMETERS
     unknown = {p for e in ENDPOINTS for p in e.parameters} - known
     assert not unknown, f"decide what these URL parameters name and test them: {sorted(unknown)}"

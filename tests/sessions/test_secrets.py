@@ -226,3 +226,22 @@ def test_rotate_secrets_reseals_with_the_first_key_and_names_what_no_key_opens(p
     with pytest.raises(CommandError, match=r"Claude \(\d+\): LOST_TOKEN") as failed:
         call_command("rotate_secrets")
     assert "lost-value" not in str(failed.value)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_checking_a_profile_gives_the_agent_its_secret_and_shows_it_masked(make_operator, workspace):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(make_operator("checker", workspace=workspace, staff=True))
+    profile = AgentProfile(
+        workspace=workspace, name="Echo", agent_id="echo", command=["sh", "-c", 'echo "key=$MOCK_API_KEY" >&2; exit 3']
+    )
+    profile.set_secret("MOCK_API_KEY", KEY)
+    profile.save()
+    response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", HTTP_HX_REQUEST="true")
+    profile.refresh_from_db()
+    assert profile.last_check["outcome"] == "exited"
+    # The agent had it (the line is not "key="), and what it printed is masked in the stored check and the page.
+    assert "key=[secret]" in json.dumps(profile.last_check) and "key=[secret]" in response.text
+    assert KEY not in json.dumps(profile.last_check) and KEY not in response.text

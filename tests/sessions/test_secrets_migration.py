@@ -10,8 +10,8 @@ from kandev_web.sessions.runtime import launch_environment
 # JSON columns differ between the two databases (jsonb on PostgreSQL).
 pytestmark = pytest.mark.postgres
 
-BEFORE = [("agent_sessions", "0010_agent_profile_auth_method")]
-AFTER = [("agent_sessions", "0011_agent_profile_secret_env")]
+BEFORE = [("agent_sessions", "0011_agent_profile_last_check")]
+AFTER = [("agent_sessions", "0012_agent_profile_secret_env")]
 ENV = {
     "ANTHROPIC_API_KEY": "sk-ant-migrated-0123456789",
     "AWS_SECRET_ACCESS_KEY": "aws-migrated-0123456789",

@@ -45,7 +45,7 @@ def open_into_env(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agent_sessions", "0010_agent_profile_auth_method"),
+        ("agent_sessions", "0011_agent_profile_last_check"),
     ]
 
     operations = [

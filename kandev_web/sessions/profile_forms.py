@@ -1,0 +1,154 @@
+"""The agent profile form of the workspace settings page.
+
+A preset (``presets``) only fills this form; everything stays editable. The
+command is one line of shell words (``shlex``), stored as argv. The auth
+method is a choice among those the profile's last check found, or free text
+before any check.
+
+The environment is the one field that holds secrets (API keys). It is made
+by :func:`environment_field` alone, so another field (write-only encrypted
+secrets) replaces it in one place. This one is already write-only: a stored
+value is never rendered back — the form shows ``NAME=`` — and a line left as
+``NAME=`` keeps the value stored under that name.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.utils.translation import gettext_lazy as _
+
+from kandev_web import limits
+from kandev_web.forms import StorableCharField
+
+from . import check_report
+from .models import AgentProfile, Executor
+from .presets import Preset
+
+#: Environment variable names as POSIX shells take them.
+_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+
+
+class EnvironmentWidget(forms.Textarea):
+    """``NAME=`` per line: the names of the stored variables, never their values."""
+
+    def format_value(self, value):
+        if isinstance(value, dict):
+            return "\n".join(f"{name}=" for name in value)
+        return super().format_value(value)
+
+
+class EnvironmentField(forms.CharField):
+    """``NAME=value`` lines to a dict; ``NAME=`` alone means "keep what is stored" (see ``merge_environment``)."""
+
+    widget = EnvironmentWidget
+
+    def to_python(self, value):
+        if isinstance(value, dict):
+            return value
+        text = super().to_python(value)
+        env: dict[str, str] = {}
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            name, equals, setting = line.partition("=")
+            name = name.strip()
+            if not equals or not name or name[0].isdigit() or not set(name) <= _NAME_CHARS:
+                raise ValidationError(
+                    _("Line %(number)d is not NAME=value with a variable name of letters, digits and _."),
+                    params={"number": number},
+                )
+            env[name] = setting
+        return env
+
+
+def environment_field() -> forms.Field:
+    """The profile's environment field: the one place a secrets field replaces it."""
+    return EnvironmentField(
+        label=_("Environment"),
+        required=False,
+        max_length=limits.PROFILE_ENVIRONMENT_CHARS,
+        widget=EnvironmentWidget(attrs={"rows": 4, "data-testid": "profile-env", "spellcheck": "false"}),
+        help_text=_(
+            "One NAME=value per line, e.g. the agent's API key. Stored values are never shown again: "
+            "a line left as NAME= keeps the value stored; a line removed removes the variable."
+        ),
+    )
+
+
+def merge_environment(stored: dict[str, str], typed: dict[str, str]) -> dict[str, str]:
+    """What the profile's environment becomes: the typed lines, each ``NAME=`` keeping its stored value."""
+    return {name: value if value else stored.get(name, "") for name, value in typed.items()}
+
+
+class CommandField(StorableCharField):
+    """argv as one line of shell words, e.g. ``npx -y @zed-industries/codex-acp``."""
+
+    def prepare_value(self, value):
+        if isinstance(value, list | tuple):
+            return shlex.join(str(arg) for arg in value)
+        return value
+
+    def to_python(self, value):
+        if isinstance(value, list):
+            return value
+        text = super().to_python(value)
+        try:
+            argv = shlex.split(text)
+        except ValueError:
+            raise ValidationError(_("The command has an unclosed quote.")) from None
+        if not argv:
+            raise ValidationError(_("Give the command that starts the agent."))
+        return argv
+
+
+class AgentProfileForm(forms.ModelForm):
+    command = CommandField(
+        label=_("Command"),
+        max_length=limits.PROFILE_COMMAND_CHARS,
+        help_text=_("What agentctl runs, speaking ACP on stdio: shell words, quoted where they hold spaces."),
+    )
+
+    class Meta:
+        model = AgentProfile
+        fields = ["name", "agent_id", "command", "env", "working_dir", "auth_method", "executor"]
+        field_classes = {"name": StorableCharField, "agent_id": StorableCharField, "working_dir": StorableCharField}
+
+    def __init__(self, *args, workspace, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.instance.workspace = workspace
+        self.fields["env"] = environment_field()
+        self.fields["executor"].queryset = Executor.objects.all()
+        self.fields["executor"].empty_label = _("This web machine")
+        choices = check_report.report(self.instance.last_check).auth_choices if self.instance.pk else []
+        if choices:
+            current = self.instance.auth_method
+            options = [("", _("Only when the agent asks, with a method that needs nobody"))]
+            options += [(ident, f"{label} ({ident})") for ident, label in choices]
+            if current and current not in dict(choices):
+                options.append((current, _("%(id)s (not offered at the last check)") % {"id": current}))
+            self.fields["auth_method"] = forms.ChoiceField(
+                label=_("Auth method"), choices=options, required=False, help_text=_("From the last check.")
+            )
+        else:
+            self.fields["auth_method"].help_text = _(
+                "Check the profile to choose among the methods the agent offers; until then, type its id."
+            )
+        for name, field in self.fields.items():
+            field.widget.attrs.setdefault("data-testid", f"profile-{name.replace('_', '-')}")
+
+    def fill_from(self, preset: Preset) -> None:
+        """Start from ``preset``: its command, agent id and variable names (values for the operator)."""
+        self.initial.update(
+            {
+                "name": self.initial.get("name") or (str(preset.label) if preset.command else ""),
+                "agent_id": preset.agent_id,
+                "command": list(preset.command),
+                "env": dict.fromkeys(preset.env_vars, ""),
+            }
+        )
+
+    def clean_env(self):
+        return merge_environment(self.instance.env if self.instance.pk else {}, self.cleaned_data["env"])

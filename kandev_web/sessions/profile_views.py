@@ -1,0 +1,142 @@
+"""The workspace's agent profiles page: add, edit, check and remove them (staff members of the workspace).
+
+Adding and editing are plain forms (post, then redirect back); checking is an
+async view, so the seconds an agent takes to answer ``initialize`` are awaited
+on the server's loop without holding a request thread (``profile_checks``).
+"""
+
+from functools import wraps
+
+from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods, require_POST
+
+from kandev_web.board.models import Workspace
+
+from . import check_report, presets, profile_checks
+from .models import ACTIVE_SESSION_STATES, AgentProfile
+from .profile_forms import AgentProfileForm
+
+TEMPLATE = "sessions/profiles.html"
+
+
+def staff_required(view):
+    """Staff only for now (managing a workspace is not yet a permission of its own); async views too."""
+    if iscoroutinefunction(view):
+
+        @wraps(view)
+        async def async_wrapper(request, *args, **kwargs):
+            if not (await request.auser()).is_staff:
+                raise PermissionDenied
+            return await view(request, *args, **kwargs)
+
+        return async_wrapper
+
+    @wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_staff:
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _workspace(user, workspace_id) -> Workspace:
+    return get_object_or_404(Workspace.objects.for_user(user), pk=workspace_id)
+
+
+def _profile(user, workspace_id, profile_id) -> AgentProfile:
+    return get_object_or_404(
+        AgentProfile.objects.for_user(user).select_related("executor"), workspace=workspace_id, pk=profile_id
+    )
+
+
+def _page(request, workspace, form, *, editing=None, status=200):
+    profiles = AgentProfile.objects.filter(workspace=workspace).select_related("executor")
+    profiles = profiles.annotate(
+        session_count=Count("sessions"),
+        active_count=Count("sessions", filter=Q(sessions__state__in=ACTIVE_SESSION_STATES)),
+    )
+    context = {
+        "workspace": workspace,
+        "profiles": [(profile, check_report.report(profile.last_check)) for profile in profiles],
+        "form": form,
+        "editing": editing,
+        "presets": presets.PRESETS,
+    }
+    return render(request, TEMPLATE, context, status=status)
+
+
+def _new_form(workspace, preset_key: str) -> AgentProfileForm:
+    form = AgentProfileForm(workspace=workspace)
+    chosen = presets.preset(preset_key)
+    if chosen is not None:
+        form.fill_from(chosen)
+    form.preset = chosen
+    return form
+
+
+@staff_required
+def profiles(request, workspace_id):
+    workspace = _workspace(request.user, workspace_id)
+    return _page(request, workspace, _new_form(workspace, request.GET.get("preset", "")))
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def profile_new(request, workspace_id):
+    """GET (htmx, on a preset's choice): the new profile's form filled from it. POST: add the profile."""
+    workspace = _workspace(request.user, workspace_id)
+    if request.method == "GET":
+        form = _new_form(workspace, request.GET.get("preset", ""))
+        context = {"workspace": workspace, "form": form, "presets": presets.PRESETS}
+        return render(request, f"{TEMPLATE}#profile-form", context)
+    form = AgentProfileForm(request.POST, workspace=workspace)
+    if not form.is_valid():
+        return _page(request, workspace, form)
+    profile = form.save()
+    return redirect(_anchor(workspace, profile))
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def profile_edit(request, workspace_id, profile_id):
+    workspace = _workspace(request.user, workspace_id)
+    profile = _profile(request.user, workspace_id, profile_id)
+    form = AgentProfileForm(request.POST or None, instance=profile, workspace=workspace)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        return redirect(_anchor(workspace, profile))
+    return _page(request, workspace, form, editing=profile)
+
+
+@staff_required
+@require_POST
+def profile_delete(request, workspace_id, profile_id):
+    """Sessions that used it stay on their tasks, unnamed (``SET_NULL``); the page said so before the click."""
+    workspace = _workspace(request.user, workspace_id)
+    _profile(request.user, workspace_id, profile_id).delete()
+    return redirect(reverse("sessions:profiles", args=[workspace.pk]))
+
+
+@staff_required
+@require_POST
+async def profile_check(request, workspace_id, profile_id):
+    user = await request.auser()
+    profile = await sync_to_async(_profile)(user, workspace_id, profile_id)
+    spec = await sync_to_async(profile_checks.spec_for)(profile)
+    outcome = await profile_checks.run_check(spec)
+    checked = await sync_to_async(profile_checks.record)(profile.pk, outcome)
+    if checked is None:  # removed while it was checked
+        return redirect(reverse("sessions:profiles", args=[workspace_id]))
+    if not request.headers.get("HX-Request"):
+        return redirect(f"{reverse('sessions:profiles', args=[workspace_id])}#profile-{checked.pk}")
+    context = {"profile": checked, "report": check_report.report(checked.last_check)}
+    return await sync_to_async(render)(request, f"{TEMPLATE}#check", context)
+
+
+def _anchor(workspace, profile) -> str:
+    return f"{reverse('sessions:profiles', args=[workspace.pk])}#profile-{profile.pk}"

@@ -1,0 +1,15 @@
+"""What the security suite's prod-profile subprocesses share."""
+
+import pytest
+
+from .test_deploy_check import _prod, _run
+
+
+@pytest.fixture(scope="session")
+def collected(tmp_path_factory):
+    """``manage.py collectstatic`` under the prod profile, as a deployment runs it once per release."""
+    root = tmp_path_factory.mktemp("static-root")
+    home = tmp_path_factory.mktemp("home")
+    result = _run(home, "manage.py", "collectstatic", "--no-input", "-v0", **_prod(STATIC_ROOT=str(root)))
+    assert result.returncode == 0, result.stderr
+    return root

@@ -1,0 +1,42 @@
+"""Static files through WhiteNoise: as they are in dev, hashed, compressed and cached for good in prod."""
+
+import json
+import re
+
+from django.test import Client
+
+from .test_deploy_check import ROOT, _prod, _run
+
+PROD_PAGE = """
+import json, re
+import django
+django.setup()
+from django.test import Client
+page = Client().get("/login/", secure=True).content.decode()
+stylesheet = re.search(r'href="(/static/css/app\\.[0-9a-f]{12}\\.css)"', page).group(1)
+served = Client().get(stylesheet, secure=True, HTTP_ACCEPT_ENCODING="gzip")
+print(json.dumps({
+    "stylesheet": stylesheet,
+    "status": served.status_code,
+    "encoding": served.headers.get("Content-Encoding"),
+    "cache": served.headers.get("Cache-Control"),
+}))
+"""
+
+
+def test_prod_pages_name_hashed_static_files_served_compressed_and_cached_for_good(collected, tmp_path):
+    result = _run(tmp_path, "-c", PROD_PAGE, **_prod(STATIC_ROOT=str(collected), ALLOWED_HOSTS="testserver"))
+
+    assert result.returncode == 0, result.stderr
+    served = json.loads(result.stdout)
+    assert served["status"] == 200
+    assert served["encoding"] == "gzip"
+    assert "immutable" in served["cache"] and "max-age=315360000" in served["cache"]
+    assert re.fullmatch(r"/static/css/app\.[0-9a-f]{12}\.css", served["stylesheet"])
+
+
+def test_the_dev_profile_serves_static_files_as_they_are_without_collectstatic(db):
+    served = Client().get("/static/css/app.css")
+
+    assert served.status_code == 200
+    assert b"".join(served.streaming_content) == (ROOT / "static" / "css" / "app.css").read_bytes()

@@ -1,0 +1,39 @@
+"""The presets a new agent profile starts from, and what each fills in the form."""
+
+import pytest
+
+from kandev_web.sessions.presets import PRESETS, preset
+from kandev_web.sessions.profile_forms import AgentProfileForm
+
+
+def test_every_agent_the_issue_names_has_a_preset_and_custom_is_empty():
+    assert [p.key for p in PRESETS] == ["claude-code", "codex", "gemini", "goose", "opencode", "custom"]
+    custom = preset("custom")
+    assert (custom.command, custom.agent_id, custom.env_vars) == ((), "", ())
+    assert preset("nope") is None
+
+
+@pytest.mark.parametrize(
+    ("key", "command", "agent_id", "env_vars"),
+    [
+        ("claude-code", ("npx", "-y", "@agentclientprotocol/claude-agent-acp"), "claude-acp", ("ANTHROPIC_API_KEY",)),
+        ("codex", ("npx", "-y", "@zed-industries/codex-acp"), "codex-acp", ("OPENAI_API_KEY",)),
+        ("gemini", ("gemini", "--experimental-acp"), "gemini", ("GEMINI_API_KEY",)),
+        ("goose", ("goose", "acp"), "goose", ("GOOSE_PROVIDER", "GOOSE_MODEL", "ANTHROPIC_API_KEY")),
+        ("opencode", ("opencode", "acp"), "opencode", ()),
+    ],
+)
+def test_each_preset_has_the_agents_documented_command_id_and_variables(key, command, agent_id, env_vars):
+    chosen = preset(key)
+    assert (chosen.command, chosen.agent_id, chosen.env_vars) == (command, agent_id, env_vars)
+    assert str(chosen.label) and str(chosen.hint)
+
+
+def test_a_preset_fills_the_form_with_its_command_and_variable_names_left_empty(workspace):
+    form = AgentProfileForm(workspace=workspace)
+    form.fill_from(preset("claude-code"))
+    html = str(form["command"]) + str(form["env"]) + str(form["agent_id"]) + str(form["name"])
+    assert 'value="npx -y @agentclientprotocol/claude-agent-acp"' in html
+    assert 'value="claude-acp"' in html
+    assert ">\nANTHROPIC_API_KEY=</textarea>" in html
+    assert 'value="Claude Code"' in html

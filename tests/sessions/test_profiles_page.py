@@ -1,0 +1,162 @@
+"""The workspace's agent profiles page: who reaches it, adding from a preset, editing, removing, and the secret kept."""
+
+import re
+
+import pytest
+from django.test import Client
+
+from kandev_web.board.models import Workspace
+from kandev_web.sessions.models import AgentProfile, SessionState, TaskSession
+
+SECRET = "sk-ant-api03-never-shown-again-0123456789"
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def staff(make_operator, workspace):
+    return make_operator("root", workspace=workspace, staff=True)
+
+
+@pytest.fixture
+def client(staff):
+    client = Client()
+    client.force_login(staff)
+    return client
+
+
+@pytest.fixture
+def profile(workspace):
+    return AgentProfile.objects.create(
+        workspace=workspace,
+        name="Claude",
+        agent_id="claude-acp",
+        command=["npx", "-y", "@agentclientprotocol/claude-agent-acp"],
+        env={"ANTHROPIC_API_KEY": SECRET, "DISABLE_TELEMETRY": "1"},
+    )
+
+
+def url(workspace, rest=""):
+    return f"/settings/workspaces/{workspace.pk}/agents/{rest}"
+
+
+def test_login_is_required(db, workspace):
+    response = Client().get(url(workspace))
+    assert response.status_code == 302 and response.url.startswith("/login/")
+
+
+def test_only_staff_members_of_the_workspace_reach_it(client, make_operator, workspace, profile):
+    member = Client()
+    member.force_login(make_operator("bob", workspace=workspace))
+    assert member.get(url(workspace)).status_code == 403
+    assert member.post(url(workspace, f"{profile.pk}/check/")).status_code == 403
+    assert member.post(url(workspace, f"{profile.pk}/delete/")).status_code == 403
+    other = Workspace.objects.create(name="Theirs")
+    assert client.get(url(other)).status_code == 404
+    assert client.post(url(other, f"{profile.pk}/delete/")).status_code == 404
+    assert AgentProfile.objects.filter(pk=profile.pk).exists()
+
+
+def test_the_board_links_staff_to_the_page(client, make_operator, workspace, board):
+    assert f'href="{url(workspace)}" data-testid="board-agent-profiles"' in client.get(f"/boards/{board.pk}/").text
+    member = Client()
+    member.force_login(make_operator("bob", workspace=workspace))
+    assert "board-agent-profiles" not in member.get(f"/boards/{board.pk}/").text
+
+
+def test_choosing_a_preset_fills_the_form(client, workspace):
+    response = client.get(url(workspace, "new/"), {"preset": "gemini"}, **HTMX)
+    assert response.status_code == 200
+    assert 'value="gemini --experimental-acp"' in response.text
+    assert "GEMINI_API_KEY=</textarea>" in response.text
+    assert 'data-preset="gemini"' in response.text
+
+
+def test_adding_a_profile_stores_argv_and_environment(client, workspace):
+    response = client.post(
+        url(workspace, "new/"),
+        {
+            "name": "Codex",
+            "agent_id": "codex-acp",
+            "command": "npx -y '@zed-industries/codex-acp'",
+            "env": f"OPENAI_API_KEY={SECRET}\n\nRUST_LOG=info",
+            "working_dir": "",
+            "auth_method": "",
+            "executor": "",
+        },
+    )
+    profile = AgentProfile.objects.get(name="Codex")
+    assert response.status_code == 302 and response.url == url(workspace) + f"#profile-{profile.pk}"
+    assert profile.command == ["npx", "-y", "@zed-industries/codex-acp"]
+    assert profile.env == {"OPENAI_API_KEY": SECRET, "RUST_LOG": "info"}
+    assert profile.workspace == workspace
+
+
+def test_a_bad_command_or_environment_line_is_refused_with_a_sentence(client, workspace):
+    response = client.post(
+        url(workspace, "new/"), {"name": "X", "agent_id": "x", "command": "npx 'unclosed", "env": "not a line"}
+    )
+    assert response.status_code == 200
+    assert "The command has an unclosed quote." in response.text
+    assert "Line 1 is not NAME=value" in response.text
+    assert not AgentProfile.objects.filter(name="X").exists()
+
+
+def test_a_stored_value_is_never_shown_and_a_line_left_empty_keeps_it(client, workspace, profile):
+    for page in (client.get(url(workspace)), client.get(url(workspace, f"{profile.pk}/edit/"))):
+        assert page.status_code == 200
+        assert SECRET not in page.text
+    edit = client.get(url(workspace, f"{profile.pk}/edit/")).text
+    assert "ANTHROPIC_API_KEY=\nDISABLE_TELEMETRY=</textarea>" in edit
+    response = client.post(
+        url(workspace, f"{profile.pk}/edit/"),
+        {
+            "name": "Claude Code",
+            "agent_id": "claude-acp",
+            "command": "node /opt/bridge/dist/index.js",
+            "env": "ANTHROPIC_API_KEY=\nEXTRA=yes",
+            "auth_method": "",
+        },
+    )
+    assert response.status_code == 302
+    profile.refresh_from_db()
+    assert profile.env == {"ANTHROPIC_API_KEY": SECRET, "EXTRA": "yes"}  # DISABLE_TELEMETRY's line was removed
+    assert profile.command == ["node", "/opt/bridge/dist/index.js"]
+
+
+def test_the_auth_method_is_chosen_among_the_last_checks(client, workspace, profile):
+    edit = client.get(url(workspace, f"{profile.pk}/edit/")).text
+    assert re.search(r'<input type="text" name="auth_method"', edit)  # never checked: free text
+    profile.last_check = {
+        "outcome": "ok",
+        "answer": {"auth_methods": [{"id": "claude-login", "name": "Log in", "needs_person": True}]},
+    }
+    profile.save()
+    edit = client.get(url(workspace, f"{profile.pk}/edit/")).text
+    assert '<select name="auth_method"' in edit
+    assert '<option value="claude-login">Log in (claude-login)</option>' in edit
+    refused = client.post(
+        url(workspace, f"{profile.pk}/edit/"),
+        {"name": "Claude", "agent_id": "claude-acp", "command": "claude", "env": "", "auth_method": "made-up"},
+    )
+    assert refused.status_code == 200 and "Select a valid choice" in refused.text
+
+
+def test_removing_says_what_becomes_of_its_sessions_and_keeps_them(client, workspace, profile, make_task):
+    task = make_task()
+    TaskSession.objects.create(task=task, agent_profile=profile, state=SessionState.COMPLETED)
+    TaskSession.objects.create(task=task, agent_profile=profile, state=SessionState.RUNNING)
+    page = client.get(url(workspace)).text
+    assert "2 sessions used this profile. They stay on their tasks with their timelines" in page
+    assert "1 of them is running: its agent keeps running until it ends or is stopped." in page
+    response = client.post(url(workspace, f"{profile.pk}/delete/"))
+    assert response.status_code == 302
+    assert not AgentProfile.objects.filter(pk=profile.pk).exists()
+    assert list(task.sessions.values_list("agent_profile", flat=True)) == [None, None]
+
+
+def test_posts_need_the_csrf_token(staff, workspace, profile):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(staff)
+    assert client.post(url(workspace, f"{profile.pk}/delete/")).status_code == 403
+    assert client.post(url(workspace, f"{profile.pk}/check/")).status_code == 403
+    assert AgentProfile.objects.filter(pk=profile.pk).exists()
