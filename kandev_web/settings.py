@@ -14,7 +14,12 @@ from django.utils.csp import CSP
 
 from kandev_web.secret_box import SecretsKeyError, derived_key, parse_keys
 
-BASE_DIR = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+BASE_DIR = PACKAGE_DIR.parent
+#: A checkout has templates/ and static/ beside the package; an installed wheel
+#: carries them inside it (setup.py puts them there).
+IN_CHECKOUT = (BASE_DIR / "manage.py").is_file() and (BASE_DIR / "templates").is_dir()
+RESOURCES_DIR = BASE_DIR if IN_CHECKOUT else PACKAGE_DIR
 
 env = environ.Env()
 
@@ -93,7 +98,7 @@ ASGI_APPLICATION = "kandev_web.asgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        "DIRS": [RESOURCES_DIR / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -109,7 +114,9 @@ TEMPLATES = [
 # and Django's own from its "django.forms" app.
 FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 
-VAR_DIR = BASE_DIR / "var"
+# What the app writes (the SQLite database, worktrees, agents' working
+# directories): var/ in a checkout, else var/ where it is started.
+VAR_DIR = Path(env.str("KANDEV_VAR_DIR", default=str(BASE_DIR / "var" if IN_CHECKOUT else Path.cwd() / "var")))
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'kandev.sqlite3'}"),
 }
@@ -126,7 +133,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
     # File-backed, not in-memory: consumers and live servers need a shared database.
     DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test.sqlite3")}
-    VAR_DIR.mkdir(exist_ok=True)
+    VAR_DIR.mkdir(parents=True, exist_ok=True)
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Every request and every agent event runs in a thread that would otherwise
     # open a connection of its own and close it after: psycopg's pool keeps
@@ -180,12 +187,17 @@ KANDEV_OWNER_HEARTBEAT_SECONDS = env.float("KANDEV_OWNER_HEARTBEAT_SECONDS", def
 KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = env.float("KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS", default=30.0)
 
 REDIS_URL = env.str("REDIS_URL", default="")
+REDIS_READ_TIMEOUT_SECONDS = 30
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
             "CONFIG": {
-                "hosts": [REDIS_URL],
+                # redis-py gives up on a read after 5 s by default, exactly as
+                # long as channels-redis blocks in BZPOPMIN waiting for a
+                # message: an idle socket's consumer then died of a read
+                # timeout. The read must outlast the wait.
+                "hosts": [{"address": REDIS_URL, "socket_timeout": REDIS_READ_TIMEOUT_SECONDS}],
                 "prefix": env.str("KANDEV_CHANNEL_PREFIX", default="kandev"),
             },
         }
@@ -222,10 +234,10 @@ LANGUAGE_CODE = "en"
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
-LOCALE_PATHS = [BASE_DIR / "kandev_web" / "locale"]
+LOCALE_PATHS = [PACKAGE_DIR / "locale"]
 
 STATIC_URL = "static/"
-STATICFILES_DIRS = [BASE_DIR / "static"]
+STATICFILES_DIRS = [RESOURCES_DIR / "static"]
 STATIC_ROOT = Path(env.str("STATIC_ROOT", default=str(VAR_DIR / "staticfiles")))
 # WhiteNoise serves static files in every profile. In prod they come from
 # STATIC_ROOT after `manage.py collectstatic`: names carrying a hash of their
@@ -247,6 +259,8 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # HTMX reads the token from the page, not the cookie.
 if IS_PROD:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # Probes and scrapers ask over plain HTTP inside the private network; a redirect would read as "down".
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)

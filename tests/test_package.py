@@ -1,0 +1,68 @@
+"""The built wheel is the whole app: installed in a fresh virtualenv far from any checkout, it migrates and serves."""
+
+import os
+import re
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from e2e.processes import free_port, stop_group, wait_for_port
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run(*argv, **kwargs) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=600, **kwargs)
+    assert done.returncode == 0, f"{argv}: {done.stdout}\n{done.stderr}"
+    return done
+
+
+def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and_static_files(tmp_path):
+    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(ROOT))
+    (wheel,) = (tmp_path / "dist").glob("kandev_web-*.whl")
+    base_python = getattr(sys, "_base_executable", sys.executable)
+    run(base_python, "-m", "venv", str(tmp_path / "venv"))
+    bin_dir = tmp_path / "venv" / "bin"
+    run(str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel))
+
+    site = tmp_path / "site"
+    site.mkdir()
+    env = {
+        "PATH": f"{bin_dir}:{os.environ.get('PATH', '/usr/bin:/bin')}",
+        "HOME": str(tmp_path),
+        "KANDEV_PROFILE": "prod",
+        "SECRET_KEY": "x" * 64,
+        # prod has no secrets key of its own (kandev_web/settings.py): a Fernet key, 32 bytes in URL-safe base64.
+        "KANDEV_SECRETS_KEY": "a" * 43 + "=",
+        "ALLOWED_HOSTS": "127.0.0.1",
+        "SECURE_SSL_REDIRECT": "false",
+    }
+    where = run(str(bin_dir / "python"), "-c", "import kandev_web; print(kandev_web.__file__)", cwd=site, env=env)
+    assert str(tmp_path / "venv") in where.stdout  # the installed package, not this checkout
+    run(str(bin_dir / "kandev-web"), "migrate", "--no-input", "-v0", cwd=site, env=env)
+    run(str(bin_dir / "kandev-web"), "collectstatic", "--no-input", "-v0", cwd=site, env=env)
+    assert (site / "var" / "kandev.sqlite3").is_file() and (site / "var" / "staticfiles").is_dir()
+
+    port = free_port()
+    server = subprocess.Popen(
+        [str(bin_dir / "daphne"), "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+        cwd=site,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, server, time.monotonic() + 60)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=10) as response:
+            page = response.read().decode()
+        assert 'data-testid="login-form"' in page
+        stylesheet = re.search(r'href="(/static/css/app\.[0-9a-f]{12}\.css)"', page).group(1)
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{stylesheet}", timeout=10) as response:
+            assert response.status == 200
+            assert response.headers["Content-Type"].startswith("text/css")
+            assert "immutable" in response.headers["Cache-Control"]
+    finally:
+        stop_group(server)
