@@ -1,11 +1,12 @@
-"""The task page's forms: starting an agent, and a follow-up prompt."""
+"""The task page's forms (starting an agent, a follow-up prompt) and an agent profile's, secrets write-only."""
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web import limits
 from kandev_web.board.models import Task
-from kandev_web.forms import StorableCharField
+from kandev_web.forms import SecretEnvField, StorableCharField
+from kandev_web.secret_box import looks_like_credential
 
 from .models import AgentProfile
 from .scenarios import offers_scenarios, scenario_choices, scenario_prompt
@@ -94,3 +95,43 @@ class StartSessionForm(forms.Form):
 
 class PromptForm(forms.Form):
     prompt = PromptField(widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class AgentProfileForm(forms.ModelForm):
+    """An agent profile, its secrets edited through ``secrets`` (write-only) and its ``env`` in clear.
+
+    The admin uses it; so can any settings page: a subclass names its own
+    ``Meta.fields`` and keeps ``secrets``. A variable that looks like a
+    credential (``secret_box.looks_like_credential``) is refused in the clear
+    ``env``, with the way to keep it secret.
+    """
+
+    secrets = SecretEnvField(label=_("Secrets"))
+
+    class Meta:
+        model = AgentProfile
+        fields = [
+            "workspace", "name", "agent_id", "command", "env", "working_dir", "mcp_servers", "auth_method", "executor"
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["secrets"].initial = self.instance.secret_names
+
+    def clean_env(self):
+        env = self.cleaned_data.get("env")
+        if isinstance(env, dict):
+            credentials = sorted(name for name in env if isinstance(name, str) and looks_like_credential(name))
+            if credentials:
+                raise forms.ValidationError(
+                    _("%(names)s looks like a credential: add it under Secrets, where it is stored encrypted."),
+                    params={"names": ", ".join(credentials)},
+                )
+        return env
+
+    def _post_clean(self):
+        # Before the model's own clean, which refuses a name both in env and among the secrets.
+        change = self.cleaned_data.get("secrets")
+        if change:
+            self.instance.apply_secret_change(change)
+        super()._post_clean()
