@@ -15,8 +15,9 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from kandev_web import logs
 from kandev_web.agentctl.controller import Controller
 from kandev_web.agentctl.durations import DurationError, Timeouts, load_timeouts
 from kandev_web.agentctl.envelope import ActionError, Frame, Payload
@@ -24,6 +25,12 @@ from kandev_web.agentctl.scrub import SECRET_NAMES_VAR, Scrubber, ScrubbingForma
 from kandev_web.agentctl.server import StreamServer, serve_until_shutdown
 
 TOKEN_VAR = "KANDEV_AGENTCTL_TOKEN"
+#: The web app's execution this agentctl serves, named in each of its log lines.
+EXECUTION_VAR = "KANDEV_EXECUTION_ID"
+#: ``json`` for log lines as JSON objects, like the web app's (``kandev_web/logs.py``).
+LOG_FORMAT_VAR = "KANDEV_LOG_FORMAT"
+#: agentctl's own settings, never passed on to the agent.
+AGENTCTL_ONLY_VARS = frozenset({TOKEN_VAR, SECRET_NAMES_VAR, EXECUTION_VAR, LOG_FORMAT_VAR})
 USAGE_ERROR = 2
 
 logger = logging.getLogger("kandev_web.agentctl")
@@ -59,15 +66,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE_ERROR
 
     scrubber = Scrubber.from_environment(os.environ)
-    level = os.environ.get("KANDEV_AGENTCTL_LOG_LEVEL", "INFO").upper()
+    _log_to_stderr(os.environ, scrubber)
+    # The agent gets agentctl's environment, but never the stream's token, nor what agentctl's own logging reads.
+    agent_env = {name: value for name, value in os.environ.items() if name not in AGENTCTL_ONLY_VARS}
+    # Every line this agentctl logs names the web app's execution it serves (when it was told which).
+    with logs.bound(execution_id=os.environ.get(EXECUTION_VAR) or None):
+        return asyncio.run(_serve(options.host, options.port, token, agent_argv, agent_env, timeouts, scrubber))
+
+
+def _log_to_stderr(environ: Mapping[str, str], scrubber: Scrubber) -> None:
+    """Lines on stderr, scrubbed: JSON objects with ``KANDEV_LOG_FORMAT=json`` (the web app's own), else text."""
+    level = environ.get("KANDEV_AGENTCTL_LOG_LEVEL", "INFO").upper()
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(ScrubbingFormatter("kandev-agentctl %(levelname)s %(name)s: %(message)s", scrubber))
+    handler.addFilter(logs.ContextIds())
+    if environ.get(LOG_FORMAT_VAR) == "json":
+        handler.setFormatter(ScrubbingFormatter(logs.json_formatter(static_fields={"process": "agentctl"}), scrubber))
+    else:
+        handler.setFormatter(ScrubbingFormatter("kandev-agentctl %(levelname)s %(name)s%(ids)s: %(message)s", scrubber))
     logging.basicConfig(level=level if level in logging.getLevelNamesMapping() else "INFO", handlers=[handler])
     # At DEBUG, websockets logs every handshake header, the bearer token included.
     logging.getLogger("websockets").setLevel(max(logging.INFO, logging.getLogger().level))
-    # The agent gets agentctl's environment, but never the stream's token.
-    agent_env = {name: value for name, value in os.environ.items() if name not in {TOKEN_VAR, SECRET_NAMES_VAR}}
-    return asyncio.run(_serve(options.host, options.port, token, agent_argv, agent_env, timeouts, scrubber))
 
 
 async def _serve(

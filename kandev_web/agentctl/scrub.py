@@ -63,11 +63,16 @@ class Scrubber:
 
 
 class ScrubbingFormatter(logging.Formatter):
-    """A log formatter whose every line, traceback included, is scrubbed."""
+    """A log formatter whose every line, traceback included, is scrubbed.
 
-    def __init__(self, fmt: str, scrubber: Scrubber) -> None:
-        super().__init__(fmt)
+    ``fmt`` is a format string, or another formatter (the JSON one) to scrub the lines of.
+    """
+
+    def __init__(self, fmt: str | logging.Formatter, scrubber: Scrubber) -> None:
+        super().__init__(fmt if isinstance(fmt, str) else None)
+        self._inner = fmt if isinstance(fmt, logging.Formatter) else None
         self._scrubber = scrubber
 
     def format(self, record: logging.LogRecord) -> str:
-        return self._scrubber.text(super().format(record))
+        line = self._inner.format(record) if self._inner is not None else super().format(record)
+        return self._scrubber.text(line)

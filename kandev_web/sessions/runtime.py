@@ -32,6 +32,7 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.translation import gettext as _
 
+from kandev_web.agentctl.cli import EXECUTION_VAR, LOG_FORMAT_VAR
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
@@ -264,6 +265,8 @@ class Runner:
     async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | RemoteAgentctl, str]:
         """Start agentctl where the profile says, and return it with the agent's working directory."""
         env = launch_environment(plan.env, plan.secret_env)
+        # agentctl's log lines name this execution, in the format of this process's own.
+        env |= {EXECUTION_VAR: str(plan.execution_id), LOG_FORMAT_VAR: settings.KANDEV_LOG_FORMAT}
         if plan.executor is None:
             cwd = working_dir(plan.task_id, plan.workdir)
             return await launch(plan.argv, env=env, host=settings.KANDEV_AGENTCTL_HOST), cwd
