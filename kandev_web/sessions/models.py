@@ -1,3 +1,4 @@
+import logging
 from pathlib import Path
 
 from django.conf import settings
@@ -11,7 +12,39 @@ from kandev_web.board.models import Task, Workspace
 from kandev_web.checkouts import Checkouts, LocalCheckouts
 from kandev_web.executor.client import ExecutorAddress, RemoteCheckouts
 from kandev_web.forms import SecretEnvChange
-from kandev_web.secret_box import SecretBox
+from kandev_web.secret_box import SecretBox, SecretUnreadable
+
+logger = logging.getLogger(__name__)
+
+
+def secret_box() -> SecretBox:
+    """The deployment's key ring (``KANDEV_SECRETS_KEY``), for sealing and opening secrets at rest."""
+    return SecretBox(settings.KANDEV_SECRETS_KEYS)
+
+
+class SealedTextField(models.TextField):
+    """A credential stored sealed with ``KANDEV_SECRETS_KEY``: the database and its backups never hold it in clear.
+
+    Read back opened. Never looked up by (a value seals differently each
+    time); empty stays empty. One that no configured key opens reads as
+    empty, logged by field name only: the rows around it stay readable, and
+    what needed it (an agentctl's stream, an executor host) fails to connect.
+    """
+
+    def from_db_value(self, value, expression, connection):
+        if not value:
+            return value
+        try:
+            return secret_box().open(self.name, value)
+        except SecretUnreadable:
+            logger.warning(
+                "%s.%s: a stored value opens with no key of KANDEV_SECRETS_KEY", self.model.__name__, self.name
+            )
+            return ""
+
+    def get_prep_value(self, value):
+        value = super().get_prep_value(value)
+        return secret_box().seal(value) if value else value
 
 
 class Executor(models.Model):
@@ -26,7 +59,7 @@ class Executor(models.Model):
     url = models.CharField(
         _("URL"), max_length=500, help_text=_("Where kandev-executor listens, e.g. ws://gpu-1:7310/executor/stream.")
     )
-    token = models.CharField(_("token"), max_length=200, help_text=_("The KANDEV_EXECUTOR_TOKEN it was started with."))
+    token = SealedTextField(_("token"), help_text=_("The KANDEV_EXECUTOR_TOKEN it was started with."))
 
     class Meta:
         ordering = ["name"]
@@ -59,11 +92,6 @@ def validate_mcp_servers(value):
         raise ValidationError(_("Every MCP server needs a name."))
     if len(set(names)) != len(names):
         raise ValidationError(_("Two MCP servers have the same name."))
-
-
-def secret_box() -> SecretBox:
-    """The deployment's key ring (``KANDEV_SECRETS_KEY``), for sealing and opening profiles' secrets."""
-    return SecretBox(settings.KANDEV_SECRETS_KEYS)
 
 
 class AgentProfile(models.Model):
@@ -318,7 +346,7 @@ class AgentExecution(models.Model):
 
     session = models.ForeignKey(TaskSession, on_delete=models.CASCADE, related_name="executions")
     url = models.CharField(max_length=500, blank=True)
-    token = models.CharField(max_length=200, blank=True)
+    token = SealedTextField(blank=True)
     pid = models.IntegerField(null=True, blank=True)
     #: Where agentctl was started: an executor host (and its id for the
     #: agentctl there), or the owning web machine when empty.

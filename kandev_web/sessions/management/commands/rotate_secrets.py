@@ -1,4 +1,6 @@
-"""Seal every agent profile's secrets again with the first key of ``KANDEV_SECRETS_KEY``.
+"""Seal every secret at rest again with the first key of ``KANDEV_SECRETS_KEY``.
+
+Agent profiles' secrets, executor hosts' tokens and agentctl tokens.
 
 Rotating a key: put the new key first (``KANDEV_SECRETS_KEY=<new>,<old>``),
 restart, run this, then drop the old key. A secret no configured key opens is
@@ -10,11 +12,11 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from kandev_web.secret_box import SecretUnreadable
-from kandev_web.sessions.models import AgentProfile, secret_box
+from kandev_web.sessions.models import AgentExecution, AgentProfile, Executor, secret_box
 
 
 class Command(BaseCommand):
-    help = "Re-encrypt agent profiles' secrets with the first key of KANDEV_SECRETS_KEY."
+    help = "Re-encrypt profiles' secrets and executor and agentctl tokens with the first key of KANDEV_SECRETS_KEY."
 
     def handle(self, *args, **options):
         box = secret_box()
@@ -32,6 +34,14 @@ class Command(BaseCommand):
                         unreadable.append(f"{profile.name} ({profile.pk}): {name}")
                 profile.secret_env = sealed
                 profile.save(update_fields=["secret_env"])
+        for model in (Executor, AgentExecution):
+            # Read opened with whichever key sealed it; saved, sealed with the first.
+            for row in model.objects.exclude(token="").iterator():
+                if row.token:
+                    row.save(update_fields=["token"])
+                    rotated += 1
+                else:
+                    unreadable.append(f"{model.__name__} {row.pk}: token")
         self.stdout.write(f"Re-encrypted {rotated} secret(s) with the first key of KANDEV_SECRETS_KEY.")
         if unreadable:
             raise CommandError(

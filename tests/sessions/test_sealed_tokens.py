@@ -1,0 +1,95 @@
+"""agentctl and executor tokens are sealed at rest: read access to the database runs no agent."""
+
+import logging
+import secrets
+
+import pytest
+from cryptography.fernet import Fernet
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+from kandev_web.sessions.models import AgentExecution, Executor, TaskSession
+
+pytestmark = pytest.mark.postgres
+
+BEFORE = [("agent_sessions", "0012_agent_profile_secret_env")]
+AFTER = [("agent_sessions", "0013_sealed_tokens")]
+
+
+def raw(table: str, pk: int) -> str:
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT token FROM {table} WHERE id = %s", [pk])  # noqa: S608 - a fixed table name
+        return cursor.fetchone()[0]
+
+
+def test_tokens_are_stored_sealed_and_read_back_opened(make_task):
+    executor_token, agentctl_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    executor = Executor.objects.create(name="gpu-1", url="ws://gpu-1:7310/executor/stream", token=executor_token)
+    session = TaskSession.objects.create(task=make_task("Sealed"))
+    execution = AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent", token=agentctl_token)
+
+    for table, pk, token in [
+        ("agent_sessions_executor", executor.pk, executor_token),
+        ("agent_sessions_agentexecution", execution.pk, agentctl_token),
+    ]:
+        stored = raw(table, pk)
+        assert token not in stored and stored.startswith("gAAAA")  # a Fernet token
+    assert Executor.objects.get(pk=executor.pk).address.token == executor_token
+    assert AgentExecution.objects.get(pk=execution.pk).token == agentctl_token
+    assert AgentExecution.objects.filter(pk=execution.pk).values_list("token", flat=True).get() == agentctl_token
+
+
+def test_a_token_no_key_opens_reads_as_empty_and_is_logged_by_field_name_only(make_task, caplog):
+    session = TaskSession.objects.create(task=make_task("Old key"))
+    execution = AgentExecution.objects.create(session=session, token="will be replaced")
+    foreign = Fernet(Fernet.generate_key()).encrypt(b"sealed-with-a-key-long-gone").decode()
+    with connection.cursor() as cursor:  # sealed with a key this deployment no longer has
+        cursor.execute("UPDATE agent_sessions_agentexecution SET token = %s WHERE id = %s", [foreign, execution.pk])
+
+    with caplog.at_level(logging.WARNING):
+        assert AgentExecution.objects.get(pk=execution.pk).token == ""
+
+    assert "AgentExecution.token: a stored value opens with no key of KANDEV_SECRETS_KEY" in caplog.text
+    assert foreign not in caplog.text and "long-gone" not in caplog.text
+
+
+def _migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_upgrading_seals_the_tokens_stored_in_clear_and_a_rollback_opens_them_again():
+    old = _migrate(BEFORE)
+    executor = old.get_model("agent_sessions", "Executor").objects.create(name="gpu-1", url="ws://x", token="clear-1")
+
+    _migrate(AFTER)
+    assert raw("agent_sessions_executor", executor.pk).startswith("gAAAA")
+    assert Executor.objects.get(pk=executor.pk).token == "clear-1"
+
+    _migrate(BEFORE)
+    assert raw("agent_sessions_executor", executor.pk) == "clear-1"
+    _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+
+
+def test_rotate_secrets_reseals_the_tokens_with_the_first_key_and_names_what_no_key_opens(db, settings, capsys):
+    executor = Executor.objects.create(name="gpu-1", url="ws://gpu-1:7310/executor/stream", token="exec-token-123")
+    new = Fernet.generate_key()
+    settings.KANDEV_SECRETS_KEYS = [new, *settings.KANDEV_SECRETS_KEYS]
+
+    call_command("rotate_secrets")
+
+    assert "Re-encrypted 1 secret(s)" in capsys.readouterr().out
+    settings.KANDEV_SECRETS_KEYS = [new]  # the old key dropped
+    assert Executor.objects.get(pk=executor.pk).token == "exec-token-123"
+    lost = Executor.objects.create(name="gpu-2", url="ws://gpu-2:7310/executor/stream", token="x")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE agent_sessions_executor SET token = %s WHERE id = %s",
+            [Fernet(Fernet.generate_key()).encrypt(b"lost").decode(), lost.pk],
+        )
+    with pytest.raises(CommandError, match=rf"Executor {lost.pk}: token"):
+        call_command("rotate_secrets")
