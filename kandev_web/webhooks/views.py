@@ -41,24 +41,37 @@ def _list_url(workspace_id) -> str:
     return reverse("webhooks:list", args=[workspace_id])
 
 
+#: Where a new webhook's id waits, in the operator's session, for the one page that shows its secret.
+JUST_ADDED = "webhooks.just_added"
+
+
 @staff_required
 @require_GET
 def webhooks(request, workspace_id):
     workspace = _workspace(request.user, workspace_id)
-    return _page(request, workspace, WebhookForm(workspace=workspace))
+    created = None
+    added = request.session.pop(JUST_ADDED, None)
+    if added is not None:
+        created = Webhook.objects.filter(workspace=workspace, pk=added).first()
+    return _page(request, workspace, WebhookForm(workspace=workspace), created=created)
 
 
 @staff_required
 @require_POST
 def webhook_new(request, workspace_id):
-    """Add a webhook and show its secret, on this response only: it is never shown again."""
+    """Add a webhook, then show its secret on the next page only: it is never shown again.
+
+    Post, redirect, get: reloading that page must not add a second webhook.
+    The session holds the new webhook's id, not its secret, until that page pops it.
+    """
     workspace = _workspace(request.user, workspace_id)
     form = WebhookForm(request.POST, workspace=workspace)
     if not form.is_valid():
         return _page(request, workspace, form, status=422)
     form.instance.secret = signing.new_secret()
     created = form.save()
-    return _page(request, workspace, WebhookForm(workspace=workspace), created=created, status=201)
+    request.session[JUST_ADDED] = created.pk
+    return redirect(_list_url(workspace_id))
 
 
 @staff_required

@@ -30,7 +30,8 @@ def add(client, workspace, **fields):
 def test_adding_a_webhook_shows_its_secret_once(staff, workspace):
     client = client_for(staff)
     response = add(client, workspace)
-    assert response.status_code == 201
+    assert response.status_code == 302
+    response = client.get(response.url)
     hook = Webhook.objects.get()
     assert (hook.name, hook.url, hook.events, hook.active) == (
         "Team chat", "https://chat.example/hook", ["question.asked", "turn.finished"], True
