@@ -95,7 +95,8 @@ def webhook_delete(request, workspace_id, webhook_id):
 @require_POST
 def webhook_test(request, workspace_id, webhook_id):
     webhook = _webhook(request.user, workspace_id, webhook_id)
-    services.send_test(webhook)
+    if webhook.active:  # a switched-off webhook sends nothing, tests included (its button is disabled)
+        services.send_test(webhook)
     if request.headers.get("HX-Request"):
         return _log(request, webhook)
     return redirect(f"{_list_url(workspace_id)}#webhook-{webhook.pk}")

@@ -4,7 +4,7 @@ timed out and logged; two senders never send one delivery twice."""
 import threading
 
 import pytest
-from django.db import transaction
+from django.db import connections, transaction
 
 from kandev_web.clarifications import records, services
 from kandev_web.clarifications.models import Clarification, Status
@@ -175,7 +175,10 @@ def test_two_senders_racing_over_many_deliveries_send_each_once(transactional_db
 
     def run(sender):
         start.wait()
-        sender.run_once()
+        try:
+            sender.run_once()
+        finally:
+            connections.close_all()  # this thread's own connection, or PostgreSQL keeps the test database busy
 
     threads = [threading.Thread(target=run, args=(Sender(name),)) for name in ("a", "b")]
     for thread in threads:
