@@ -15,7 +15,7 @@ from playwright.sync_api import expect
 from kandev_web.webhooks import signing
 from tests.webhooks.receiver import Receiver
 
-from .conftest import login
+from .conftest import login, start_scenario
 
 pytestmark = pytest.mark.e2e
 
@@ -65,3 +65,37 @@ def test_a_webhook_is_added_its_secret_shown_once_and_a_test_event_delivered(bro
     assert received.payload["event"] == "webhook.test"
     assert received.payload["workspace"] == {"id": ids["workspace_id"], "name": "Hooks"}
     expect(row).to_have_attribute("data-delivery", received.headers["X-Kandev-Delivery"])
+
+
+def test_an_agents_question_answered_and_its_finished_turn_reach_the_receiver(browser, server, receiver):
+    ids = server.create_operator("hooked", workspace="Hooked", staff=True, tasks=True)
+    page = browser.new_context().new_page()
+    login(page, server, "hooked", f"/settings/workspaces/{ids['workspace_id']}/webhooks/")
+    page.get_by_test_id("webhook-field-name").get_by_role("textbox").fill("Everything")
+    page.get_by_test_id("webhook-field-url").get_by_role("textbox").fill(receiver.url)
+    for event in ("question.answered", "question.withdrawn", "turn.finished"):
+        page.get_by_test_id(f"webhook-event-{event}").get_by_role("checkbox").check()
+    page.get_by_test_id("webhook-save").click()
+    secret = page.get_by_test_id("webhook-secret").inner_text().strip()
+
+    task_id = ids["task_ids"][0]
+    page.goto(f"{server.url}/tasks/{task_id}/")
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    start_scenario(page, "clarification")
+    expect(page.get_by_test_id("clarification-overlay")).to_be_visible(timeout=30_000)
+    page.get_by_test_id("clarification-option").filter(has_text="SQLite").click()
+    expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false", timeout=30_000)
+
+    page.goto(f"{server.url}/settings/workspaces/{ids['workspace_id']}/webhooks/")
+    rows = page.get_by_test_id("webhook-delivery")
+    expect(rows).to_have_count(3, timeout=DELIVERED_MS)
+    for index in range(3):
+        expect(rows.nth(index)).to_have_attribute("data-state", "delivered", timeout=DELIVERED_MS)
+
+    payloads = receiver.verified(secret)
+    assert [p["event"] for p in payloads] == ["question.asked", "question.answered", "turn.finished"]
+    assert {p["task"]["id"] for p in payloads} == {task_id}
+    assert payloads[1]["question"]["status"] == "answered"
+    for item in receiver.received:
+        assert b"Which database" not in item.body and b"SQLite" not in item.body
