@@ -1,4 +1,4 @@
-"""What prod serves: static files through WhiteNoise (hashed, compressed, cached for good), HTTPS but for probes."""
+"""What prod serves and how: static files through WhiteNoise (hashed, compressed, cached), HTTPS but for probes."""
 
 import json
 import re
