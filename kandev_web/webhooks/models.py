@@ -4,6 +4,7 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web.board.models import Workspace
+from kandev_web.sessions.models import secret_box
 
 
 class Event(models.TextChoices):
@@ -25,13 +26,17 @@ class WebhookQuerySet(models.QuerySet):
 class Webhook(models.Model):
     """A URL that hears about a workspace's questions and turns, signed with its own secret.
 
-    The secret is kept as it is: it must sign, so a hash will not do.
+    The secret must sign, so a hash will not do: it is sealed with the
+    deployment's keys (``KANDEV_SECRETS_KEY``, ``kandev_web/secret_box.py``)
+    like an agent profile's API keys, and opened only to sign a delivery and
+    on the one page that shows it after it is added.
     """
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="webhooks")
     name = models.CharField(_("name"), max_length=100)
     url = models.URLField(_("URL"), max_length=2000, help_text=_("Where kandev POSTs the signed JSON."))
-    secret = models.CharField(max_length=100, editable=False)
+    #: The signing secret, sealed (a Fernet token): see :meth:`signing_secret`.
+    secret = models.CharField(max_length=500, editable=False)
     events = models.JSONField(default=list)
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -43,6 +48,13 @@ class Webhook(models.Model):
 
     def __str__(self):
         return self.name
+
+    def set_signing_secret(self, value: str) -> None:
+        self.secret = secret_box().seal(value)
+
+    def signing_secret(self) -> str:
+        """The secret in clear; ``SecretUnreadable`` if no key of ``KANDEV_SECRETS_KEY`` opens it."""
+        return secret_box().open(f"webhook {self.pk}", self.secret)
 
 
 class DeliveryState(models.TextChoices):

@@ -32,6 +32,7 @@ def _page(request, workspace, form, *, created=None, status=200):
         "webhooks": [(hook, services.recent_deliveries(hook)) for hook in hooks],
         "form": form,
         "created": created,
+        "created_secret": created.signing_secret() if created is not None else "",
         "signature_header": signing.HEADER,
     }
     return render(request, TEMPLATE, context, status=status)
@@ -68,7 +69,7 @@ def webhook_new(request, workspace_id):
     form = WebhookForm(request.POST, workspace=workspace)
     if not form.is_valid():
         return _page(request, workspace, form, status=422)
-    form.instance.secret = signing.new_secret()
+    form.instance.set_signing_secret(signing.new_secret())
     created = form.save()
     request.session[JUST_ADDED] = created.pk
     return redirect(_list_url(workspace_id))

@@ -42,8 +42,10 @@ def session(make_task, operator):
 
 
 def make_webhook(workspace, url, events=ALL_EVENTS, **fields):
-    return Webhook.objects.create(workspace=workspace, name="Chat", url=url, secret=signing.new_secret(), events=events,
-                                  **fields)
+    hook = Webhook(workspace=workspace, name="Chat", url=url, events=events, **fields)
+    hook.set_signing_secret(signing.new_secret())
+    hook.save()
+    return hook
 
 
 def test_a_question_asked_then_answered_and_a_turn_finished_reach_the_receiver_signed(
@@ -58,7 +60,7 @@ def test_a_question_asked_then_answered_and_a_turn_finished_reach_the_receiver_s
     events.record_turn_completed(session.pk, {"stop_reason": "end_turn"})
     Sender().run_once()
 
-    asked, answered, finished = receiver.verified(hook.secret)
+    asked, answered, finished = receiver.verified(hook.signing_secret())
     assert [asked["event"], answered["event"], finished["event"]] == [
         "question.asked", "question.answered", "turn.finished"
     ]
@@ -89,7 +91,7 @@ def test_a_question_that_ends_unanswered_is_withdrawn_and_each_occurrence_is_sen
     webhooks.turn_finished(session, turn)
     Sender().run_once()
     Sender().run_once()
-    payloads = receiver.verified(hook.secret)
+    payloads = receiver.verified(hook.signing_secret())
     assert [(p["event"], p.get("question", {}).get("status")) for p in payloads] == [
         ("question.withdrawn", "expired"), ("turn.finished", None)
     ]
@@ -121,7 +123,7 @@ def test_a_failing_receiver_is_retried_with_the_same_delivery_and_the_log_shows_
     assert (delivery.state, delivery.attempts, delivery.last_status, delivery.last_error) == (
         DeliveryState.DELIVERED, 2, 200, ""
     )
-    first, second = receiver.verified(hook.secret)
+    first, second = receiver.verified(hook.signing_secret())
     assert first == second  # the same delivery id and body: the receiver can drop the repeat
     assert list(delivery.attempt_log.values_list("number", "status", "error")) == [(1, 500, "HTTP 500"), (2, 200, "")]
 
@@ -188,3 +190,14 @@ def test_two_senders_racing_over_many_deliveries_send_each_once(transactional_db
     ids = [item.headers["X-Kandev-Delivery"] for item in receiver.received]
     assert len(ids) == 12 == len(set(ids))
     assert WebhookDelivery.objects.filter(state=DeliveryState.DELIVERED, attempts=1).count() == 12
+
+
+def test_a_secret_no_key_opens_is_not_sent_unsigned_but_logged_and_retried(session, workspace, receiver):
+    hook = make_webhook(workspace, receiver.url)
+    Webhook.objects.filter(pk=hook.pk).update(secret="not-a-token")
+    webhooks.turn_finished(session, session.turns.get())
+    Sender().run_once()
+    delivery = WebhookDelivery.objects.get()
+    assert receiver.received == []
+    assert (delivery.state, delivery.attempts) == (DeliveryState.PENDING, 1)
+    assert delivery.last_error == "its signing secret does not open with KANDEV_SECRETS_KEY"

@@ -36,10 +36,12 @@ def test_adding_a_webhook_shows_its_secret_once(staff, workspace):
     assert (hook.name, hook.url, hook.events, hook.active) == (
         "Team chat", "https://chat.example/hook", ["question.asked", "turn.finished"], True
     )
-    assert hook.secret.startswith("whsec_") and hook.secret in response.text
+    secret = hook.signing_secret()
+    assert secret.startswith("whsec_") and secret in response.text
+    assert secret not in hook.secret  # sealed at rest
     page = client.get(url(workspace))
     assert page.status_code == 200
-    assert 'data-testid="webhook-card"' in page.text and hook.secret not in page.text
+    assert 'data-testid="webhook-card"' in page.text and secret not in page.text
 
 
 def test_a_bad_url_or_no_event_is_refused_with_the_field_named(staff, workspace):
@@ -82,3 +84,18 @@ def test_changes_need_the_csrf_token(staff, workspace):
     client = client_for(staff, enforce_csrf_checks=True)
     assert add(client, workspace).status_code == 403
     assert not Webhook.objects.exists()
+
+
+def test_rotate_secrets_reseals_webhook_secrets_too(staff, workspace, settings):
+    from cryptography.fernet import Fernet
+    from django.core.management import call_command
+
+    add(client_for(staff), workspace)
+    hook = Webhook.objects.get()
+    secret, sealed = hook.signing_secret(), hook.secret
+    settings.KANDEV_SECRETS_KEYS = [Fernet.generate_key(), *settings.KANDEV_SECRETS_KEYS]
+    call_command("rotate_secrets")
+    hook.refresh_from_db()
+    assert hook.secret != sealed and hook.signing_secret() == secret
+    settings.KANDEV_SECRETS_KEYS = settings.KANDEV_SECRETS_KEYS[:1]  # the old key dropped
+    assert hook.signing_secret() == secret

@@ -21,7 +21,7 @@ class Migration(migrations.Migration):
                 ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
                 ('name', models.CharField(max_length=100, verbose_name='name')),
                 ('url', models.URLField(help_text='Where kandev POSTs the signed JSON.', max_length=2000, verbose_name='URL')),
-                ('secret', models.CharField(editable=False, max_length=100)),
+                ('secret', models.CharField(editable=False, max_length=500)),
                 ('events', models.JSONField(default=list)),
                 ('active', models.BooleanField(default=True)),
                 ('created_at', models.DateTimeField(auto_now_add=True)),

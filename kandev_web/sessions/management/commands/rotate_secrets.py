@@ -1,4 +1,5 @@
-"""Seal every agent profile's secrets again with the first key of ``KANDEV_SECRETS_KEY``.
+"""Seal every agent profile's secrets, and every webhook's signing secret, again with the first key of
+``KANDEV_SECRETS_KEY``.
 
 Rotating a key: put the new key first (``KANDEV_SECRETS_KEY=<new>,<old>``),
 restart, run this, then drop the old key. A secret no configured key opens is
@@ -11,10 +12,11 @@ from django.db import transaction
 
 from kandev_web.secret_box import SecretUnreadable
 from kandev_web.sessions.models import AgentProfile, secret_box
+from kandev_web.webhooks.models import Webhook
 
 
 class Command(BaseCommand):
-    help = "Re-encrypt agent profiles' secrets with the first key of KANDEV_SECRETS_KEY."
+    help = "Re-encrypt agent profiles' and webhooks' secrets with the first key of KANDEV_SECRETS_KEY."
 
     def handle(self, *args, **options):
         box = secret_box()
@@ -32,6 +34,15 @@ class Command(BaseCommand):
                         unreadable.append(f"{profile.name} ({profile.pk}): {name}")
                 profile.secret_env = sealed
                 profile.save(update_fields=["secret_env"])
+        for webhook in Webhook.objects.all():
+            try:
+                sealed = box.rotate(f"webhook {webhook.pk}", webhook.secret)
+            except SecretUnreadable:
+                unreadable.append(f"webhook {webhook.name} ({webhook.pk})")
+                continue
+            # One UPDATE: a webhook added or removed meanwhile is not written back.
+            Webhook.objects.filter(pk=webhook.pk, secret=webhook.secret).update(secret=sealed)
+            rotated += 1
         self.stdout.write(f"Re-encrypted {rotated} secret(s) with the first key of KANDEV_SECRETS_KEY.")
         if unreadable:
             raise CommandError(
