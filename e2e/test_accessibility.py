@@ -73,6 +73,22 @@ def test_the_agent_profiles_page_with_a_preset_chosen_and_a_check_shown(page, se
     assert_accessible(page)
 
 
+def test_the_webhooks_page_with_a_secret_shown_and_a_failed_delivery_logged(page, server, operator):
+    page.goto(f"{server.url}/settings/workspaces/{operator['workspace_id']}/webhooks/")
+    page.get_by_test_id("webhook-field-name").get_by_role("textbox").fill("Nowhere")
+    # Nobody listens on port 9 (discard): the test event fails at once and waits for its retry.
+    page.get_by_test_id("webhook-field-url").get_by_role("textbox").fill("http://127.0.0.1:9/hook")
+    page.get_by_test_id("webhook-save").click()
+    expect(page.get_by_test_id("webhook-secret")).to_be_visible()
+    page.get_by_test_id("webhook-test").click()
+    row = page.get_by_test_id("webhook-delivery")
+    expect(row).to_have_attribute("data-attempts", "1", timeout=15_000)
+    expect(row).to_have_attribute("data-state", "pending")
+    expect(row.get_by_test_id("webhook-delivery-error")).not_to_be_empty()
+    page.get_by_test_id("webhook-remove-open").click()
+    assert_accessible(page)
+
+
 def test_the_repositories_page_with_a_refused_path(page, server, operator):
     page.goto(f"{server.url}/settings/workspaces/{operator['workspace_id']}/repositories/")
     page.get_by_test_id("repository-name").fill("nowhere")

@@ -29,6 +29,7 @@ from .logs import RequestIds  # noqa: E402
 from .origins import SameOriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .sessions.runtime import runner  # noqa: E402
+from .webhooks.sender import sender as webhook_sender  # noqa: E402
 
 
 async def http_app(scope, receive, send):
@@ -50,8 +51,9 @@ router = RequestIds(
 
 
 def bind_to_the_server_loop() -> None:
-    """Run agent streams and live updates on the loop that serves pages; start supervising agents."""
+    """Run agent streams, live updates and webhooks on the loop that serves pages; start supervising agents."""
     runner.ensure_started()
+    webhook_sender.ensure_started()
     outbox.bind(asyncio.get_running_loop())
 
 

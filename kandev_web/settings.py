@@ -73,6 +73,7 @@ INSTALLED_APPS = [
     "kandev_web.sessions",
     "kandev_web.clarifications",
     "kandev_web.notifications",
+    "kandev_web.webhooks",
 ]
 
 MIDDLEWARE = [
@@ -185,6 +186,18 @@ KANDEV_OWNER_HEARTBEAT_SECONDS = env.float("KANDEV_OWNER_HEARTBEAT_SECONDS", def
 
 # How long "Check" on an agent profile waits, in all, for agentctl and the agent's initialize answer.
 KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = env.float("KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS", default=30.0)
+
+# Where operators reach kandev (https://kandev.example.com): webhooks link to tasks with it.
+# Unset, their links are paths only.
+KANDEV_PUBLIC_URL = env.str("KANDEV_PUBLIC_URL", default="")
+# Outgoing webhooks: how long one POST may take, how often a web process looks for due
+# deliveries besides being woken by a new one, and the waits between failed attempts
+# (after the last, a delivery is given up).
+KANDEV_WEBHOOK_TIMEOUT_SECONDS = env.float("KANDEV_WEBHOOK_TIMEOUT_SECONDS", default=5.0)
+KANDEV_WEBHOOK_POLL_SECONDS = env.float("KANDEV_WEBHOOK_POLL_SECONDS", default=5.0)
+KANDEV_WEBHOOK_BACKOFF_SECONDS = env.list(
+    "KANDEV_WEBHOOK_BACKOFF_SECONDS", cast=float, default=[10.0, 60.0, 300.0, 1800.0, 7200.0]
+)
 
 REDIS_URL = env.str("REDIS_URL", default="")
 REDIS_READ_TIMEOUT_SECONDS = 30

@@ -14,6 +14,7 @@ from kandev_web import live
 from kandev_web.board import workflow
 from kandev_web.sessions import events
 from kandev_web.sessions.models import Message, MessageType, TaskSession
+from kandev_web.webhooks import services as webhooks
 
 from . import overlay
 from .models import Clarification, Source
@@ -70,6 +71,7 @@ def announce(record: Clarification) -> None:
     from kandev_web.notifications import services as notifications
 
     notifications.clarification_requested(record)
+    webhooks.question_asked(record)
 
 
 def update_messages(record: Clarification, **changes) -> None:
@@ -110,6 +112,7 @@ def settle(
     record.refresh_from_db()
     update_messages(record, status=status, response=response, **_ending_metadata(record, answerer))
     workflow.question_settled(record.session)
+    webhooks.question_settled(record)
     if notice:
         live.clarification_settled(record.session.task_id, record.pending_id, reason)
 

@@ -29,6 +29,7 @@ from kandev_web.sessions.models import (
     TaskSession,
     Turn,
 )
+from kandev_web.webhooks.models import Webhook
 
 #: Namespaces whose views are not ours: the Django admin has its own login and its own tests.
 FOREIGN_NAMESPACES = {"admin"}
@@ -71,7 +72,7 @@ def test_the_urlconf_is_enumerated():
     names = {e.name for e in ENDPOINTS}
     # A sample from every app, so an import change cannot silently empty the list.
     assert {"login", "logout", "board:home", "board:task-delete", "sessions:start", "clarifications:respond",
-            "flags:api-flag", "notifications:set"} <= names
+            "flags:api-flag", "notifications:set", "webhooks:delete"} <= names
 
 
 @dataclass
@@ -117,6 +118,9 @@ def _objects(name: str) -> dict[str, object]:
     profile = AgentProfile.objects.create(
         workspace=workspace, name=f"{name} agent", agent_id="mock", command=["true"], executor=nowhere
     )
+    webhook = Webhook.objects.create(
+        workspace=workspace, name=f"{name} hook", url="http://127.0.0.1:9/", secret="s", events=["turn.finished"]
+    )
     repository = Repository.objects.create(workspace=workspace, name=f"{name} repository", path=f"/srv/{name}")
     return {
         "workspace": workspace,
@@ -129,6 +133,7 @@ def _objects(name: str) -> dict[str, object]:
             "task_id": task.pk,
             "session_id": session.pk,
             "pending_id": pending_id,
+            "webhook_id": webhook.pk,
         },
         "task": task,
         "clarification": clarification,
@@ -223,7 +228,7 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     client.force_login(operator)
     foreign = _url(world, endpoint, objects=world.theirs["values"])
     nowhere = {"board_id": 999_999, "step_id": 999_999, "task_id": 999_999, "session_id": 999_999, "pending_id": "nope",
-               "workspace_id": 999_999, "profile_id": 999_999, "repository_id": 999_999}
+               "workspace_id": 999_999, "profile_id": 999_999, "repository_id": 999_999, "webhook_id": 999_999}
     missing = _url(world, endpoint, objects=nowhere)
     data = {"prompt": "x", "option_id": "ok", "action": "skip", "title": "Hijacked", "enabled": "true"}
     for method in ("get", "post"):
@@ -243,12 +248,14 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     their_profile = AgentProfile.objects.get(pk=world.theirs["values"]["profile_id"])
     assert (their_profile.name, their_profile.checked_at) == ("theirs agent", None)
     assert Repository.objects.filter(pk=world.theirs["values"]["repository_id"]).exists()
+    their_webhook = Webhook.objects.get(pk=world.theirs["values"]["webhook_id"])
+    assert their_webhook.active and not their_webhook.deliveries.exists()
 
 
 def test_every_object_parameter_is_covered():
     """A new object-naming URL parameter needs a foreign value above before it ships."""
     known = {"board_id", "step_id", "task_id", "session_id", "pending_id"}
-    known |= {"workspace_id", "profile_id", "repository_id"}
+    known |= {"workspace_id", "profile_id", "repository_id", "webhook_id"}
     known |= GLOBAL_PARAMETERS
     unknown = {p for e in ENDPOINTS for p in e.parameters} - known
     assert not unknown, f"decide what these URL parameters name and test them: {sorted(unknown)}"

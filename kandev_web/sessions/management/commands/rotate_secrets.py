@@ -1,6 +1,6 @@
 """Seal every secret at rest again with the first key of ``KANDEV_SECRETS_KEY``.
 
-Agent profiles' secrets, executor hosts' tokens and agentctl tokens.
+Agent profiles' secrets, webhooks' signing secrets, executor hosts' tokens and agentctl tokens.
 
 Rotating a key: put the new key first (``KANDEV_SECRETS_KEY=<new>,<old>``),
 restart, run this, then drop the old key. A secret no configured key opens is
@@ -13,10 +13,11 @@ from django.db import transaction
 
 from kandev_web.secret_box import SecretUnreadable
 from kandev_web.sessions.models import AgentExecution, AgentProfile, Executor, secret_box
+from kandev_web.webhooks.models import Webhook
 
 
 class Command(BaseCommand):
-    help = "Re-encrypt profiles' secrets and executor and agentctl tokens with the first key of KANDEV_SECRETS_KEY."
+    help = "Re-encrypt every secret and token at rest with the first key of KANDEV_SECRETS_KEY."
 
     def handle(self, *args, **options):
         box = secret_box()
@@ -34,6 +35,15 @@ class Command(BaseCommand):
                         unreadable.append(f"{profile.name} ({profile.pk}): {name}")
                 profile.secret_env = sealed
                 profile.save(update_fields=["secret_env"])
+        for webhook in Webhook.objects.all():
+            try:
+                sealed = box.rotate(f"webhook {webhook.pk}", webhook.secret)
+            except SecretUnreadable:
+                unreadable.append(f"webhook {webhook.name} ({webhook.pk})")
+                continue
+            # One UPDATE: a webhook added or removed meanwhile is not written back.
+            Webhook.objects.filter(pk=webhook.pk, secret=webhook.secret).update(secret=sealed)
+            rotated += 1
         for model in (Executor, AgentExecution):
             # Read opened with whichever key sealed it; saved, sealed with the first.
             for row in model.objects.exclude(token="").iterator():
