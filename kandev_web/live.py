@@ -153,7 +153,11 @@ def wake_clarification(pending_id: str) -> None:
     send_after_commit(clarification_group(pending_id), {"type": "wake"})
 
 
-def notify(user_id: int, *, event: str, title: str, body: str, task_id: int) -> None:
-    """A toast (and a desktop notice, where allowed) on every open page of one operator."""
-    message = {"type": "notify", "event": event, "title": title, "body": body, "task_id": task_id}
+def notify(user_id: int, *, event: str, title: str, body: str, params: dict[str, str], task_id: int) -> None:
+    """A toast (and a desktop notice, where allowed) on every open page of one operator.
+
+    ``title`` and ``body`` are msgids, not text: each page's socket translates
+    them into its viewer's language, then fills ``body`` in from ``params``.
+    """
+    message = {"type": "notify", "event": event, "title": title, "body": body, "params": params, "task_id": task_id}
     send_after_commit(user_group(user_id), message)

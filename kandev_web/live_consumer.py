@@ -15,6 +15,7 @@ from django.conf import settings
 from django.http import QueryDict
 from django.template.loader import render_to_string
 from django.utils import translation
+from django.utils.translation import gettext
 
 from kandev_web.db import database_sync_to_async
 from kandev_web.live import user_group
@@ -127,7 +128,10 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     async def notify(self, event):
         """A notification for this operator: a toast, and a desktop notice if they allowed it."""
-        await self.send(text_data=render_to_string("base.html#toast", {**event, "level": "notify"}))
+        said = {}
+        if event.get("title"):
+            said = {"title": gettext(event["title"]), "body": gettext(event["body"]) % event.get("params", {})}
+        await self.send(text_data=render_to_string("base.html#toast", {**event, **said, "level": "notify"}))
 
     async def send_fragment(self, render, *args):
         html = await database_sync_to_async(render)(*args)
