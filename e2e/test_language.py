@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login, watched_page
+from .conftest import fresh_task, login, start_scenario, watched_page
 
 
 @pytest.fixture(scope="module")
@@ -65,3 +65,19 @@ def test_the_switch_works_without_javascript(browser, server, greta):
     page.get_by_test_id("language-de").click()
     expect(page.locator("html")).to_have_attribute("lang", "de")
     expect(page.get_by_test_id("task-create-submit")).to_have_text("Aufgabe hinzufügen")
+
+
+def test_a_question_arrives_live_in_german_on_a_german_page_and_in_english_on_an_english_one(browser, server):
+    german, ids = fresh_task(browser, server, "karla")
+    german.get_by_test_id("language-de").click()
+    expect(german.locator("html")).to_have_attribute("lang", "de")
+    expect(german.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    english = browser.new_context().new_page()
+    login(english, server, "karla", f"/tasks/{ids['task_ids'][0]}/")
+    expect(english.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+
+    start_scenario(german, "clarification")
+    for page, skip in ((german, "Alle Fragen überspringen"), (english, "Skip all questions")):
+        expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
+        expect(page.get_by_test_id("clarification-skip")).to_have_text(skip)
+    expect(german.get_by_test_id("session-state")).to_have_text("Braucht Ihre Antwort")
