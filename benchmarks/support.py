@@ -228,7 +228,8 @@ class Server:
         return json.loads(
             self.manage(
                 "demo", "--json", "--username", username, "--password", PASSWORD,
-                "--workspace", workspace or f"{username}'s workspace", "--no-staff", *([] if tasks else ["--no-tasks"]),
+                "--workspace", workspace or f"{username}'s workspace", "--no-staff", "--no-showcase",
+                *([] if tasks else ["--no-tasks"]),
             )
         )
 

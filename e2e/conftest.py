@@ -133,7 +133,9 @@ class Server:
         )
 
     def create_operator(self, username: str, *, workspace: str, staff: bool = False, tasks: bool = False) -> dict:
-        args = ["demo", "--json", "--username", username, "--password", PASSWORD, "--workspace", workspace]
+        # --no-showcase: no test gets the demo's flag override or repository by accident (e2e/test_demo.py does).
+        args = ["demo", "--json", "--no-showcase", "--username", username, "--password", PASSWORD]
+        args += ["--workspace", workspace]
         args += [] if staff else ["--no-staff"]
         args += [] if tasks else ["--no-tasks"]
         return json.loads(self.manage(*args))

@@ -73,6 +73,15 @@ def test_the_agent_profiles_page_with_a_preset_chosen_and_a_check_shown(page, se
     assert_accessible(page)
 
 
+def test_the_repositories_page_with_a_refused_path(page, server, operator):
+    page.goto(f"{server.url}/settings/workspaces/{operator['workspace_id']}/repositories/")
+    page.get_by_test_id("repository-name").fill("nowhere")
+    page.get_by_test_id("repository-path").fill("/nonexistent/nowhere")
+    page.get_by_test_id("repository-save").click()
+    expect(page.locator("[data-testid=repository-field-error][data-field=path]")).to_be_visible()
+    assert_accessible(page)
+
+
 def test_the_task_page_before_any_agent(page, server, operator):
     page.goto(f"{server.url}/tasks/{operator['task_ids'][0]}/")
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")

@@ -26,6 +26,7 @@ import pytest
 from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
+from kandev_web.secret_box import looks_like_credential
 from tests.bridge.ask_script import ENVS, NO_TOOL_TEXT, QUESTIONS, prompt
 from tests.bridge.conftest import find_bridge
 from tests.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, _blocks, _last_turn, _text
@@ -156,11 +157,17 @@ def test_a_claude_code_profile_from_its_preset_is_checked_and_runs_on_a_reposito
     expect(page.get_by_test_id("profile-command")).to_have_value("npx -y @agentclientprotocol/claude-agent-acp")
     expect(page.get_by_test_id("profile-agent-id")).to_have_value("claude-acp")
     expect(page.get_by_test_id("profile-name")).to_have_value("Claude Code")
-    expect(page.get_by_test_id("profile-env")).to_have_value("ANTHROPIC_API_KEY=")
+    # The preset's key is a secret to set, write-only; the environment is for the rest.
+    key_row = page.locator("[data-testid=secret-env-row][data-secret-name=ANTHROPIC_API_KEY]")
+    expect(key_row).to_have_attribute("data-secret-set", "false")
+    expect(page.get_by_test_id("profile-env")).to_have_value("")
 
     # This machine runs the installed bridge offline: its command and the real-bridge specs' environment.
     page.get_by_test_id("profile-command").fill(shlex.join(bridge.argv))
-    page.get_by_test_id("profile-env").fill("\n".join(f"{name}={value}" for name, value in env.items()))
+    key_row.get_by_test_id("secret-env-replace").fill(secret)
+    others = {name: value for name, value in env.items() if not looks_like_credential(name)}
+    assert set(env) - set(others) == {"ANTHROPIC_API_KEY"}
+    page.get_by_test_id("profile-env").fill("\n".join(f"{name}={value}" for name, value in others.items()))
     page.get_by_test_id("profile-save").click()
 
     profile = page.get_by_test_id("profile-card").filter(

@@ -33,6 +33,7 @@ def test_every_page_is_served_under_the_strict_policy(browser, server, operator)
         "/settings/notifications/",
         "/settings/feature-toggles/",
         f"/settings/workspaces/{operator['workspace_id']}/agents/",
+        f"/settings/workspaces/{operator['workspace_id']}/repositories/",
         "/admin/",
     ):
         assert directives(page.goto(server.url + path)) == POLICY, path

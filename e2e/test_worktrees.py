@@ -1,7 +1,7 @@
 """A task on a registered repository, worked on in a git worktree of its own (issue #14).
 
-An operator registers a repository in the admin (a path that is not one is
-refused, saying so), adds a task on it from the board, starts the Mock agent,
+An operator registers a repository on the workspace's Repositories page (a
+path that is not one is refused, saying so), adds a task on it from the board, starts the Mock agent,
 which writes a file in its working directory; the task page then shows the
 repository, the task's branch, and the written file's diff against the base.
 """
@@ -37,16 +37,19 @@ def repository(tmp_path):
 def test_the_agents_file_shows_as_a_diff_on_a_task_of_a_registered_repository(browser, server, repository, tmp_path):
     server.create_operator("repo-owner", workspace="Shop", staff=True)
     page = browser.new_context().new_page()
-    login(page, server, "repo-owner", "/admin/agent_sessions/repository/add/")
+    login(page, server, "repo-owner", "/")
 
-    page.locator("#id_workspace").select_option(label="Shop")
-    page.locator("#id_name").fill("shop")
-    page.locator("#id_path").fill(str(tmp_path))  # the folder around it is no repository
-    page.locator("input[name=_save]").click()
-    expect(page.locator(".errorlist")).to_contain_text(f"{tmp_path} is not a git repository.")
-    page.locator("#id_path").fill(str(repository))
-    page.locator("input[name=_save]").click()
-    expect(page.locator(".messagelist .success")).to_be_visible()
+    page.get_by_test_id("board-repositories").click()
+    expect(page.get_by_test_id("repository-list")).to_have_attribute("data-count", "0")
+    page.get_by_test_id("repository-name").fill("shop")
+    page.get_by_test_id("repository-path").fill(str(tmp_path))  # the folder around it is no repository
+    page.get_by_test_id("repository-save").click()
+    error = page.locator("[data-testid=repository-field-error][data-field=path]")
+    expect(error).to_have_text(f"{tmp_path} is not a git repository.")
+    page.get_by_test_id("repository-path").fill(str(repository))
+    page.get_by_test_id("repository-save").click()
+    expect(page.get_by_test_id("repository-list")).to_have_attribute("data-count", "1")
+    expect(page.get_by_test_id("repository-card-path")).to_have_text(str(repository))
 
     page.goto(f"{server.url}/")
     page.get_by_test_id("task-form-title").fill("Write the notes")

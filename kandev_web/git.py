@@ -94,6 +94,22 @@ def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     return done
 
 
+def init_with_files(path: Path, branch: str, files: dict[str, str], message: str) -> None:
+    """A new repository at ``path`` whose ``branch`` holds ``files`` in one commit (the demo's repository).
+
+    The commit's author is given here, so it works on a machine where git has
+    no identity configured.
+    """
+    path.mkdir(parents=True, exist_ok=True)
+    run(path, "init", "--quiet", f"--initial-branch={branch}")
+    for name, text in files.items():
+        (path / name).parent.mkdir(parents=True, exist_ok=True)
+        (path / name).write_text(text)
+    run(path, "add", "--all")
+    identity = ["-c", "user.name=Kandev demo", "-c", "user.email=demo@kandev.invalid"]
+    run(path, *identity, "commit", "--quiet", "--no-verify", "-m", message)
+
+
 def toplevel(path: Path) -> Path:
     """The root of the work tree ``path`` is in; :class:`GitError` (``NOT_A_REPOSITORY``) when none."""
     if not path.is_dir():

@@ -62,3 +62,13 @@ PROFILE_COMMAND_CHARS = 4_000
 #: An agent profile's environment, as typed: ``NAME=value`` lines, API keys
 #: among them. Room for dozens of variables.
 PROFILE_ENVIRONMENT_CHARS = 20_000
+
+#: A secret's value in an agent profile (an API key, a token, a PEM key). API
+#: keys are a few hundred characters at most and a PEM private key about
+#: 3,300; 16,384 leaves room for any of them while staying far below the
+#: kernel's 128 KiB per environment string and the executor's 1 MiB frame,
+#: which carries every variable of a launch at once.
+SECRET_VALUE_CHARS = 16_384
+
+#: A secret's name: an environment variable's, shown in the admin.
+SECRET_NAME_CHARS = 200

@@ -51,7 +51,7 @@ class ContextIds(logging.Filter):
         return True
 
 
-def json_formatter() -> JsonFormatter:
+def json_formatter(static_fields: dict[str, str] | None = None) -> JsonFormatter:
     """One JSON object per line: ``time`` (UTC, RFC 3339), ``level``, ``logger``, ``message``, the ids, ``exc_info``.
 
     An id is there when it was bound (the record's extra attributes are), absent otherwise.
@@ -62,6 +62,7 @@ def json_formatter() -> JsonFormatter:
         timestamp="time",
         rename_fields={"levelname": "level", "name": "logger"},
         reserved_attrs=[*RESERVED_ATTRS, "ids"],
+        static_fields=static_fields,
     )
 
 

@@ -2,7 +2,8 @@
 
 Three profiles (``KANDEV_PROFILE``): ``dev`` (the default; a laptop), ``e2e``
 (browser tests: a server per test module) and ``prod``. Only ``dev`` and
-``e2e`` get a built-in ``SECRET_KEY``; ``prod`` refuses to start without one.
+``e2e`` get a built-in ``SECRET_KEY`` and ``KANDEV_SECRETS_KEY``; ``prod`` refuses
+to start without them.
 """
 
 from datetime import timedelta
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import environ
 from django.utils.csp import CSP
+
+from kandev_web.secret_box import SecretsKeyError, derived_key, parse_keys
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 BASE_DIR = PACKAGE_DIR.parent
@@ -34,6 +37,21 @@ if IS_PROD:
 else:
     SECRET_KEY = env.str("SECRET_KEY", default="django-insecure-kandev-dev-only-key")
 
+# The keys agent profiles' secrets are sealed with (kandev_web/secret_box.py):
+# comma-separated Fernet keys, the first sealing, every one opening, so a key
+# is rotated without a gap. dev and e2e derive one from SECRET_KEY; prod must
+# name its own, since a SECRET_KEY rotated would otherwise lose every secret.
+_secrets_key = env.str("KANDEV_SECRETS_KEY", default="")
+if IS_PROD and not _secrets_key.strip():
+    raise environ.ImproperlyConfigured(
+        "Set the KANDEV_SECRETS_KEY environment variable: the prod profile has no default. Make one with: "
+        'python -c "from cryptography.fernet import Fernet; print(Fernet.generate_key().decode())"'
+    )
+try:
+    KANDEV_SECRETS_KEYS = parse_keys(_secrets_key) if _secrets_key.strip() else [derived_key(SECRET_KEY)]
+except SecretsKeyError as error:
+    raise environ.ImproperlyConfigured(str(error)) from None
+
 DEBUG = env.bool("DEBUG", default=KANDEV_PROFILE == "dev")
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if IS_PROD else ["127.0.0.1", "localhost"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -46,6 +64,8 @@ INSTALLED_APPS = [
     "django.contrib.sessions",
     "django.contrib.messages",
     "django.contrib.staticfiles",
+    # Its widget templates, for FORM_RENDERER below.
+    "django.forms",
     "channels",
     "axes",
     "kandev_web.flags",
@@ -89,6 +109,10 @@ TEMPLATES = [
         },
     },
 ]
+
+# Widgets render from the same templates as pages (templates/forms/widgets/),
+# and Django's own from its "django.forms" app.
+FORM_RENDERER = "django.forms.renderers.TemplatesSetting"
 
 # What the app writes (the SQLite database, worktrees, agents' working
 # directories): var/ in a checkout, else var/ where it is started.
@@ -243,6 +267,8 @@ SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # HTMX reads the token from the page, not the cookie.
 if IS_PROD:
     SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=True)
+    # Probes and scrapers ask over plain HTTP inside the private network; a redirect would read as "down".
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     LANGUAGE_COOKIE_SECURE = True

@@ -34,6 +34,8 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and
         "HOME": str(tmp_path),
         "KANDEV_PROFILE": "prod",
         "SECRET_KEY": "x" * 64,
+        # prod has no secrets key of its own (kandev_web/settings.py): a Fernet key, 32 bytes in URL-safe base64.
+        "KANDEV_SECRETS_KEY": "a" * 43 + "=",
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "false",
     }

@@ -20,6 +20,7 @@ from typing import Any
 from kandev_web.agentctl.elicitations import ElicitationHandler
 from kandev_web.agentctl.jsonrpc import LINE_LIMIT, JsonRpcPeer, is_valid_id
 from kandev_web.agentctl.permissions import PermissionBroker
+from kandev_web.agentctl.scrub import Scrubber
 from kandev_web.agentctl.stderr_tail import StderrTail
 
 logger = logging.getLogger(__name__)
@@ -77,6 +78,7 @@ class AcpClient:
         on_update: UpdateSink,
         permissions: PermissionBroker,
         elicitations: ElicitationHandler,
+        scrubber: Scrubber | None = None,
     ) -> None:
         assert process.stdin and process.stdout and process.stderr
         self._process = process
@@ -98,7 +100,9 @@ class AcpClient:
         )
         self._reading = asyncio.create_task(self._peer.run(), name="agent stdout")
         self._stderr = StderrTail()
-        self._relaying = asyncio.create_task(_relay_stderr(process.stderr, self._stderr), name="agent stderr")
+        self._relaying = asyncio.create_task(
+            _relay_stderr(process.stderr, self._stderr, scrubber or Scrubber(())), name="agent stderr"
+        )
 
     @classmethod
     async def spawn(
@@ -109,6 +113,7 @@ class AcpClient:
         on_update: UpdateSink,
         permissions: PermissionBroker,
         elicitations: ElicitationHandler,
+        scrubber: Scrubber | None = None,
     ) -> AcpClient:
         try:
             process = await asyncio.create_subprocess_exec(
@@ -125,7 +130,7 @@ class AcpClient:
         except OSError as error:
             raise AgentStartError(f"could not start {argv[0]!r}: {error.strerror or error}") from error
         logger.info("agent started, pid %d", process.pid)
-        return cls(process, on_update=on_update, permissions=permissions, elicitations=elicitations)
+        return cls(process, on_update=on_update, permissions=permissions, elicitations=elicitations, scrubber=scrubber)
 
     @property
     def pid(self) -> int:
@@ -211,8 +216,11 @@ class AcpClient:
             logger.debug("$/cancel_request names no open request")
 
 
-async def _relay_stderr(stream: asyncio.StreamReader, tail: StderrTail) -> None:
+async def _relay_stderr(stream: asyncio.StreamReader, tail: StderrTail, scrubber: Scrubber) -> None:
     """Copy the agent's stderr into agentctl's log, line by line, keeping its tail for ``agent.exited``.
+
+    Each line is scrubbed of the profile's secrets before anything keeps it,
+    so cutting the tail to size can never leave part of one behind.
 
     Draining it matters as much as showing it: an agent blocked on a full
     stderr pipe stops answering.
@@ -225,6 +233,6 @@ async def _relay_stderr(stream: asyncio.StreamReader, tail: StderrTail) -> None:
             continue
         if not line:
             return
-        text = line.decode(errors="replace")
+        text = scrubber.text(line.decode(errors="replace"))
         tail.add(text)
         logger.info("agent stderr: %s", text.rstrip()[:STDERR_LINE_CHARS])

@@ -15,14 +15,22 @@ import asyncio
 import logging
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
+from kandev_web import logs
 from kandev_web.agentctl.controller import Controller
 from kandev_web.agentctl.durations import DurationError, Timeouts, load_timeouts
-from kandev_web.agentctl.envelope import Payload
+from kandev_web.agentctl.envelope import ActionError, Frame, Payload
+from kandev_web.agentctl.scrub import SECRET_NAMES_VAR, Scrubber, ScrubbingFormatter
 from kandev_web.agentctl.server import StreamServer, serve_until_shutdown
 
 TOKEN_VAR = "KANDEV_AGENTCTL_TOKEN"
+#: The web app's execution this agentctl serves, named in each of its log lines.
+EXECUTION_VAR = "KANDEV_EXECUTION_ID"
+#: ``json`` for log lines as JSON objects, like the web app's (``kandev_web/logs.py``).
+LOG_FORMAT_VAR = "KANDEV_LOG_FORMAT"
+#: agentctl's own settings, never passed on to the agent.
+AGENTCTL_ONLY_VARS = frozenset({TOKEN_VAR, SECRET_NAMES_VAR, EXECUTION_VAR, LOG_FORMAT_VAR})
 USAGE_ERROR = 2
 
 logger = logging.getLogger("kandev_web.agentctl")
@@ -57,27 +65,45 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"kandev-agentctl: {error}", file=sys.stderr)
         return USAGE_ERROR
 
-    level = os.environ.get("KANDEV_AGENTCTL_LOG_LEVEL", "INFO").upper()
-    logging.basicConfig(
-        stream=sys.stderr,
-        level=level if level in logging.getLevelNamesMapping() else "INFO",
-        format="kandev-agentctl %(levelname)s %(name)s: %(message)s",
-    )
+    scrubber = Scrubber.from_environment(os.environ)
+    _log_to_stderr(os.environ, scrubber)
+    # The agent gets agentctl's environment, but never the stream's token, nor what agentctl's own logging reads.
+    agent_env = {name: value for name, value in os.environ.items() if name not in AGENTCTL_ONLY_VARS}
+    # Every line this agentctl logs names the web app's execution it serves (when it was told which).
+    with logs.bound(execution_id=os.environ.get(EXECUTION_VAR) or None):
+        return asyncio.run(_serve(options.host, options.port, token, agent_argv, agent_env, timeouts, scrubber))
+
+
+def _log_to_stderr(environ: Mapping[str, str], scrubber: Scrubber) -> None:
+    """Lines on stderr, scrubbed: JSON objects with ``KANDEV_LOG_FORMAT=json`` (the web app's own), else text."""
+    level = environ.get("KANDEV_AGENTCTL_LOG_LEVEL", "INFO").upper()
+    handler = logging.StreamHandler(sys.stderr)
+    handler.addFilter(logs.ContextIds())
+    if environ.get(LOG_FORMAT_VAR) == "json":
+        handler.setFormatter(ScrubbingFormatter(logs.json_formatter(static_fields={"process": "agentctl"}), scrubber))
+    else:
+        handler.setFormatter(ScrubbingFormatter("kandev-agentctl %(levelname)s %(name)s%(ids)s: %(message)s", scrubber))
+    logging.basicConfig(level=level if level in logging.getLevelNamesMapping() else "INFO", handlers=[handler])
     # At DEBUG, websockets logs every handshake header, the bearer token included.
     logging.getLogger("websockets").setLevel(max(logging.INFO, logging.getLogger().level))
-    # The agent gets agentctl's environment, but never the stream's token.
-    agent_env = {name: value for name, value in os.environ.items() if name != TOKEN_VAR}
-    return asyncio.run(_serve(options.host, options.port, token, agent_argv, agent_env, timeouts))
 
 
 async def _serve(
-    host: str, port: int, token: str, agent_argv: list[str], agent_env: dict[str, str], timeouts: Timeouts
+    host: str,
+    port: int,
+    token: str,
+    agent_argv: list[str],
+    agent_env: dict[str, str],
+    timeouts: Timeouts,
+    scrubber: Scrubber,
 ) -> int:
     shutdown = asyncio.Event()
     agent_gone = asyncio.Event()
     server = StreamServer(token)
 
     def emit(action: str, payload: Payload) -> None:
+        # Whatever the agent said goes out with the profile's secrets masked (scrub.py).
+        payload = scrubber.value(payload)
         server.broadcast(action, payload)
         if action == "agent.exited":
             # Whoever connects from now on hears it too: it may have been
@@ -91,11 +117,19 @@ async def _serve(
         timeouts=timeouts,
         emit=emit,
         request_shutdown=shutdown.set,
+        scrubber=scrubber,
     )
+
+    async def handle(frame: Frame) -> Payload:
+        try:
+            return scrubber.value(await controller.handle(frame))
+        except ActionError as error:
+            raise ActionError(error.code, scrubber.text(error.message), scrubber.value(error.details)) from None
+
     exiting = asyncio.create_task(_exit_after_agent(agent_gone, shutdown, timeouts), name="exit after the agent")
     try:
         return await serve_until_shutdown(
-            server, host, port, controller.handle, shutdown=shutdown, close=controller.close, log=logger
+            server, host, port, handle, shutdown=shutdown, close=controller.close, log=logger
         )
     finally:
         exiting.cancel()

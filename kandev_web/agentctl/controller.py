@@ -24,6 +24,7 @@ from kandev_web.agentctl.elicitations import ElicitationHandler
 from kandev_web.agentctl.envelope import ActionError, Emit, ErrorCode, Frame, Payload
 from kandev_web.agentctl.jsonrpc import JsonRpcError, PeerClosed
 from kandev_web.agentctl.permissions import PermissionBroker
+from kandev_web.agentctl.scrub import Scrubber
 
 logger = logging.getLogger(__name__)
 
@@ -44,8 +45,10 @@ class Controller:
         timeouts: Timeouts,
         emit: Emit,
         request_shutdown: Callable[[], None],
+        scrubber: Scrubber | None = None,
     ) -> None:
         self._agent_argv = list(agent_argv)
+        self._scrubber = scrubber or Scrubber(())
         self._agent_env = dict(agent_env)
         self._timeouts = timeouts
         self._emit = emit
@@ -130,6 +133,7 @@ class Controller:
                 on_update=self._forward_update,
                 permissions=self._permissions,
                 elicitations=self._elicitations,
+                scrubber=self._scrubber,
             )
         except AgentStartError as error:
             raise ActionError(ErrorCode.INTERNAL_ERROR, str(error)) from None

@@ -21,7 +21,11 @@ ways, each reported once as ``elicitation.settled`` (``docs/decisions.md#f7-sett
 Everything else is answered ``decline`` at once and announced to nobody
 (AC-16, 17, 18, 20): the flag off for this execution, url mode, a request
 scope, a malformed body, a session that is not this agent's, a form over the
-limits, or one with no question the mapping recognises.
+limits, or one with no question the mapping recognises. Only the first of
+these is reported, as ``elicitation.declined`` (no question text, only the
+session and the reason), so that the operator can be told once that an agent
+asked and nobody was shown the question
+(``docs/decisions.md#declined-while-the-flag-is-off``).
 
 Settling is synchronous and pops the pending first, so whichever ending comes
 first is the only one: of any number of concurrent answers exactly one wins,
@@ -195,6 +199,9 @@ class ElicitationHandler:
         """Map and announce the request; None when it is to be declined at once."""
         if not self.enabled:
             logger.info("elicitation/create declined: form elicitation is off for this execution")
+            session_id = params.get("sessionId") if isinstance(params, dict) else None
+            if isinstance(session_id, str) and session_id in self.sessions:
+                self.emit("elicitation.declined", {"session_id": session_id, "reason": "elicitation_off"})
             return None
         try:
             form = map_elicitation(params)

@@ -55,6 +55,8 @@ def cards_for(tasks) -> list[Card]:
         tasks.select_related("step").annotate(
             session_state=Subquery(primary.values("state")[:1]),
             session_activity=Subquery(primary.values("activity")[:1]),
+            # Set once an agent made the task's worktree: its Delete then offers to remove it too.
+            worktree_branch=F("worktree__branch"),
         )
     )
     if not tasks:

@@ -16,6 +16,9 @@ class ClarificationsConfig(AppConfig):
             lambda ref, payload: elicitations.record_requested(ref.execution_id, ref.session_id, payload)
         )
         runtime.NOTIFICATION_HANDLERS["elicitation.settled"] = lambda ref, payload: elicitations.record_settled(payload)
+        runtime.NOTIFICATION_HANDLERS["elicitation.declined"] = (
+            lambda ref, payload: elicitations.record_declined(ref.session_id, payload)
+        )
 
         async def reconcile(ref, client):
             listed = await client.request("agent.elicitations.list", {})

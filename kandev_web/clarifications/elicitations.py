@@ -16,8 +16,9 @@ from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
 from kandev_web.db import database_sync_to_async
+from kandev_web.flags.registry import ACP_ELICITATION
 from kandev_web.sessions import events
-from kandev_web.sessions.models import AgentExecution, TaskSession
+from kandev_web.sessions.models import AgentExecution, AuthorType, MessageType, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
 
 from . import problems as answer_problems
@@ -108,6 +109,33 @@ def record_settled(payload: dict) -> None:
     # which knows who answered and from where (``_record_delivered``).
     status = _STATUS.get((outcome, reason), Status.CANCELLED)
     records.settle(record, status, reason, response, notice=reason not in OPERATOR_REASONS)
+
+
+#: ``elicitation.declined``'s reason when ``features.acpElicitation`` was off for the execution.
+DECLINED_FLAG_OFF = "elicitation_off"
+
+
+@transaction.atomic
+def record_declined(session_id: int, payload: dict) -> None:
+    """agentctl declined a question because the flag was off: the timeline says so, once per session.
+
+    Once, not once per question: an agent that keeps asking would otherwise
+    fill the timeline with the same sentence. What the notice says depends on
+    who reads it (staff get the toggle), so only the fact is stored here
+    (``docs/decisions.md#declined-while-the-flag-is-off``).
+    """
+    if payload.get("reason") != DECLINED_FLAG_OFF:
+        return
+    session = TaskSession.objects.select_for_update().get(pk=session_id)
+    if session.messages.filter(type=MessageType.STATUS, metadata__notice=DECLINED_FLAG_OFF).exists():
+        return
+    events.add_message(
+        session,
+        type=MessageType.STATUS,
+        author=AuthorType.SYSTEM,
+        content=_("The agent asked a question, and it was declined: structured questions are turned off."),
+        metadata={"notice": DECLINED_FLAG_OFF, "flag": ACP_ELICITATION},
+    )
 
 
 def reconcile(execution_id: int, session_id: int, pending: list[dict]) -> None:

@@ -328,6 +328,12 @@ async def _write_file(turn: Turn, spec: dict[str, Any]) -> None:
     )
 
 
+@step("read_env")
+async def _read_env(turn: Turn, names: list[str]) -> None:
+    """Make environment variables ``{env.NAME}`` to later steps: what the agent was really given."""
+    turn.variables["env"] = {**turn.variables.get("env", {}), **{name: os.environ.get(name) for name in names}}
+
+
 @step("stderr")
 async def _stderr(turn: Turn, text: str) -> None:
     print(turn.render(text), file=sys.stderr, flush=True)

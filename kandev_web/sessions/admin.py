@@ -1,6 +1,7 @@
 from django import forms
 from django.contrib import admin
 
+from .forms import AgentProfileForm
 from .models import AgentProfile, Executor, Message, Repository, TaskSession, Worktree
 
 
@@ -24,6 +25,12 @@ class ExecutorAdmin(admin.ModelAdmin):
 
 @admin.register(AgentProfile)
 class AgentProfileAdmin(admin.ModelAdmin):
+    """Secrets are write-only here: names with "set", inputs to replace or clear, never a value.
+
+    The change history records "Changed Secrets." (a field's name), never what was typed.
+    """
+
+    form = AgentProfileForm
     list_display = ["name", "agent_id", "workspace", "executor"]
 
 

@@ -54,7 +54,7 @@ class TaskConsumer(LiveConsumer):
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        return fragments.render_catch_up(task, self.page_state, tab=self.tab)
+        return fragments.render_catch_up(task, self.page_state, tab=self.tab, user=self.user)
 
     async def catch_up(self):
         await self.send_fragment(self.render_catch_up)
@@ -63,7 +63,7 @@ class TaskConsumer(LiveConsumer):
         return fragments.render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
 
     def render_message(self, message_id, created):
-        return fragments.render_message(self.task_id, message_id, created=created, tab=self.tab)
+        return fragments.render_message(self.task_id, message_id, created=created, tab=self.tab, user=self.user)
 
     async def task_changed(self, event):
         parts = event.get("parts", live.TASK_PARTS)

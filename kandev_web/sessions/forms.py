@@ -1,13 +1,15 @@
-"""The task page's forms: starting an agent, and a follow-up prompt."""
+"""The task page's forms (starting an agent, a follow-up prompt) and an agent profile's, secrets write-only."""
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web import limits
 from kandev_web.board.models import Task
-from kandev_web.forms import StorableCharField
+from kandev_web.forms import SecretEnvField, StorableCharField
+from kandev_web.secret_box import looks_like_credential
 
 from .models import AgentProfile
+from .scenarios import offers_scenarios, scenario_choices, scenario_prompt
 
 
 class PromptField(StorableCharField):
@@ -28,23 +30,51 @@ def first_error(form: forms.Form) -> str:
     return next(iter(form.errors.values()))[0]
 
 
+class ProfileSelect(forms.Select):
+    """The agent picker; each profile that runs the mock agent is marked, for the scenario picker to follow it."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.mock_agent_ids: set[str] = set()
+
+    def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
+        option = super().create_option(name, value, label, selected, index, subindex, attrs)
+        option["attrs"]["data-scenarios"] = "true" if str(value) in self.mock_agent_ids else "false"
+        return option
+
+
 class StartSessionForm(forms.Form):
+    """Starting an agent: a profile and a prompt, or for the mock agent a scenario picked by name.
+
+    A scenario is sent as the prompt that plays it (``sessions.scenarios``);
+    for any other profile the picker is hidden and what it holds is ignored.
+    """
+
     profile = forms.ModelChoiceField(
         queryset=AgentProfile.objects.none(),
         label=_("Agent"),
         empty_label=None,
+        widget=ProfileSelect,
         error_messages={
             "required": _("Choose an agent."),
             "invalid_choice": _("Choose one of this workspace's agents."),
         },
     )
     prompt = PromptField(label=_("Prompt"), widget=forms.Textarea(attrs={"rows": 3}))
+    scenario = forms.ChoiceField(label=_("Scenario"), required=False)
 
     def __init__(self, *args, task: Task, **kwargs):
         super().__init__(*args, **kwargs)
-        self.fields["profile"].queryset = AgentProfile.objects.filter(workspace=task.board.workspace_id)
+        profile = self.fields["profile"]
+        profile.queryset = AgentProfile.objects.filter(workspace=task.board.workspace_id)
+        profiles = list(profile.queryset.values_list("pk", "agent_id"))
+        profile.widget.mock_agent_ids = {str(pk) for pk, agent_id in profiles if offers_scenarios(agent_id)}
+        #: Whether the first profile, the one selected when the form is shown, plays scenarios.
+        self.offers_scenarios = bool(profiles) and offers_scenarios(profiles[0][1])
+        self.fields["scenario"].choices = scenario_choices()
         # Kept as the operator left them when the page's parts are re-rendered live.
-        self.fields["profile"].widget.attrs.update({"data-testid": "session-start-profile", "hx-preserve": "true"})
+        profile.widget.attrs.update({"data-testid": "session-start-profile", "hx-preserve": "true"})
+        self.fields["scenario"].widget.attrs.update({"data-testid": "session-start-scenario", "hx-preserve": "true"})
         self.fields["prompt"].widget.attrs.update(
             {
                 "data-testid": "session-start-prompt",
@@ -54,6 +84,54 @@ class StartSessionForm(forms.Form):
         )
         self.fields["prompt"].initial = task.description or task.title
 
+    def clean(self):
+        cleaned = super().clean()
+        profile, scenario = cleaned.get("profile"), cleaned.get("scenario")
+        if profile is not None and scenario and offers_scenarios(profile.agent_id):
+            cleaned["prompt"] = scenario_prompt(scenario)
+            self.errors.pop("prompt", None)
+        return cleaned
+
 
 class PromptForm(forms.Form):
     prompt = PromptField(widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class AgentProfileForm(forms.ModelForm):
+    """An agent profile, its secrets edited through ``secrets`` (write-only) and its ``env`` in clear.
+
+    The admin uses it; so can any settings page: a subclass names its own
+    ``Meta.fields`` and keeps ``secrets``. A variable that looks like a
+    credential (``secret_box.looks_like_credential``) is refused in the clear
+    ``env``, with the way to keep it secret.
+    """
+
+    secrets = SecretEnvField(label=_("Secrets"))
+
+    class Meta:
+        model = AgentProfile
+        fields = [
+            "workspace", "name", "agent_id", "command", "env", "working_dir", "mcp_servers", "auth_method", "executor"
+        ]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["secrets"].initial = self.instance.secret_names
+
+    def clean_env(self):
+        env = self.cleaned_data.get("env")
+        if isinstance(env, dict):
+            credentials = sorted(name for name in env if isinstance(name, str) and looks_like_credential(name))
+            if credentials:
+                raise forms.ValidationError(
+                    _("%(names)s looks like a credential: add it under Secrets, where it is stored encrypted."),
+                    params={"names": ", ".join(credentials)},
+                )
+        return env
+
+    def _post_clean(self):
+        # Before the model's own clean, which refuses a name both in env and among the secrets.
+        change = self.cleaned_data.get("secrets")
+        if change:
+            self.instance.apply_secret_change(change)
+        super()._post_clean()

@@ -94,31 +94,33 @@ def render_task_rows(board_id: int, current_task_id: int, *, step_ids, task_ids)
     return render_to_string("sessions/task.html#task-rows-oob", context)
 
 
-def render_catch_up(task: Task, page_state: QueryDict, *, tab: str = "") -> str:
+def render_catch_up(task: Task, page_state: QueryDict, *, tab: str = "", user=None) -> str:
     """Everything the task page keeps live, as it is now, out of band: all it may have missed while its socket was down.
 
     ``page_state`` is what the page said on connecting (its socket URL's query
     string): ``through``, how far "Show more" had taken each step of its task
     list, and ``after``, the last timeline message it has. ``tab`` is the
-    socket's own id (``settlement.tab_id``), for "answered in this tab".
+    socket's own id (``settlement.tab_id``), for "answered in this tab";
+    ``user`` the viewer, for what a notice tells them to do.
     """
     task_list = task_list_context(task, through=parse_shown_through(page_state.getlist("through")))
     context = task_context(task, with_messages=False, card=task_list["current_card"]) | task_list
     context["timeline"] = _missed_messages(task, context["current_session"], _message_id(page_state.get("after")))
     context["tab"] = tab
+    context["user"] = user
     return render_to_string("sessions/task.html#catch-up-oob", context)
 
 
-def render_message(task_id: int, message_id: int, *, created: bool, tab: str = "") -> str:
+def render_message(task_id: int, message_id: int, *, created: bool, tab: str = "", user=None) -> str:
     """A live timeline row of the task: added at the end (``created``, after its session's divider when it is
     the session's first) or replaced in place; nothing when it is not the task's. ``tab`` is the viewer's
-    socket (``clarifications.settlement.tab_id``), for "answered in this tab"."""
+    socket (``clarifications.settlement.tab_id``), for "answered in this tab"; ``user`` the viewer."""
     messages = Message.objects.select_related("session__agent_profile")
     message = messages.filter(pk=message_id, session__task_id=task_id).first()
     if message is None:
         return ""
     opens_session = created and not Message.objects.filter(session_id=message.session_id, pk__lt=message.pk).exists()
-    context = {"message": message, "created": created, "opens_session": opens_session, "tab": tab}
+    context = {"message": message, "created": created, "opens_session": opens_session, "tab": tab, "user": user}
     return render_to_string("sessions/task.html#message-oob", context)
 
 

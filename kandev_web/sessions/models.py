@@ -10,6 +10,8 @@ from kandev_web import git
 from kandev_web.board.models import Task, Workspace
 from kandev_web.checkouts import Checkouts, LocalCheckouts
 from kandev_web.executor.client import ExecutorAddress, RemoteCheckouts
+from kandev_web.forms import SecretEnvChange
+from kandev_web.secret_box import SecretBox
 
 
 class Executor(models.Model):
@@ -59,8 +61,19 @@ def validate_mcp_servers(value):
         raise ValidationError(_("Two MCP servers have the same name."))
 
 
+def secret_box() -> SecretBox:
+    """The deployment's key ring (``KANDEV_SECRETS_KEY``), for sealing and opening profiles' secrets."""
+    return SecretBox(settings.KANDEV_SECRETS_KEYS)
+
+
 class AgentProfile(models.Model):
-    """How to start one kind of ACP agent: the command agentctl runs over stdio."""
+    """How to start one kind of ACP agent: the command agentctl runs over stdio.
+
+    ``env`` is shown and edited in clear; ``secret_env`` (API keys, tokens) is
+    write-only: each value sealed (``kandev_web/secret_box.py``), its name
+    readable, its value opened only when an agent is launched
+    (``sessions.runtime``). Nothing renders, logs or ``repr``s a value.
+    """
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_profiles")
     name = models.CharField(_("name"), max_length=200)
@@ -69,6 +82,9 @@ class AgentProfile(models.Model):
     )
     command = models.JSONField(_("command"), help_text=_("argv, as a JSON list of strings."))
     env = models.JSONField(_("environment"), default=dict, blank=True)
+    #: ``{name: Fernet token}``. Not editable as such: forms edit it through
+    #: ``kandev_web.forms.SecretEnvField``, which never sends a value back.
+    secret_env = models.JSONField(_("secrets"), default=dict, blank=True, editable=False)
     working_dir = models.CharField(_("working directory"), max_length=500, blank=True)
     mcp_servers = models.JSONField(
         _("MCP servers"),
@@ -112,6 +128,28 @@ class AgentProfile(models.Model):
 
     def __str__(self):
         return self.name
+
+    @property
+    def secret_names(self) -> list[str]:
+        return sorted(self.secret_env)
+
+    def set_secret(self, name: str, value: str) -> None:
+        """Seal ``value`` as the secret ``name`` (replacing any); saved with the profile."""
+        self.apply_secret_change(SecretEnvChange(values={name: value}))
+
+    def apply_secret_change(self, change: SecretEnvChange) -> None:
+        """What a ``SecretEnvField`` was given: values sealed, names cleared; saved with the profile."""
+        box = secret_box()
+        kept = {name: token for name, token in self.secret_env.items() if name not in change.cleared}
+        self.secret_env = {**kept, **{name: box.seal(value) for name, value in change.values.items()}}
+
+    def clean(self):
+        super().clean()
+        both = sorted(set(self.env or {}) & set(self.secret_env))
+        if both:
+            raise ValidationError(
+                {"env": _("%(names)s is also a secret; keep each variable in one place.") % {"names": ", ".join(both)}}
+            )
 
 
 class RepositoryQuerySet(models.QuerySet):

@@ -30,10 +30,11 @@ from django.utils.translation import gettext as _
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError
 from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
+from kandev_web.secret_box import SecretUnreadable
 
 from .check_report import Outcome
 from .models import AgentProfile
-from .runtime import agent_environment
+from .runtime import agent_environment, launch_environment
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,8 @@ class CheckSpec:
     host: str
     executor: ExecutorAddress | None = None
     workdir: str = ""
+    #: The profile's secrets, still sealed: opened only as agentctl starts (``runtime.launch_environment``).
+    secret_env: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 def spec_for(profile: AgentProfile) -> CheckSpec:
@@ -65,6 +68,7 @@ def spec_for(profile: AgentProfile) -> CheckSpec:
         host=executor.name if executor else _("this machine"),
         executor=executor.address if executor else None,
         workdir=profile.working_dir,
+        secret_env=dict(profile.secret_env),
     )
 
 
@@ -85,13 +89,17 @@ async def run_check(spec: CheckSpec, timeout: float | None = None) -> dict:
     try:
         async with asyncio.timeout(timeout):
             try:
+                env = launch_environment(spec.env, spec.secret_env)
+            except SecretUnreadable as error:
+                return found | {"outcome": Outcome.UNREACHABLE, "message": str(error)}
+            try:
                 if spec.executor is None:
-                    process = await launch(spec.argv, env=spec.env, host="127.0.0.1", ready_timeout=timeout)
+                    process = await launch(spec.argv, env=env, host="127.0.0.1", ready_timeout=timeout)
                 else:
                     executor = ExecutorClient(spec.executor)
                     process = await executor.launch(
                         spec.argv,
-                        env=spec.env,
+                        env=env,
                         token=secrets.token_urlsafe(32),
                         workdir=spec.workdir,
                         workdir_name=f"check-{uuid.uuid4().hex[:12]}",

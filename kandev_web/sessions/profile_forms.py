@@ -5,11 +5,11 @@ command is one line of shell words (``shlex``), stored as argv. The auth
 method is a choice among those the profile's last check found, or free text
 before any check.
 
-The environment is the one field that holds secrets (API keys). It is made
-by :func:`environment_field` alone, so another field (write-only encrypted
-secrets) replaces it in one place. This one is already write-only: a stored
-value is never rendered back — the form shows ``NAME=`` — and a line left as
-``NAME=`` keeps the value stored under that name.
+Credentials (API keys, tokens) are the profile's secrets, edited write-only
+and stored encrypted (``sessions.forms.AgentProfileForm``, whose checks this
+form keeps); the environment holds the rest, in clear, one ``NAME=value``
+per line. A preset's variables land on the side their names say:
+``ANTHROPIC_API_KEY`` among the secrets, ``GOOSE_MODEL`` in the environment.
 """
 
 from __future__ import annotations
@@ -22,9 +22,11 @@ from django.utils.translation import gettext_lazy as _
 
 from kandev_web import limits
 from kandev_web.forms import StorableCharField
+from kandev_web.secret_box import looks_like_credential
 
 from . import check_report
-from .models import AgentProfile, Executor
+from . import forms as profile_admin_forms
+from .models import Executor
 from .presets import Preset
 
 #: Environment variable names as POSIX shells take them.
@@ -32,18 +34,26 @@ _NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz012
 
 
 class EnvironmentWidget(forms.Textarea):
-    """``NAME=`` per line: the names of the stored variables, never their values."""
+    """``NAME=value`` per line; none of them is a secret (credentials are refused here)."""
 
     def format_value(self, value):
         if isinstance(value, dict):
-            return "\n".join(f"{name}=" for name in value)
+            return "\n".join(f"{name}={setting}" for name, setting in value.items())
         return super().format_value(value)
 
 
 class EnvironmentField(forms.CharField):
-    """``NAME=value`` lines to a dict; ``NAME=`` alone means "keep what is stored" (see ``merge_environment``)."""
+    """``NAME=value`` lines to a dict."""
 
     widget = EnvironmentWidget
+
+    def bound_data(self, data, initial):
+        # A refused form is shown again: a key typed here by mistake must not be sent back with it.
+        lines = str(data or "").splitlines()
+        return "\n".join(
+            f"{name}=" if equals and looks_like_credential(name.strip()) else f"{name}{equals}{value}"
+            for name, equals, value in (line.partition("=") for line in lines)
+        )
 
     def to_python(self, value):
         if isinstance(value, dict):
@@ -65,22 +75,13 @@ class EnvironmentField(forms.CharField):
 
 
 def environment_field() -> forms.Field:
-    """The profile's environment field: the one place a secrets field replaces it."""
     return EnvironmentField(
         label=_("Environment"),
         required=False,
         max_length=limits.PROFILE_ENVIRONMENT_CHARS,
         widget=EnvironmentWidget(attrs={"rows": 4, "data-testid": "profile-env", "spellcheck": "false"}),
-        help_text=_(
-            "One NAME=value per line, e.g. the agent's API key. Stored values are never shown again: "
-            "a line left as NAME= keeps the value stored; a line removed removes the variable."
-        ),
+        help_text=_("One NAME=value per line, e.g. the agent's model. Keys and tokens go under Secrets."),
     )
-
-
-def merge_environment(stored: dict[str, str], typed: dict[str, str]) -> dict[str, str]:
-    """What the profile's environment becomes: the typed lines, each ``NAME=`` keeping its stored value."""
-    return {name: value if value else stored.get(name, "") for name, value in typed.items()}
 
 
 class CommandField(StorableCharField):
@@ -104,15 +105,14 @@ class CommandField(StorableCharField):
         return argv
 
 
-class AgentProfileForm(forms.ModelForm):
+class AgentProfileForm(profile_admin_forms.AgentProfileForm):
     command = CommandField(
         label=_("Command"),
         max_length=limits.PROFILE_COMMAND_CHARS,
         help_text=_("What agentctl runs, speaking ACP on stdio: shell words, quoted where they hold spaces."),
     )
 
-    class Meta:
-        model = AgentProfile
+    class Meta(profile_admin_forms.AgentProfileForm.Meta):
         fields = ["name", "agent_id", "command", "env", "working_dir", "auth_method", "executor"]
         field_classes = {"name": StorableCharField, "agent_id": StorableCharField, "working_dir": StorableCharField}
 
@@ -120,6 +120,7 @@ class AgentProfileForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.instance.workspace = workspace
         self.fields["env"] = environment_field()
+        self.fields["secrets"].widget.attrs["data-testid"] = "profile-secrets"
         self.fields["executor"].queryset = Executor.objects.all()
         self.fields["executor"].empty_label = _("This web machine")
         choices = check_report.report(self.instance.last_check).auth_choices if self.instance.pk else []
@@ -141,14 +142,13 @@ class AgentProfileForm(forms.ModelForm):
 
     def fill_from(self, preset: Preset) -> None:
         """Start from ``preset``: its command, agent id and variable names (values for the operator)."""
+        credentials = [name for name in preset.env_vars if looks_like_credential(name)]
         self.initial.update(
             {
                 "name": self.initial.get("name") or (str(preset.label) if preset.command else ""),
                 "agent_id": preset.agent_id,
                 "command": list(preset.command),
-                "env": dict.fromkeys(preset.env_vars, ""),
+                "env": dict.fromkeys((name for name in preset.env_vars if name not in credentials), ""),
             }
         )
-
-    def clean_env(self):
-        return merge_environment(self.instance.env if self.instance.pk else {}, self.cleaned_data["env"])
+        self.fields["secrets"].widget.expected_names = credentials

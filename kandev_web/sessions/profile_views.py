@@ -44,7 +44,8 @@ def staff_required(view):
     return wrapper
 
 
-def _workspace(user, workspace_id) -> Workspace:
+def managed_workspace(user, workspace_id) -> Workspace:
+    """The workspace a staff member manages on a settings page: one they are a member of (else 404)."""
     return get_object_or_404(Workspace.objects.for_user(user), pk=workspace_id)
 
 
@@ -81,7 +82,7 @@ def _new_form(workspace, preset_key: str) -> AgentProfileForm:
 
 @staff_required
 def profiles(request, workspace_id):
-    workspace = _workspace(request.user, workspace_id)
+    workspace = managed_workspace(request.user, workspace_id)
     return _page(request, workspace, _new_form(workspace, request.GET.get("preset", "")))
 
 
@@ -89,7 +90,7 @@ def profiles(request, workspace_id):
 @require_http_methods(["GET", "POST"])
 def profile_new(request, workspace_id):
     """GET (htmx, on a preset's choice): the new profile's form filled from it. POST: add the profile."""
-    workspace = _workspace(request.user, workspace_id)
+    workspace = managed_workspace(request.user, workspace_id)
     if request.method == "GET":
         form = _new_form(workspace, request.GET.get("preset", ""))
         context = {"workspace": workspace, "form": form, "presets": presets.PRESETS}
@@ -104,7 +105,7 @@ def profile_new(request, workspace_id):
 @staff_required
 @require_http_methods(["GET", "POST"])
 def profile_edit(request, workspace_id, profile_id):
-    workspace = _workspace(request.user, workspace_id)
+    workspace = managed_workspace(request.user, workspace_id)
     profile = _profile(request.user, workspace_id, profile_id)
     form = AgentProfileForm(request.POST or None, instance=profile, workspace=workspace)
     if request.method == "POST" and form.is_valid():
@@ -117,7 +118,7 @@ def profile_edit(request, workspace_id, profile_id):
 @require_POST
 def profile_delete(request, workspace_id, profile_id):
     """Sessions that used it stay on their tasks, unnamed (``SET_NULL``); the page said so before the click."""
-    workspace = _workspace(request.user, workspace_id)
+    workspace = managed_workspace(request.user, workspace_id)
     _profile(request.user, workspace_id, profile_id).delete()
     return redirect(reverse("sessions:profiles", args=[workspace.pk]))
 

@@ -32,13 +32,17 @@ from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
 from django.utils.translation import gettext as _
 
+from kandev_web.agentctl.cli import EXECUTION_VAR, LOG_FORMAT_VAR
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
+from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
 from kandev_web.db import agent_sync_to_async
 from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
 from kandev_web.logs import bound
+from kandev_web.secret_box import SecretUnreadable
 
 from . import events
+from .models import secret_box
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +97,9 @@ class LaunchPlan:
     auth_method: str = ""
     #: None runs agentctl here, on this web machine.
     executor: ExecutorAddress | None = None
+    #: The profile's secrets, still sealed (``{name: token}``): opened only
+    #: as agentctl is started (:func:`launch_environment`).
+    secret_env: dict[str, str] = field(default_factory=dict, repr=False)
 
 
 @dataclass(frozen=True)
@@ -113,6 +120,17 @@ def agent_environment(profile_env: dict[str, str], *, remote: bool = False) -> d
     }
     env.update({str(k): str(v) for k, v in profile_env.items()})
     return env
+
+
+def launch_environment(env: dict[str, str], sealed: dict[str, str]) -> dict[str, str]:
+    """``env`` with the profile's secrets opened into it, for agentctl and its agent alone.
+
+    agentctl is told their names (never their values twice) so that it masks
+    the values wherever the agent repeats them (``agentctl/scrub.py``).
+    Raises ``SecretUnreadable`` when one does not open with the configured keys.
+    """
+    opened = secret_box().open_all(sealed)
+    return {**env, **opened, SECRET_NAMES_VAR: ",".join(sorted(opened))}
 
 
 def working_dir(task_id: int, configured: str) -> str:
@@ -191,6 +209,14 @@ class Runner:
     async def _start(self, plan: LaunchPlan, prompt: list[dict], turn_id: int) -> None:
         try:
             process, cwd = await self._launch(plan)
+        except SecretUnreadable as error:
+            logger.warning("session %s not started: its secret %s does not open", plan.session_id, error.name)
+            reason = _(
+                "The secret %(name)s cannot be decrypted with KANDEV_SECRETS_KEY: the key changed or the stored "
+                "value was altered. Set it again on the agent profile, or restore the key it was saved with."
+            ) % {"name": error.name}
+            await agent_sync_to_async(events.record_start_failed)(plan.session_id, reason)
+            return
         except (LaunchError, StreamError, TimeoutError) as error:
             logger.warning("agentctl for session %s did not start: %s", plan.session_id, error)
             reason = str(error)
@@ -238,12 +264,15 @@ class Runner:
 
     async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | RemoteAgentctl, str]:
         """Start agentctl where the profile says, and return it with the agent's working directory."""
+        env = launch_environment(plan.env, plan.secret_env)
+        # agentctl's log lines name this execution, in the format of this process's own.
+        env |= {EXECUTION_VAR: str(plan.execution_id), LOG_FORMAT_VAR: settings.KANDEV_LOG_FORMAT}
         if plan.executor is None:
             cwd = working_dir(plan.task_id, plan.workdir)
-            return await launch(plan.argv, env=plan.env, host=settings.KANDEV_AGENTCTL_HOST), cwd
+            return await launch(plan.argv, env=env, host=settings.KANDEV_AGENTCTL_HOST), cwd
         remote = await self._executor(plan.executor).launch(
             plan.argv,
-            env=plan.env,
+            env=env,
             token=secrets.token_urlsafe(32),
             workdir=plan.workdir,
             workdir_name=f"task-{plan.task_id}",

@@ -66,6 +66,7 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, mcp_url: str) 
             mcp_servers=[mcp_server_for_agent(mcp_url, mcp_token), *profile.mcp_servers],
             auth_method=profile.auth_method,
             executor=executor.address if executor else None,
+            secret_env=dict(profile.secret_env),
         )
         transaction.on_commit(lambda: runner.submit(runner.start(plan, text_prompt(prompt), turn.pk)))
     return session

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import profile_views, views
+from . import profile_views, repository_views, views
 
 app_name = "sessions"
 urlpatterns = [
@@ -11,6 +11,14 @@ urlpatterns = [
     path("sessions/<int:session_id>/cancel/", views.session_cancel, name="cancel"),
     path("sessions/<int:session_id>/stop/", views.session_stop, name="stop"),
     path("settings/workspaces/<int:workspace_id>/agents/", profile_views.profiles, name="profiles"),
+    path(
+        "settings/workspaces/<int:workspace_id>/repositories/", repository_views.repositories, name="repositories"
+    ),
+    path(
+        "settings/workspaces/<int:workspace_id>/repositories/<int:repository_id>/delete/",
+        repository_views.repository_delete,
+        name="repository-delete",
+    ),
     path("settings/workspaces/<int:workspace_id>/agents/new/", profile_views.profile_new, name="profile-new"),
     path(
         "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/edit/",

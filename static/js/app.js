@@ -186,7 +186,12 @@
       document.getElementById(item.dataset.liveRemove)?.remove();
       return;
     }
-    document.getElementById(item.id)?.remove();
+    const old = document.getElementById(item.id);
+    // A delete form the operator has open (its boxes perhaps ticked) stays open on the new card.
+    const openDelete = old && old.querySelector("[data-testid=task-delete-menu][open]");
+    const freshDelete = item.querySelector("[data-testid=task-delete-menu]");
+    if (openDelete && freshDelete) freshDelete.replaceWith(openDelete);
+    old?.remove();
     const list = document.getElementById(item.dataset.liveInto);
     if (!list) return;
     const key = sortKey(item.dataset.sortKey);
@@ -248,6 +253,32 @@
       if (xhr.status === 204 && prompt) prompt.value = "";
     });
   });
+
+  // The start form's scenario picker belongs to the mock agent: shown (and sent) only
+  // while a profile marked data-scenarios="true" is chosen. A chosen scenario is the
+  // prompt, so the prompt field rests meanwhile. Synced again after every live swap,
+  // since the server renders the picker for the first profile and the preserved
+  // selects keep what the operator chose.
+  function syncScenarioPicker() {
+    const profile = document.querySelector("[data-testid=session-start-profile]");
+    const field = document.querySelector("[data-testid=session-start-scenario-field]");
+    if (!profile || !field) return;
+    const scenario = field.querySelector("select");
+    const option = profile.selectedOptions[0];
+    const offered = Boolean(option && option.dataset.scenarios === "true");
+    field.hidden = !offered;
+    scenario.disabled = !offered;
+    const prompt = document.querySelector("[data-testid=session-start-prompt]");
+    if (prompt) prompt.disabled = offered && scenario.value !== "";
+  }
+  document.addEventListener("change", (event) => {
+    if (event.target.matches("[data-testid=session-start-profile], [data-testid=session-start-scenario]")) {
+      syncScenarioPicker();
+    }
+  });
+  document.addEventListener("htmx:afterSettle", syncScenarioPicker);
+  document.addEventListener("htmx:oobAfterSwap", syncScenarioPicker);
+  syncScenarioPicker();
 
   // Browsers ask for desktop notifications only on a click (notification settings).
   document.addEventListener("click", (event) => {

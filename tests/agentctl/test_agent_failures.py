@@ -38,7 +38,9 @@ async def test_elicitation_create_with_id_0_is_declined_when_the_flag_is_off(sta
     await client.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("ask me")})
     assert (await inbox.next("turn.completed"))["stop_reason"] == "end_turn"
     assert json.loads(message_text(inbox, session_id)) == {"jsonrpc": "2.0", "id": 0, "result": {"action": "decline"}}
-    assert [action for action in inbox.actions() if action.startswith("elicitation.")] == []
+    # Only the decline is reported, nothing of the form; nothing is pending to answer.
+    assert [action for action in inbox.actions() if action.startswith("elicitation.")] == ["elicitation.declined"]
+    assert await inbox.next("elicitation.declined") == {"session_id": session_id, "reason": "elicitation_off"}
     assert await client.request("agent.elicitations.list") == {"pending": []}
     with pytest.raises(NotFound):
         await client.request(

@@ -493,9 +493,22 @@ async def test_an_unknown_session_is_declined(start_agentctl, connect, scripted)
 
 async def test_AC_20_flag_off_declines_a_well_formed_form(start_agentctl, connect, scripted) -> None:
     run = await run_script(start_agentctl, connect, scripted, _decline_steps(COLOUR_FORM, API_KEY_FORM), flag=False)
-    await _assert_all_declined(run, 2)
+    await run.finished()
+    assert [frame["result"] for frame in run.echoed()] == [{"action": "decline"}] * 2
+    # Nobody is asked; the web app is only told that a question was declined, and where (no question text).
+    declined = ("elicitation.declined", {"session_id": SESSION, "reason": "elicitation_off"})
+    assert run.events() == [declined, declined]
+    assert await run.client.request("agent.elicitations.list") == {"pending": []}
     (initialize,) = scripted.received("initialize")
     assert "elicitation" not in initialize["params"]["clientCapabilities"]
+
+
+async def test_flag_off_an_unknown_sessions_form_is_declined_and_reported_to_nobody(
+    start_agentctl, connect, scripted
+) -> None:
+    steps = _decline_steps(form({"q": single()}, session_id="other"))
+    run = await run_script(start_agentctl, connect, scripted, steps, flag=False)
+    await _assert_all_declined(run, 1)
 
 
 async def test_AC_20b_answers_travel_on_the_stream_and_no_acp_http_route_exists(

@@ -236,7 +236,9 @@ async def test_AC_20_with_the_flag_off_the_agent_is_declined_and_nobody_is_asked
     session = await mock(elicitation=False)
     await session.play("elicit-single")
     assert await session.answer_received() == {"action": "decline"}
-    assert [a for a in session.inbox.actions() if a.startswith("elicitation.")] == []
+    assert [a for a in session.inbox.actions() if a.startswith("elicitation.")] == ["elicitation.declined"]
+    declined = {"session_id": session.session_id, "reason": "elicitation_off"}
+    assert session.inbox.all("elicitation.declined") == [declined]
 
 
 def _without_tool_call_ids(value: Any) -> Any:

@@ -8,6 +8,7 @@ suite enforces the policy itself (e2e/conftest.py, e2e/test_csp.py).
 import secrets
 
 import pytest
+from cryptography.fernet import Fernet
 
 from .test_deploy_check import _run
 
@@ -35,7 +36,11 @@ for path in ("/login/", "/admin/login/"):
 PROFILES = {
     "dev": {"ALLOWED_HOSTS": "testserver"},
     "e2e": {"ALLOWED_HOSTS": "testserver"},
-    "prod": {"SECRET_KEY": secrets.token_urlsafe(64), "ALLOWED_HOSTS": "testserver"},
+    "prod": {
+        "SECRET_KEY": secrets.token_urlsafe(64),
+        "KANDEV_SECRETS_KEY": Fernet.generate_key().decode(),
+        "ALLOWED_HOSTS": "testserver",
+    },
 }
 
 

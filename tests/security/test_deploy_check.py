@@ -1,4 +1,4 @@
-"""The prod profile passes Django's deployment checklist, and will not start without a secret key.
+"""The prod profile passes Django's deployment checklist, and will not start without its secret keys.
 
 Each run is a subprocess with a clean environment, the way a deployment starts:
 nothing from the developer's shell (or from pytest-django's settings) leaks in.
@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from cryptography.fernet import Fernet
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -34,6 +35,7 @@ def _prod(**overrides: str) -> dict[str, str]:
     return {
         "KANDEV_PROFILE": "prod",
         "SECRET_KEY": secrets.token_urlsafe(64),
+        "KANDEV_SECRETS_KEY": Fernet.generate_key().decode(),
         "ALLOWED_HOSTS": "kandev.example.com",
         **overrides,
     }
@@ -76,3 +78,32 @@ def test_prod_never_falls_back_to_the_dev_key(tmp_path):
     result = _run(tmp_path, "-c", f"import django; django.setup(); {script}", **_prod(SECRET_KEY=key))
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == key
+
+
+@pytest.mark.parametrize("secrets_key", [None, ""], ids=["unset", "empty"])
+@pytest.mark.parametrize(
+    "entry_point",
+    [("manage.py", "check"), ("-c", "import kandev_web.asgi")],
+    ids=["manage.py", "asgi"],
+)
+def test_prod_without_a_secrets_key_refuses_to_start(tmp_path, secrets_key, entry_point):
+    """Agent profiles' secrets are sealed with it; prod has no key derived from SECRET_KEY to fall back to."""
+    env = _prod()
+    if secrets_key is None:
+        del env["KANDEV_SECRETS_KEY"]
+    else:
+        env["KANDEV_SECRETS_KEY"] = secrets_key
+    result = _run(tmp_path, *entry_point, **env)
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "ImproperlyConfigured" in last_line and "KANDEV_SECRETS_KEY" in last_line, result.stderr
+    assert "Fernet.generate_key()" in last_line
+
+
+def test_a_secrets_key_that_is_no_fernet_key_refuses_to_start_and_says_how_to_make_one(tmp_path):
+    keys = f"{Fernet.generate_key().decode()},hunter2"
+    result = _run(tmp_path, "manage.py", "check", **_prod(KANDEV_SECRETS_KEY=keys))
+    assert result.returncode != 0
+    last_line = result.stderr.strip().splitlines()[-1]
+    assert "Key 2 of KANDEV_SECRETS_KEY is not a Fernet key" in last_line, result.stderr
+    assert "hunter2" not in result.stderr

@@ -19,7 +19,16 @@ from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications.models import Clarification
 from kandev_web.flags.registry import FLAGS
 from kandev_web.notifications.models import Event
-from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import (
+    AgentProfile,
+    Executor,
+    Message,
+    MessageType,
+    Repository,
+    SessionState,
+    TaskSession,
+    Turn,
+)
 
 #: Namespaces whose views are not ours: the Django admin has its own login and its own tests.
 FOREIGN_NAMESPACES = {"admin"}
@@ -108,11 +117,13 @@ def _objects(name: str) -> dict[str, object]:
     profile = AgentProfile.objects.create(
         workspace=workspace, name=f"{name} agent", agent_id="mock", command=["true"], executor=nowhere
     )
+    repository = Repository.objects.create(workspace=workspace, name=f"{name} repository", path=f"/srv/{name}")
     return {
         "workspace": workspace,
         "values": {
             "workspace_id": workspace.pk,
             "profile_id": profile.pk,
+            "repository_id": repository.pk,
             "board_id": board.pk,
             "step_id": task.step_id,
             "task_id": task.pk,
@@ -212,7 +223,7 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     client.force_login(operator)
     foreign = _url(world, endpoint, objects=world.theirs["values"])
     nowhere = {"board_id": 999_999, "step_id": 999_999, "task_id": 999_999, "session_id": 999_999, "pending_id": "nope",
-               "workspace_id": 999_999, "profile_id": 999_999}
+               "workspace_id": 999_999, "profile_id": 999_999, "repository_id": 999_999}
     missing = _url(world, endpoint, objects=nowhere)
     data = {"prompt": "x", "option_id": "ok", "action": "skip", "title": "Hijacked", "enabled": "true"}
     for method in ("get", "post"):
@@ -231,11 +242,13 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     assert TaskSession.objects.filter(task=task).count() == 1
     their_profile = AgentProfile.objects.get(pk=world.theirs["values"]["profile_id"])
     assert (their_profile.name, their_profile.checked_at) == ("theirs agent", None)
+    assert Repository.objects.filter(pk=world.theirs["values"]["repository_id"]).exists()
 
 
 def test_every_object_parameter_is_covered():
     """A new object-naming URL parameter needs a foreign value above before it ships."""
-    known = {"board_id", "step_id", "task_id", "session_id", "pending_id", "workspace_id", "profile_id"}
+    known = {"board_id", "step_id", "task_id", "session_id", "pending_id"}
+    known |= {"workspace_id", "profile_id", "repository_id"}
     known |= GLOBAL_PARAMETERS
     unknown = {p for e in ENDPOINTS for p in e.parameters} - known
     assert not unknown, f"decide what these URL parameters name and test them: {sorted(unknown)}"

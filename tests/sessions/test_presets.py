@@ -35,5 +35,7 @@ def test_a_preset_fills_the_form_with_its_command_and_variable_names_left_empty(
     html = str(form["command"]) + str(form["env"]) + str(form["agent_id"]) + str(form["name"])
     assert 'value="npx -y @agentclientprotocol/claude-agent-acp"' in html
     assert 'value="claude-acp"' in html
-    assert ">\nANTHROPIC_API_KEY=</textarea>" in html
+    # The key is a secret to set, write-only; nothing is left for the environment.
+    assert 'data-secret-name="ANTHROPIC_API_KEY" data-secret-set="false"' in str(form["secrets"])
+    assert "ANTHROPIC_API_KEY" not in str(form["env"])
     assert 'value="Claude Code"' in html

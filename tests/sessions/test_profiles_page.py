@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from kandev_web.board.models import Workspace
-from kandev_web.sessions.models import AgentProfile, SessionState, TaskSession
+from kandev_web.sessions.models import AgentProfile, SessionState, TaskSession, secret_box
 
 SECRET = "sk-ant-api03-never-shown-again-0123456789"
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -26,13 +26,16 @@ def client(staff):
 
 @pytest.fixture
 def profile(workspace):
-    return AgentProfile.objects.create(
+    profile = AgentProfile(
         workspace=workspace,
         name="Claude",
         agent_id="claude-acp",
         command=["npx", "-y", "@agentclientprotocol/claude-agent-acp"],
-        env={"ANTHROPIC_API_KEY": SECRET, "DISABLE_TELEMETRY": "1"},
+        env={"DISABLE_TELEMETRY": "1"},
     )
+    profile.set_secret("ANTHROPIC_API_KEY", SECRET)
+    profile.save()
+    return profile
 
 
 def url(workspace, rest=""):
@@ -67,7 +70,9 @@ def test_choosing_a_preset_fills_the_form(client, workspace):
     response = client.get(url(workspace, "new/"), {"preset": "gemini"}, **HTMX)
     assert response.status_code == 200
     assert 'value="gemini --experimental-acp"' in response.text
-    assert "GEMINI_API_KEY=</textarea>" in response.text
+    # The key is a secret to set (write-only), not an environment line.
+    assert 'data-secret-name="GEMINI_API_KEY" data-secret-set="false"' in response.text
+    assert "GEMINI_API_KEY=" not in response.text
     assert 'data-preset="gemini"' in response.text
 
 
@@ -78,7 +83,9 @@ def test_adding_a_profile_stores_argv_and_environment(client, workspace):
             "name": "Codex",
             "agent_id": "codex-acp",
             "command": "npx -y '@zed-industries/codex-acp'",
-            "env": f"OPENAI_API_KEY={SECRET}\n\nRUST_LOG=info",
+            "env": "\nRUST_LOG=info",
+            "secrets-new-0-name": "OPENAI_API_KEY",
+            "secrets-new-0-value": SECRET,
             "working_dir": "",
             "auth_method": "",
             "executor": "",
@@ -87,7 +94,9 @@ def test_adding_a_profile_stores_argv_and_environment(client, workspace):
     profile = AgentProfile.objects.get(name="Codex")
     assert response.status_code == 302 and response.url == url(workspace) + f"#profile-{profile.pk}"
     assert profile.command == ["npx", "-y", "@zed-industries/codex-acp"]
-    assert profile.env == {"OPENAI_API_KEY": SECRET, "RUST_LOG": "info"}
+    assert profile.env == {"RUST_LOG": "info"}
+    assert profile.secret_names == ["OPENAI_API_KEY"] and SECRET not in str(profile.secret_env)
+    assert secret_box().open("OPENAI_API_KEY", profile.secret_env["OPENAI_API_KEY"]) == SECRET
     assert profile.workspace == workspace
 
 
@@ -101,26 +110,40 @@ def test_a_bad_command_or_environment_line_is_refused_with_a_sentence(client, wo
     assert not AgentProfile.objects.filter(name="X").exists()
 
 
-def test_a_stored_value_is_never_shown_and_a_line_left_empty_keeps_it(client, workspace, profile):
+def test_a_stored_secret_is_never_shown_and_a_replacement_left_empty_keeps_it(client, workspace, profile):
     for page in (client.get(url(workspace)), client.get(url(workspace, f"{profile.pk}/edit/"))):
         assert page.status_code == 200
         assert SECRET not in page.text
     edit = client.get(url(workspace, f"{profile.pk}/edit/")).text
-    assert "ANTHROPIC_API_KEY=\nDISABLE_TELEMETRY=</textarea>" in edit
+    assert 'data-secret-name="ANTHROPIC_API_KEY" data-secret-set="true"' in edit
+    assert "DISABLE_TELEMETRY=1</textarea>" in edit
     response = client.post(
         url(workspace, f"{profile.pk}/edit/"),
         {
             "name": "Claude Code",
             "agent_id": "claude-acp",
             "command": "node /opt/bridge/dist/index.js",
-            "env": "ANTHROPIC_API_KEY=\nEXTRA=yes",
+            "env": "EXTRA=yes",
+            "secrets-replace-ANTHROPIC_API_KEY": "",
             "auth_method": "",
         },
     )
     assert response.status_code == 302
     profile.refresh_from_db()
-    assert profile.env == {"ANTHROPIC_API_KEY": SECRET, "EXTRA": "yes"}  # DISABLE_TELEMETRY's line was removed
+    assert profile.env == {"EXTRA": "yes"}  # DISABLE_TELEMETRY's line was removed
+    assert secret_box().open("ANTHROPIC_API_KEY", profile.secret_env["ANTHROPIC_API_KEY"]) == SECRET
     assert profile.command == ["node", "/opt/bridge/dist/index.js"]
+
+
+def test_a_credential_typed_into_the_environment_is_refused_with_the_way_to_keep_it_secret(client, workspace):
+    response = client.post(
+        url(workspace, "new/"), {"name": "Leaky", "agent_id": "x", "command": "x", "env": f"OPENAI_API_KEY={SECRET}"}
+    )
+
+    assert response.status_code == 200
+    assert "OPENAI_API_KEY looks like a credential: add it under Secrets" in response.text
+    assert SECRET not in response.text
+    assert not AgentProfile.objects.filter(name="Leaky").exists()
 
 
 def test_the_auth_method_is_chosen_among_the_last_checks(client, workspace, profile):

@@ -439,6 +439,33 @@ def test_the_task_page_shows_the_repository_branch_and_the_offer_to_remove_the_w
     assert 'data-testid="task-delete-remove-worktree"' in page
 
 
+def test_the_board_card_offers_removing_the_worktree_once_there_is_one_and_refuses_the_same_way(
+    new_task, start, client, board
+):
+    task = new_task()
+    plain = client.get(f"/boards/{board.pk}/").content.decode()
+    assert "task-delete-remove-worktree" not in plain  # nothing made yet: Delete asks only "Delete …?"
+    _, plan = start(task)
+    worktree = Worktree.objects.get(task=task)
+    commit_in(Path(plan.workdir), "work.txt", "only here\n", "Unpushed work")
+
+    board_page = client.get(f"/boards/{board.pk}/").content.decode()
+    assert f"Also remove its worktree and the branch {worktree.branch}" in board_page
+    assert 'data-testid="task-delete-discard-commits"' in board_page
+
+    refused = client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"}, headers={"HX-Request": "true"})
+    assert f"The branch {worktree.branch} holds 1 commit(s) that exist nowhere else" in refused.content.decode()
+    assert Task.objects.filter(pk=task.pk).exists()
+
+    confirmed = client.post(
+        f"/tasks/{task.pk}/delete/", {"remove_worktree": "1", "discard_commits": "1"}, headers={"HX-Request": "true"}
+    )
+    assert confirmed.status_code == 200
+    assert not Task.objects.filter(pk=task.pk).exists()
+    assert not Path(plan.workdir).exists()
+    assert not git.branch_exists(Path(worktree.repository.path), worktree.branch)
+
+
 # --- Branch names --------------------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from kandev_web.rendering.markdown import render_markdown
 from kandev_web.rendering.text import says_the_same
+from kandev_web.sessions.scenarios import scenario_of_prompt
 
 register = template.Library()
 
@@ -30,3 +31,9 @@ def same_as(text, other) -> bool:
 def repeats_a_prompt(context, questions) -> bool:
     """Whether a bundle's ``context`` only repeats the prompt of one of its ``questions``."""
     return any(says_the_same(str(context or ""), str(question.get("prompt") or "")) for question in questions or [])
+
+
+@register.filter
+def played_scenario(prompt):
+    """The mock agent's scenario an operator's prompt plays (``sessions.scenarios``), for the timeline to name."""
+    return scenario_of_prompt(str(prompt or ""))

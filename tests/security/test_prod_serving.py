@@ -1,4 +1,4 @@
-"""Static files through WhiteNoise: as they are in dev, hashed, compressed and cached for good in prod."""
+"""What prod serves and how: static files through WhiteNoise (hashed, compressed, cached), HTTPS but for probes."""
 
 import json
 import re
@@ -40,3 +40,19 @@ def test_the_dev_profile_serves_static_files_as_they_are_without_collectstatic(d
 
     assert served.status_code == 200
     assert b"".join(served.streaming_content) == (ROOT / "static" / "css" / "app.css").read_bytes()
+
+
+PROBES_OVER_HTTP = """
+import django
+django.setup()
+from django.test import Client
+for path in ("/healthz", "/login/"):
+    print(path, Client().get(path).status_code)
+"""
+
+
+def test_prod_sends_operators_to_https_but_answers_probes_over_plain_http(tmp_path):
+    result = _run(tmp_path, "-c", PROBES_OVER_HTTP, **_prod(ALLOWED_HOSTS="testserver"))
+
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["/healthz", "200", "/login/", "301"]

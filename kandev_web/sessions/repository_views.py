@@ -1,0 +1,49 @@
+"""The workspace's repositories page: register and remove the git repositories its tasks work on (staff)."""
+
+from django.db.models import Count, ProtectedError
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.translation import gettext as _
+from django.views.decorators.http import require_http_methods, require_POST
+
+from .models import Repository
+from .profile_views import managed_workspace, staff_required
+from .repository_forms import RepositoryForm
+
+TEMPLATE = "sessions/repositories.html"
+
+
+def _page(request, workspace, form, *, refusal="", status=200):
+    repositories = (
+        Repository.objects.filter(workspace=workspace).select_related("executor").annotate(task_count=Count("worktrees"))
+    )
+    context = {"workspace": workspace, "repositories": repositories, "form": form, "refusal": refusal}
+    return render(request, TEMPLATE, context, status=status)
+
+
+@staff_required
+@require_http_methods(["GET", "POST"])
+def repositories(request, workspace_id):
+    """GET: the list and an empty form. POST: register one; its machine is asked whether it is a repository."""
+    workspace = managed_workspace(request.user, workspace_id)
+    form = RepositoryForm(request.POST or None, workspace=workspace)
+    if request.method == "POST" and form.is_valid():
+        form.save()
+        return redirect(reverse("sessions:repositories", args=[workspace.pk]))
+    return _page(request, workspace, form)
+
+
+@staff_required
+@require_POST
+def repository_delete(request, workspace_id, repository_id):
+    """Refused while a task works in one of its worktrees: the task would lose where its branch lives."""
+    workspace = managed_workspace(request.user, workspace_id)
+    repository = get_object_or_404(Repository, workspace=workspace, pk=repository_id)
+    try:
+        repository.delete()
+    except ProtectedError:
+        refusal = _("%(repository)s still has tasks on it; delete those tasks (and their worktrees) first.") % {
+            "repository": repository
+        }
+        return _page(request, workspace, RepositoryForm(workspace=workspace), refusal=refusal, status=409)
+    return redirect(reverse("sessions:repositories", args=[workspace.pk]))
