@@ -16,18 +16,20 @@ _LINES = """(els) => els.map((el) => {
 })"""
 
 
-def phone_page(browser, server, username: str, path: str):
-    page = browser.new_context(viewport=PHONE).new_page()
+def phone_page(browser, server, username: str, path: str, *, locale: str = "en-US"):
+    page = browser.new_context(viewport=PHONE, locale=locale).new_page()
     login(page, server, username, path)
     return page
 
 
-def test_the_nav_keeps_clear_of_the_brand_each_item_on_one_line(browser, server):
-    ids = server.create_operator("navigator", workspace="Navigator", staff=True, tasks=True)
-    page = phone_page(browser, server, "navigator", f"/boards/{ids['board_id']}/")
+@pytest.mark.parametrize("locale", ["en-US", "de-DE"])  # German labels are longer
+def test_the_nav_keeps_clear_of_the_brand_each_item_on_one_line(browser, server, locale):
+    ids = server.create_operator(f"navigator-{locale}", workspace=f"Navigator {locale}", staff=True, tasks=True)
+    page = phone_page(browser, server, f"navigator-{locale}", f"/boards/{ids['board_id']}/", locale=locale)
+    expect(page.locator("html")).to_have_attribute("lang", locale[:2])
     brand = page.get_by_test_id("nav-home").bounding_box()
     items = page.locator(".topnav > *")
-    expect(items).to_have_count(4)
+    expect(items).to_have_count(5)  # Notifications, Feature toggles, the language switch, the user, Log out
     boxes = [items.nth(i).bounding_box() for i in range(items.count())]
     for box in boxes:
         assert not intersects(brand, box), f"{box} runs into the brand {brand}"
@@ -35,7 +37,7 @@ def test_the_nav_keeps_clear_of_the_brand_each_item_on_one_line(browser, server)
         assert not same_row or box["x"] >= brand["x"] + brand["width"] + 8, f"{box} is glued to the brand {brand}"
     for a, b in zip(boxes, boxes[1:], strict=False):
         assert not intersects(a, b)
-    assert page.locator(".topnav a, .topnav button").evaluate_all(_LINES) == [1, 1, 1]
+    assert page.locator(".topnav a, .topnav button").evaluate_all(_LINES) == [1, 1, 1, 1, 1]
 
 
 def test_the_board_fits_the_window_and_every_control_takes_a_finger(browser, server):

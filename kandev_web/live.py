@@ -9,8 +9,8 @@ its own viewer after checking that viewer's access, so the same event is right
 on any web process, for any operator, and cannot leak one workspace's data to
 another through a shared group. Two exceptions: :func:`notify` goes to a
 single operator's group, who was chosen as a member of the task's workspace,
-and carries the text of the toast it shows; :func:`question_asked` carries a
-new question's overlay, identical for every viewer of its task.
+and carries the msgids of the toast it shows; :func:`question_asked` carries a
+new question's overlay in each language, identical for every viewer of its task.
 """
 
 import asyncio
@@ -118,16 +118,16 @@ def task_changed(task_id: int, parts: Iterable[str] = TASK_PARTS) -> None:
     send_after_commit(task_group(task_id), {"type": "task.changed", "parts": [p for p in TASK_PARTS if p in parts]})
 
 
-def question_asked(task_id: int, pending_id: str, overlay: str) -> None:
-    """A new question: ``overlay`` is the task's overlay, out of band, as every viewer sees it.
+def question_asked(task_id: int, pending_id: str, overlays: dict[str, str]) -> None:
+    """A new question: ``overlays`` is the task's overlay, out of band, as every viewer sees it, by language code.
 
     The one event that carries its own HTML (``clarifications.overlay`` says
     why that is safe): the operator waits for it, so it is rendered once, by
     the process that recorded the question, and no socket re-reads anything.
     Sent before anything else about the question (``records.show_overlay``).
     """
-    if overlay:
-        event = {"type": "clarification.asked", "pending_id": pending_id, "html": overlay}
+    if any(overlays.values()):
+        event = {"type": "clarification.asked", "pending_id": pending_id, "html": overlays}
         send_after_commit(task_group(task_id), event)
 
 
@@ -153,7 +153,11 @@ def wake_clarification(pending_id: str) -> None:
     send_after_commit(clarification_group(pending_id), {"type": "wake"})
 
 
-def notify(user_id: int, *, event: str, title: str, body: str, task_id: int) -> None:
-    """A toast (and a desktop notice, where allowed) on every open page of one operator."""
-    message = {"type": "notify", "event": event, "title": title, "body": body, "task_id": task_id}
+def notify(user_id: int, *, event: str, title: str, body: str, params: dict[str, str], task_id: int) -> None:
+    """A toast (and a desktop notice, where allowed) on every open page of one operator.
+
+    ``title`` and ``body`` are msgids, not text: each page's socket translates
+    them into its viewer's language, then fills ``body`` in from ``params``.
+    """
+    message = {"type": "notify", "event": event, "title": title, "body": body, "params": params, "task_id": task_id}
     send_after_commit(user_group(user_id), message)

@@ -6,18 +6,32 @@ check is closed with 4403 before it joins anything, so nothing is ever sent to i
 """
 
 import time
+from functools import cached_property
+from types import SimpleNamespace
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.http import QueryDict
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext
 
 from kandev_web.db import database_sync_to_async
 from kandev_web.live import user_group
 from kandev_web.metrics import OPEN_SOCKETS
 
 CLOSE_FORBIDDEN = 4403
+
+
+def viewer_language(scope) -> str:
+    """The language of the viewer's pages: the language cookie, else Accept-Language, as LocaleMiddleware picks it."""
+    headers = dict(scope.get("headers", ()))
+    handshake = SimpleNamespace(
+        COOKIES=scope.get("cookies", {}),
+        META={"HTTP_ACCEPT_LANGUAGE": headers.get(b"accept-language", b"").decode("latin-1")},
+    )
+    return translation.get_language_from_request(handshake)
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
@@ -74,7 +88,16 @@ class LiveConsumer(AsyncWebsocketConsumer):
     #: Until when (``time.monotonic()``) the viewer's access holds without asking the database again.
     _allowed_until = 0.0
 
+    @cached_property
+    def language(self) -> str:
+        return viewer_language(self.scope)
+
     async def dispatch(self, message):
+        # Every fragment this socket sends is rendered for its viewer, in the language of their pages.
+        with translation.override(self.language):
+            await self._dispatch(message)
+
+    async def _dispatch(self, message):
         # Events are checked against the viewer's access, not only at connect,
         # so an operator removed from a workspace stops hearing it. The answer
         # is kept briefly (a question brings several events at once); a change
@@ -105,7 +128,10 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     async def notify(self, event):
         """A notification for this operator: a toast, and a desktop notice if they allowed it."""
-        await self.send(text_data=render_to_string("base.html#toast", {**event, "level": "notify"}))
+        said = {}
+        if event.get("title"):
+            said = {"title": gettext(event["title"]), "body": gettext(event["body"]) % event.get("params", {})}
+        await self.send(text_data=render_to_string("base.html#toast", {**event, **said, "level": "notify"}))
 
     async def send_fragment(self, render, *args):
         html = await database_sync_to_async(render)(*args)

@@ -244,9 +244,17 @@ AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "kandev_web.login.locked_out"
 
 LANGUAGE_CODE = "en"
+# Every operator-facing string is in the German catalogue (tests/test_translations.py
+# holds it complete). An operator picks a language in the menu (Django's
+# set_language, remembered in the language cookie); until then LocaleMiddleware
+# follows the browser's Accept-Language.
+LANGUAGES = [("en", "English"), ("de", "Deutsch")]
+LANGUAGE_COOKIE_SAMESITE = "Lax"
+LANGUAGE_COOKIE_AGE = 365 * 24 * 60 * 60
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True
+# Inside the package, so the wheel carries the compiled catalogue.
 LOCALE_PATHS = [PACKAGE_DIR / "locale"]
 
 STATIC_URL = "static/"
@@ -276,6 +284,7 @@ if IS_PROD:
     SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
+    LANGUAGE_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)

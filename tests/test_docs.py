@@ -43,7 +43,9 @@ def tracked_files(*paths: str) -> list[Path]:
     listed = subprocess.run(
         ["git", "ls-files", "-z", "--", *paths], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout.split("\0")
-    return [ROOT / name for name in listed if name and name != THIS_FILE and (ROOT / name).is_file()]
+    files = [ROOT / name for name in listed if name and name != THIS_FILE and (ROOT / name).is_file()]
+    # Binary files (a compiled catalogue) hold id-like bytes by chance; a NUL early on gives them away.
+    return [path for path in files if b"\0" not in path.read_bytes()[:8192]]
 
 
 def read_text(path: Path) -> str:

@@ -64,5 +64,10 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and
             assert response.status == 200
             assert response.headers["Content-Type"].startswith("text/css")
             assert "immutable" in response.headers["Cache-Control"]
+        # The compiled German catalogue is in the wheel: no gettext needed where it is installed.
+        german = urllib.request.Request(f"http://127.0.0.1:{port}/login/", headers={"Accept-Language": "de"})
+        with urllib.request.urlopen(german, timeout=10) as response:
+            page = response.read().decode()
+        assert '<html lang="de">' in page and "Bei kandev anmelden" in page
     finally:
         stop_group(server)

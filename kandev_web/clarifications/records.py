@@ -7,8 +7,9 @@ settled once, with every open view told why. Both paths import this module;
 neither imports the other.
 """
 
+from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from kandev_web import live
 from kandev_web.board import workflow
@@ -42,7 +43,12 @@ def show_overlay(record: Clarification) -> None:
     see; the timeline rows, icon and notification follow (:func:`announce`).
     """
     task_id = record.session.task_id
-    live.question_asked(task_id, record.pending_id, overlay.render(task_id))
+    # Once in each language, so every viewer's page gets it in its own at once.
+    overlays = {}
+    for language, _name in settings.LANGUAGES:
+        with translation.override(language):
+            overlays[language] = overlay.render(task_id)
+    live.question_asked(task_id, record.pending_id, overlays)
 
 
 @transaction.atomic

@@ -6,7 +6,7 @@ screens and in other people's field of view.
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from kandev_web import live
 
@@ -29,6 +29,7 @@ def set_enabled(user, event: str, enabled: bool) -> None:
 
 
 def _notify(task, event: Event, occurrence: str, title: str, body: str) -> None:
+    """``title`` and ``body`` are msgids: each open page says them in its viewer's language; ``body`` names the task."""
     members = get_user_model().objects.filter(workspaces=task.board.workspace_id, is_active=True)
     for user in members:
         if not enabled_for(user, event):
@@ -38,7 +39,7 @@ def _notify(task, event: Event, occurrence: str, title: str, body: str) -> None:
                 Delivery.objects.create(provider=IN_APP, event=event, occurrence=occurrence, user=user)
         except IntegrityError:
             continue  # this occurrence already reached this operator
-        live.notify(user.pk, event=str(event), title=title, body=body, task_id=task.pk)
+        live.notify(user.pk, event=str(event), title=title, body=body, params={"title": task.title}, task_id=task.pk)
 
 
 def clarification_requested(clarification) -> None:
@@ -47,8 +48,8 @@ def clarification_requested(clarification) -> None:
         task,
         Event.CLARIFICATION_REQUESTED,
         clarification.pending_id,
-        _("Agent needs your answer"),
-        _('The agent asked a question on "%(title)s".') % {"title": task.title},
+        gettext_noop("Agent needs your answer"),
+        gettext_noop('The agent asked a question on "%(title)s".'),
     )
 
 
@@ -58,6 +59,6 @@ def turn_finished(session, turn) -> None:
         task,
         Event.TURN_FINISHED,
         f"turn-{turn.pk}",
-        _("Agent finished its turn"),
-        _('The agent finished its turn on "%(title)s".') % {"title": task.title},
+        gettext_noop("Agent finished its turn"),
+        gettext_noop('The agent finished its turn on "%(title)s".'),
     )

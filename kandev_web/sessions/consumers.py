@@ -1,6 +1,7 @@
 import asyncio
 import collections
 
+from django.conf import settings
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import mark_safe
@@ -78,7 +79,8 @@ class TaskConsumer(LiveConsumer):
         Then the question is read for answering while the operator reads it,
         so their Submit goes to the agent without waiting on the database.
         """
-        await self.send(text_data=event["html"])
+        overlays = event["html"]
+        await self.send(text_data=overlays.get(self.language) or overlays[settings.LANGUAGE_CODE])
         pending_id = event["pending_id"]
         self._read_ahead[pending_id] = asyncio.create_task(self._question_or_none(pending_id))
 
