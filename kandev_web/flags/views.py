@@ -1,27 +1,17 @@
 """The feature-toggles settings page and the runtime-flags JSON API (staff only)."""
 
 import json
-from functools import wraps
 
-from django.core.exceptions import PermissionDenied
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
+
+from kandev_web.staff import staff_required
 
 from . import services
 from .resolution import FlagState
 
 _CHOICES = {"true": True, "false": False, "default": None}
-
-
-def staff_required(view):
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_staff:
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 @staff_required

@@ -5,43 +5,20 @@ async view, so the seconds an agent takes to answer ``initialize`` are awaited
 on the server's loop without holding a request thread (``profile_checks``).
 """
 
-from functools import wraps
-
-from asgiref.sync import iscoroutinefunction, sync_to_async
-from django.core.exceptions import PermissionDenied
+from asgiref.sync import sync_to_async
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
 from kandev_web.board.models import Workspace
+from kandev_web.staff import staff_required
 
 from . import check_report, presets, profile_checks
 from .models import ACTIVE_SESSION_STATES, AgentProfile
 from .profile_forms import AgentProfileForm
 
 TEMPLATE = "sessions/profiles.html"
-
-
-def staff_required(view):
-    """Staff only for now (managing a workspace is not yet a permission of its own); async views too."""
-    if iscoroutinefunction(view):
-
-        @wraps(view)
-        async def async_wrapper(request, *args, **kwargs):
-            if not (await request.auser()).is_staff:
-                raise PermissionDenied
-            return await view(request, *args, **kwargs)
-
-        return async_wrapper
-
-    @wraps(view)
-    def wrapper(request, *args, **kwargs):
-        if not request.user.is_staff:
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def managed_workspace(user, workspace_id) -> Workspace:

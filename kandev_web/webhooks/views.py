@@ -7,18 +7,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from kandev_web.board.models import Workspace
-from kandev_web.sessions.profile_views import staff_required
+from kandev_web.sessions.profile_views import managed_workspace
+from kandev_web.staff import staff_required
 
 from . import services, signing
 from .forms import WebhookForm
 from .models import Webhook
 
 TEMPLATE = "webhooks/webhooks.html"
-
-
-def _workspace(user, workspace_id) -> Workspace:
-    return get_object_or_404(Workspace.objects.for_user(user), pk=workspace_id)
 
 
 def _webhook(user, workspace_id, webhook_id) -> Webhook:
@@ -49,7 +45,7 @@ JUST_ADDED = "webhooks.just_added"
 @staff_required
 @require_GET
 def webhooks(request, workspace_id):
-    workspace = _workspace(request.user, workspace_id)
+    workspace = managed_workspace(request.user, workspace_id)
     created = None
     added = request.session.pop(JUST_ADDED, None)
     if added is not None:
@@ -65,7 +61,7 @@ def webhook_new(request, workspace_id):
     Post, redirect, get: reloading that page must not add a second webhook.
     The session holds the new webhook's id, not its secret, until that page pops it.
     """
-    workspace = _workspace(request.user, workspace_id)
+    workspace = managed_workspace(request.user, workspace_id)
     form = WebhookForm(request.POST, workspace=workspace)
     if not form.is_valid():
         return _page(request, workspace, form, status=422)
