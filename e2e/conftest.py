@@ -157,6 +157,22 @@ def postgres_url():
         admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def git(cwd, *args):
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repository(tmp_path):
+    """A small git repository, ``shop``, with one commit on ``main``: for tasks that work in worktrees."""
+    path = tmp_path / "shop"
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "README.md").write_text("# Shop\n")
+    git(path, "add", "README.md")
+    git(path, "-c", "user.email=dev@example.com", "-c", "user.name=Dev", "commit", "-q", "-m", "Start")
+    return path
+
+
 @contextmanager
 def running_server(env: dict[str, str], log_path: Path):
     """A Daphne process serving kandev-web with ``env``, until the block ends."""

@@ -34,7 +34,6 @@ from tests.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, _block
 from .conftest import login
 from .elicitation_support import card, option
 from .real_bridge_support import claude_bridge_environment, kill_marked, orm, wait_until_gone
-from .test_worktrees import git
 
 SERVER_ENV = {
     "KANDEV_FEATURES_ACP_ELICITATION": "true",
@@ -86,17 +85,6 @@ def claude(tmp_path):
             yield bridge, api, proxy, env, marker
         finally:
             kill_marked(marker)
-
-
-@pytest.fixture
-def repository(tmp_path):
-    path = tmp_path / "shop"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("# Shop\n")
-    git(path, "add", "README.md")
-    git(path, "-c", "user.email=dev@example.com", "-c", "user.name=Dev", "commit", "-q", "-m", "Start")
-    return path
 
 
 class Wiretap:

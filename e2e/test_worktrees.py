@@ -6,32 +6,15 @@ which writes a file in its working directory; the task page then shows the
 repository, the task's branch, and the written file's diff against the base.
 """
 
-import subprocess
 import tempfile
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import expect
 
-from .conftest import login, start_scenario
+from .conftest import git, login, start_scenario
 
 #: The server makes each task's worktree here, not in the tree's var/.
 SERVER_ENV = {"KANDEV_WORKTREE_ROOT": tempfile.mkdtemp(prefix="kandev-e2e-worktrees-")}
-
-
-def git(cwd, *args):
-    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
-
-
-@pytest.fixture
-def repository(tmp_path):
-    path = tmp_path / "shop"
-    path.mkdir()
-    git(path, "init", "-q", "-b", "main")
-    (path / "README.md").write_text("# Shop\n")
-    git(path, "add", "README.md")
-    git(path, "-c", "user.email=dev@example.com", "-c", "user.name=Dev", "commit", "-q", "-m", "Start")
-    return path
 
 
 def test_the_agents_file_shows_as_a_diff_on_a_task_of_a_registered_repository(browser, server, repository, tmp_path):

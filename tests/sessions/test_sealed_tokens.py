@@ -7,9 +7,9 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from kandev_web.sessions.models import AgentExecution, Executor, TaskSession
+from tests.migrating import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.postgres
 
@@ -54,25 +54,18 @@ def test_a_token_no_key_opens_reads_as_empty_and_is_logged_by_field_name_only(ma
     assert foreign not in caplog.text and "long-gone" not in caplog.text
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_upgrading_seals_the_tokens_stored_in_clear_and_a_rollback_opens_them_again():
-    old = _migrate(BEFORE)
+    old = migrate(BEFORE)
     executor = old.get_model("agent_sessions", "Executor").objects.create(name="gpu-1", url="ws://x", token="clear-1")
 
-    _migrate(AFTER)
+    migrate(AFTER)
     assert raw("agent_sessions_executor", executor.pk).startswith("gAAAA")
     assert Executor.objects.get(pk=executor.pk).token == "clear-1"
 
-    _migrate(BEFORE)
+    migrate(BEFORE)
     assert raw("agent_sessions_executor", executor.pk) == "clear-1"
-    _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_latest()
 
 
 def test_rotate_secrets_reseals_the_tokens_with_the_first_key_and_names_what_no_key_opens(db, settings, capsys):

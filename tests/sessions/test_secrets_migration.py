@@ -3,9 +3,9 @@
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 
 from kandev_web.sessions.runtime import launch_environment
+from tests.migrating import migrate, migrate_to_latest
 
 # JSON columns differ between the two databases (jsonb on PostgreSQL).
 pytestmark = pytest.mark.postgres
@@ -23,23 +23,16 @@ ENV = {
 }
 
 
-def _migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
 @pytest.mark.django_db(transaction=True)
 def test_credentials_move_into_secrets_and_back():
-    old_apps = _migrate(BEFORE)
+    old_apps = migrate(BEFORE)
     Workspace = old_apps.get_model("board", "Workspace")
     OldProfile = old_apps.get_model("agent_sessions", "AgentProfile")
     workspace = Workspace.objects.create(name="Upgraded")
     profile = OldProfile.objects.create(workspace=workspace, name="Claude", agent_id="claude", command=["c"], env=ENV)
     plain = OldProfile.objects.create(workspace=workspace, name="Mock", agent_id="mock", command=["m"], env={})
 
-    new_apps = _migrate(AFTER)
+    new_apps = migrate(AFTER)
     moved = new_apps.get_model("agent_sessions", "AgentProfile").objects.get(pk=profile.pk)
     kept = {"ANTHROPIC_MODEL": "claude-sonnet", "MAX_TOKENS": "4096", "not a name_TOKEN": "left where it is"}
     assert moved.env == kept
@@ -52,6 +45,6 @@ def test_credentials_move_into_secrets_and_back():
     assert not any(ENV[name] in row for name in moved.secret_env)
     assert new_apps.get_model("agent_sessions", "AgentProfile").objects.get(pk=plain.pk).secret_env == {}
 
-    old_apps = _migrate(BEFORE)
+    old_apps = migrate(BEFORE)
     assert old_apps.get_model("agent_sessions", "AgentProfile").objects.get(pk=profile.pk).env == ENV
-    _migrate(MigrationExecutor(connection).loader.graph.leaf_nodes())
+    migrate_to_latest()
