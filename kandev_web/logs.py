@@ -44,7 +44,7 @@ class ContextIds(logging.Filter):
     """Puts the ids bound where the line was logged on its record (``ids`` too, for the text format)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        found = {name: var.get() for name, var in _IDS.items() if var.get() is not None}
+        found = {name: value for name, var in _IDS.items() if (value := var.get()) is not None}
         for name, value in found.items():
             setattr(record, name, value)
         record.ids = "".join(f" {name}={value}" for name, value in found.items())

@@ -1,3 +1,4 @@
+import functools
 import logging
 from pathlib import Path
 
@@ -19,7 +20,13 @@ logger = logging.getLogger(__name__)
 
 def secret_box() -> SecretBox:
     """The deployment's key ring (``KANDEV_SECRETS_KEY``), for sealing and opening secrets at rest."""
-    return SecretBox(settings.KANDEV_SECRETS_KEYS)
+    return _key_ring(tuple(settings.KANDEV_SECRETS_KEYS))
+
+
+@functools.lru_cache(maxsize=4)
+def _key_ring(keys: tuple[bytes, ...]) -> SecretBox:
+    # Every execution row read opens its token: the ring is built once per key list, not per row.
+    return SecretBox(list(keys))
 
 
 class SealedTextField(models.TextField):
