@@ -61,6 +61,7 @@ class CspWatchedBrowser:
     def __init__(self, browser):
         self._browser = browser
         self.violations: list[str] = []
+        self._contexts: list = []
 
     def __getattr__(self, name):
         return getattr(self._browser, name)
@@ -78,7 +79,19 @@ class CspWatchedBrowser:
         context.expose_binding("__kandevCspViolation", lambda source, text: self.violations.append(text))
         context.add_init_script(CSP_WATCH)
         context.on("console", self._console)
+        self._contexts.append(context)
         return context
+
+    def close_contexts(self) -> None:
+        """Close what the test opened: a page left open keeps reconnecting its sockets.
+
+        The session's browser outlives each module's server, so a forgotten
+        page would knock on a port the kernel later hands to another test's
+        listener (a fake API, a denying proxy) and be counted there.
+        """
+        for context in self._contexts:
+            context.close()
+        self._contexts.clear()
 
     def _console(self, message) -> None:
         if message.type == "error" and "Content Security Policy" in message.text:
@@ -90,6 +103,7 @@ def browser(browser):
     """pytest-playwright's browser, failing the test at teardown if any page broke the CSP."""
     watched = CspWatchedBrowser(browser)
     yield watched
+    watched.close_contexts()
     assert watched.violations == [], "Content-Security-Policy violations:\n" + "\n".join(watched.violations)
 
 
