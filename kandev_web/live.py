@@ -42,6 +42,11 @@ def user_group(user_id: int) -> str:
     return f"user-{user_id}"
 
 
+def workspace_group(workspace_id: int) -> str:
+    """Every open page of every member of a workspace: what waits on them there (the inbox, its count)."""
+    return f"workspace-{workspace_id}"
+
+
 def clarification_group(pending_id: str) -> str:
     """The tool call waiting on one question bundle, on whichever process serves it."""
     return f"clarification-{pending_id}"
@@ -129,6 +134,11 @@ def question_asked(task_id: int, pending_id: str, overlays: dict[str, str]) -> N
     if any(overlays.values()):
         event = {"type": "clarification.asked", "pending_id": pending_id, "html": overlays}
         send_after_commit(task_group(task_id), event)
+
+
+def waiting_changed(workspace_id: int, task_id: int) -> None:
+    """What waits on an operator for ``task_id`` may have changed: every inbox and its count read it again."""
+    send_after_commit(workspace_group(workspace_id), {"type": "waiting.changed", "task_id": task_id})
 
 
 def access_changed(user_id: int) -> None:

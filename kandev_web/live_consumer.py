@@ -43,15 +43,19 @@ class LiveConsumer(AsyncWebsocketConsumer):
         """Return the groups to join when ``user`` may watch this page, else ``[]``."""
         raise NotImplementedError
 
+    def groups_for(self, user) -> list[str]:
+        """:meth:`authorise`'s groups and the operator's own, once each; ``[]`` when refused."""
+        groups = self.authorise(user)
+        return list(dict.fromkeys([*groups, user_group(user.pk)])) if groups else []
+
     async def connect(self):
         user = self.scope.get("user")
         groups = []
         if user is not None and user.is_authenticated:
-            groups = await database_sync_to_async(self.authorise)(user)
+            groups = await database_sync_to_async(self.groups_for)(user)
         if not groups:
             await self.close(code=CLOSE_FORBIDDEN)
             return
-        groups = [*groups, user_group(user.pk)]
         for group in groups:
             await self.channel_layer.group_add(group, self.channel_name)
         self.joined = groups

@@ -1,9 +1,10 @@
-"""The WebSocket URLconf: a board's and a task's live page, and a refusal for every other path."""
+"""The WebSocket URLconf: a board's, a task's and the inbox's live page, and a refusal for every other path."""
 
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.urls import path, re_path
 
 from kandev_web.board.consumers import BoardConsumer
+from kandev_web.inbox.consumers import InboxConsumer
 from kandev_web.sessions.consumers import TaskConsumer
 
 #: The socket counterpart of a 404 (4000-4999 are the application's own close codes).
@@ -24,5 +25,6 @@ class NotFoundConsumer(AsyncWebsocketConsumer):
 websocket_urlpatterns = [
     path("ws/boards/<int:board_id>/", BoardConsumer.as_asgi()),
     path("ws/tasks/<int:task_id>/", TaskConsumer.as_asgi()),
+    path("ws/inbox/", InboxConsumer.as_asgi()),
     re_path(r"", NotFoundConsumer.as_asgi()),
 ]

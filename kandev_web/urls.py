@@ -17,6 +17,7 @@ urlpatterns = [
     path("", include("kandev_web.sessions.urls")),
     path("", include("kandev_web.clarifications.urls")),
     path("", include("kandev_web.notifications.urls")),
+    path("", include("kandev_web.inbox.urls")),
     path("", include("kandev_web.webhooks.urls")),
     path("", include("kandev_web.board.urls")),
 ]

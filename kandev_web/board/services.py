@@ -60,7 +60,8 @@ def move_task(task: Task, step: Step) -> Task:
 
 @transaction.atomic
 def delete_task(task: Task) -> None:
-    board_id, step_id, task_id = task.board_id, task.step_id, task.pk
+    board_id, step_id, task_id, workspace_id = task.board_id, task.step_id, task.pk, task.board.workspace_id
     task.delete()
     live.board_changed(board_id, step_ids=[step_id], task_ids=[task_id])
     live.task_changed(task_id)
+    live.waiting_changed(workspace_id, task_id)

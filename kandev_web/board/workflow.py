@@ -67,10 +67,13 @@ def _save_session(session: TaskSession, *fields: str) -> None:
 
 
 def _announce(task: Task, *, old_step_id: int | None = None, parts: Iterable[str] = live.TASK_PARTS) -> None:
-    """The task's pages (the ``parts`` that changed), and its card (icon, column, column counts) on every board."""
+    """The task's pages (the ``parts`` that changed), its card (icon, column, column counts) on every board,
+    and what waits on its workspace's members (their inboxes and counts: any transition may settle or withdraw).
+    """
     live.task_changed(task.pk, parts)
     step_ids = [task.step_id] if old_step_id is None else [old_step_id, task.step_id]
     live.board_changed(task.board_id, step_ids=step_ids, task_ids=[task.pk])
+    live.waiting_changed(task.board.workspace_id, task.pk)
 
 
 def _agent_works(session: TaskSession) -> None:

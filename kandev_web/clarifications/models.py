@@ -22,6 +22,8 @@ class Surface(models.TextChoices):
     """Where an operator's answer came from."""
 
     TASK_PAGE = "task_page", _("the task page (its live connection)")
+    INBOX = "inbox", _("the inbox (its live connection)")
+    BOARD = "board", _("the board (its live connection)")
     FORM = "form", _("the HTML form, without JavaScript")
     API = "api", _("the HTTP API")
 

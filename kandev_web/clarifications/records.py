@@ -154,6 +154,9 @@ def amend_response(record: Clarification, response: dict, *, answerer: Answerer 
     changes = {"response": record.response}
     if "answered_by" in fields:
         changes |= answerer.as_metadata()
-        live.clarification_settled(record.session.task_id, record.pending_id, record.settled_reason)
+        task = record.session.task
+        live.clarification_settled(task.pk, record.pending_id, record.settled_reason)
+        # The inboxes that already showed it leaving now say who answered it.
+        live.waiting_changed(task.board.workspace_id, task.pk)
     update_messages(record, **changes)
 

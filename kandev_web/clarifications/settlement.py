@@ -65,7 +65,8 @@ class Settlement:
     """The sentence one viewer reads, and when it happened (rendered with the viewer's locale, beside it)."""
 
     sentence: str
-    #: ``this_tab``, ``another_tab``, ``form``, ``api``, or empty when no operator ended it (or nobody knows who).
+    #: ``this_tab``, ``another_tab``, ``inbox``, ``board``, ``form``, ``api``, or empty when no operator
+    #: ended it (or nobody knows who).
     where: str
     at: datetime | None
     #: Whether ``at`` is on the viewer's today (then its time alone is shown).
@@ -98,11 +99,17 @@ def describe(
     return Settlement(str(sentence), where, ending.settled_at, on_today, notice)
 
 
+#: The surfaces whose answers come on a page's socket, which leaves its tab id on them.
+LIVE_SURFACES = (Surface.TASK_PAGE, Surface.INBOX, Surface.BOARD)
+
+
 def _where(ending: Ending, viewer_tab: str) -> str:
     if not ending.answered_by:
         return ""
+    if ending.answered_via in LIVE_SURFACES and viewer_tab and ending.answered_from == viewer_tab:
+        return "this_tab"
     if ending.answered_via == Surface.TASK_PAGE:
-        return "this_tab" if viewer_tab and ending.answered_from == viewer_tab else "another_tab"
+        return "another_tab"
     return ending.answered_via
 
 
@@ -135,24 +142,32 @@ ANSWERED = {
     "another_tab": gettext_lazy("Answered by %(user)s in another tab"),
     "form": gettext_lazy("Answered by %(user)s through the HTML form"),
     "api": gettext_lazy("Answered by %(user)s through the API"),
+    "inbox": gettext_lazy("Answered by %(user)s in the inbox"),
+    "board": gettext_lazy("Answered by %(user)s on the board"),
 }
 SKIPPED = {
     "this_tab": gettext_lazy("Skipped by %(user)s in this tab"),
     "another_tab": gettext_lazy("Skipped by %(user)s in another tab"),
     "form": gettext_lazy("Skipped by %(user)s through the HTML form"),
     "api": gettext_lazy("Skipped by %(user)s through the API"),
+    "inbox": gettext_lazy("Skipped by %(user)s in the inbox"),
+    "board": gettext_lazy("Skipped by %(user)s on the board"),
 }
 NOTICE_ANSWERED = {
     "this_tab": gettext_lazy("This question was already answered by %(user)s in this tab"),
     "another_tab": gettext_lazy("This question was already answered by %(user)s in another tab"),
     "form": gettext_lazy("This question was already answered by %(user)s through the HTML form"),
     "api": gettext_lazy("This question was already answered by %(user)s through the API"),
+    "inbox": gettext_lazy("This question was already answered by %(user)s in the inbox"),
+    "board": gettext_lazy("This question was already answered by %(user)s on the board"),
 }
 NOTICE_SKIPPED = {
     "this_tab": gettext_lazy("This question was skipped by %(user)s in this tab"),
     "another_tab": gettext_lazy("This question was skipped by %(user)s in another tab"),
     "form": gettext_lazy("This question was skipped by %(user)s through the HTML form"),
     "api": gettext_lazy("This question was skipped by %(user)s through the API"),
+    "inbox": gettext_lazy("This question was skipped by %(user)s in the inbox"),
+    "board": gettext_lazy("This question was skipped by %(user)s on the board"),
 }
 #: Why a question went away without an operator's answer (agentctl's reasons).
 WITHDRAWN = {

@@ -278,6 +278,16 @@
   });
   document.addEventListener("htmx:afterSettle", syncScenarioPicker);
   document.addEventListener("htmx:oobAfterSwap", syncScenarioPicker);
+
+  // The count of what waits on the operator (base.html#inbox-count) leads the
+  // tab's title, so a background tab says it too.
+  document.addEventListener("htmx:oobAfterSwap", (event) => {
+    if (!event.detail.target || event.detail.target.id !== "inbox-count") return;
+    const shown = document.getElementById("inbox-count");
+    const count = shown ? Number(shown.dataset.count) || 0 : 0;
+    const title = document.title.replace(/^\(\d+\) /, "");
+    document.title = count ? `(${count}) ${title}` : title;
+  });
   syncScenarioPicker();
 
   // Browsers ask for desktop notifications only on a click (notification settings).

@@ -82,7 +82,7 @@ def test_a_message_carries_its_ending():
 @given(
     status=st.sampled_from(["answered", "rejected", "expired", "cancelled"]),
     reason=st.sampled_from(["operator", "operator_skipped", "undelivered", "answer_timeout", "turn_cancelled", "x"]),
-    via=st.sampled_from(["", "task_page", "form", "api"]),
+    via=st.sampled_from(["", "task_page", "inbox", "board", "form", "api"]),
     answered_by=st.sampled_from(["", "demo", "<b>eve</b>"]),
     from_here=st.booleans(),
     viewer=st.sampled_from(["", HERE, THERE]),
@@ -94,7 +94,7 @@ def test_only_the_answering_page_is_this_tab_and_the_answerer_is_named_whenever_
     settled = describe(ending, viewer_tab=viewer)
     assert settled is not None and settled.sentence
     if settled.where == "this_tab":
-        assert via == "task_page" and from_here and viewer == HERE
+        assert via in ("task_page", "inbox", "board") and from_here and viewer == HERE
     if answered_by and via and status in ("answered", "rejected"):
         assert answered_by in settled.sentence
     if not answered_by:

@@ -1,0 +1,103 @@
+"""Waiting items kept live on a page's socket: the inbox's list, and the board's answer panel.
+
+A consumer that mixes :class:`WaitingItemsSocket` in remembers which items
+its page shows; when what waits on a task may have changed it adds the ones
+that arrived and turns the ones that left into a line saying why (completed
+in place when who answered is known only later).
+"""
+
+import json
+
+from django.template.loader import render_to_string
+from django.utils import timezone
+from django.utils.safestring import mark_safe
+from django.utils.translation import gettext as _
+
+from kandev_web.clarifications.answer_frames import MAX_FRAME_BYTES, BadFrame
+from kandev_web.clarifications.models import Clarification
+from kandev_web.clarifications.settlement import describe, ending_of_record
+from kandev_web.sessions.models import Message, MessageType
+
+from .queries import QUESTION, WaitingItem
+
+#: The frame a board card's Answer button sends: show that task's waiting items in the answer panel.
+PANEL_OPEN = "answer_panel.open"
+
+
+def panel_task_id(text: str | None) -> int | None:
+    """The task a ``PANEL_OPEN`` frame asks for; ``None`` for any other frame (an answer, or one refused as such).
+
+    Raises ``BadFrame`` for a ``PANEL_OPEN`` frame without a task id.
+    """
+    if not text or len(text) > MAX_FRAME_BYTES:
+        return None
+    try:
+        frame = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(frame, dict) or frame.get("type") != PANEL_OPEN:
+        return None
+    task_id = frame.get("task_id")
+    if isinstance(task_id, str) and task_id.isascii() and task_id.isdigit():
+        task_id = int(task_id)
+    if not isinstance(task_id, int) or isinstance(task_id, bool) or task_id <= 0:
+        raise BadFrame(_("This frame does not say which task to answer."))
+    return task_id
+
+
+class WaitingItemsSocket:
+    """Mixed into a live consumer whose page lists waiting items; it provides ``user`` and ``tab``."""
+
+    #: What the page shows waiting, by pending id.
+    _shown: dict[str, WaitingItem]
+    #: What it shows as having left, and the words it said why: who answered may be known only later.
+    _left: dict[str, tuple[WaitingItem, str]]
+
+    def show_items(self, items: list[WaitingItem]) -> None:
+        """The page now shows ``items`` and nothing else (a catch-up, a panel opened)."""
+        self._shown, self._left = {item.pending_id: item for item in items}, {}
+
+    def render_item_changes(self, task_id: int, waiting: list[WaitingItem]) -> str:
+        """The task's items that arrived, those that left (each saying why) or whose why changed.
+
+        ``waiting`` is what waits on the task now.
+        """
+        if not hasattr(self, "_shown"):
+            return ""
+        now = {item.pending_id: item for item in waiting}
+        gone = [pid for pid, item in self._shown.items() if item.task.pk == task_id and pid not in now]
+        html = [self.render_left(self._shown.pop(pid)) for pid in gone]
+        html += [self.render_left(item, said) for item, said in list(self._left.values()) if item.task.pk == task_id]
+        for pending_id, item in now.items():
+            if pending_id not in self._shown:
+                self._shown[pending_id] = item
+                html.append(render_to_string("inbox/inbox.html#item-oob", {"item": item}))
+        return "".join(html)
+
+    def render_left(self, item: WaitingItem, said: str | None = None) -> str:
+        """The item as it left: why it went (``reason``, and a sentence), until the operator dismisses it.
+
+        ``said``: what the page already says about an item that left before; nothing is sent while it holds.
+        """
+        sentence, reason = "", "deleted"
+        if item.kind == QUESTION:
+            record = Clarification.objects.select_related("answered_by").filter(pending_id=item.pending_id).first()
+            settled = record and describe(ending_of_record(record), viewer_tab=self.tab, today=timezone.localdate())
+            if settled:
+                sentence = render_to_string("clarifications/overlay.html#settlement", {"settled": settled})
+                reason = record.settled_reason or record.status
+        else:
+            message = (
+                Message.objects.filter(type=MessageType.PERMISSION_REQUEST, metadata__pending_id=item.pending_id)
+                .exclude(metadata__status="pending")
+                .first()
+            )
+            if message is not None:
+                sentence = render_to_string("sessions/task.html#permission-outcome", {"message": message})
+                reason = message.metadata.get("outcome") or "withdrawn"
+        # Rendered (and escaped) by the templates; strip() alone would drop their safety.
+        sentence = mark_safe(sentence.strip())
+        if sentence == said:
+            return ""
+        self._left[item.pending_id] = (item, sentence)
+        return render_to_string("inbox/inbox.html#left-oob", {"item": item, "sentence": sentence, "reason": reason})

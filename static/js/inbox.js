@@ -1,0 +1,112 @@
+// The inbox (templates/inbox/inbox.html): keyboard first. j/k move between the
+// items still waiting, digits pick an option (clarification.js, in the selected
+// question's overlay) or a permission's option, Enter sends, o opens the task.
+// An item that left says why until its Dismiss is pressed.
+(function () {
+  "use strict";
+
+  const page = () => document.querySelector("[data-testid=inbox-live]");
+  const waiting = () => Array.from(document.querySelectorAll("[data-testid=inbox-item][data-state=waiting]"));
+  const selected = () => document.querySelector("[data-testid=inbox-item][data-selected=true]");
+
+  function select(item) {
+    const previous = selected();
+    if (previous && previous !== item) previous.dataset.selected = "false";
+    if (!item) return;
+    item.dataset.selected = "true";
+    // The keyboard goes where clarification.js listens: the question's overlay, else the item.
+    const overlay = item.querySelector("[data-testid=clarification-overlay]");
+    (overlay || item).focus({ preventScroll: false });
+    item.scrollIntoView({ block: "nearest" });
+  }
+
+  function move(step) {
+    const items = waiting();
+    if (!items.length) return;
+    const index = items.indexOf(selected());
+    const next = index < 0 ? 0 : Math.min(items.length - 1, Math.max(0, index + step));
+    select(items[next]);
+  }
+
+  function send(item) {
+    const form = item.querySelector("[data-testid=clarification-form]");
+    if (!form || form.dataset.sending === "true") return;
+    const submitButton = form.querySelector("[data-testid=clarification-submit]");
+    if (submitButton && submitButton.disabled) return;
+    form.requestSubmit(submitButton || undefined);
+  }
+
+  // Capture: Enter on a focused option sends rather than toggling it, as the inbox promises.
+  document.addEventListener("keydown", (event) => {
+    if (!page() || event.metaKey || event.ctrlKey || event.altKey) return;
+    const typing = event.target.matches("textarea, input, select");
+    const item = event.target.closest && event.target.closest("[data-testid=inbox-item]");
+    if (event.key === "Enter" && !event.shiftKey && item && item.dataset.state === "waiting") {
+      if (event.target.matches("textarea") || event.target.matches("[data-testid=clarification-input]")) return;
+      if (event.target.matches("a, [data-testid=permission-option], [data-testid=permission-dismiss]")) return;
+      event.preventDefault();
+      event.stopPropagation();
+      send(item);
+      return;
+    }
+    if (typing) return;
+    if (event.key === "j" || event.key === "k") {
+      move(event.key === "j" ? 1 : -1);
+      event.preventDefault();
+    } else if (event.key === "o") {
+      const current = selected();
+      if (current) window.location.assign(current.dataset.taskUrl);
+    } else if (/^[1-9]$/.test(event.key)) {
+      const current = selected();
+      const option = current && current.dataset.kind === "permission"
+        && current.querySelectorAll("[data-testid=permission-option]")[Number(event.key) - 1];
+      if (option) { option.click(); event.preventDefault(); }
+    }
+  }, true);
+
+  document.addEventListener("click", (event) => {
+    // A board card's Answer: the panel is asked for on the board's socket (a card placed
+    // live was processed outside the page's socket, so it cannot send on it itself).
+    const answer = event.target.closest && event.target.closest("[data-answer-task]");
+    const opener = document.getElementById("answer-panel-open");
+    if (answer && opener) {
+      event.preventDefault();
+      opener.elements.task_id.value = answer.dataset.answerTask;
+      htmx.trigger(opener, "submit");
+      return;
+    }
+    // The board's answer panel: closed, it is emptied, so nothing live lands in it until it is opened again.
+    const close = event.target.closest && event.target.closest("[data-testid=answer-panel-close]");
+    if (close) {
+      const panel = close.closest("[data-testid=answer-panel]");
+      panel.hidden = true;
+      panel.replaceChildren();
+      panel.dataset.taskId = "";
+      return;
+    }
+    const dismiss = event.target.closest && event.target.closest("[data-testid=inbox-item-dismiss]");
+    if (dismiss) dismiss.closest("[data-testid=inbox-item]").remove();
+    const item = event.target.closest && event.target.closest("[data-testid=inbox-item][data-state=waiting]");
+    if (item && item !== selected()) {
+      const previous = selected();
+      if (previous) previous.dataset.selected = "false";
+      item.dataset.selected = "true";
+    }
+  });
+
+  // The board's answer panel arrives from its socket: the keyboard goes to its first question or card.
+  document.addEventListener("htmx:oobAfterSwap", (event) => {
+    if (!event.detail.target || event.detail.target.id !== "answer-panel") return;
+    const panel = document.getElementById("answer-panel");
+    const first = panel && panel.querySelector("[data-testid=clarification-overlay], [data-testid=permission-option]");
+    if (first) first.focus();
+  });
+
+  // An item that leaves takes the selection with it: the next one waiting gets it.
+  document.addEventListener("htmx:oobAfterSwap", () => {
+    if (!page() || selected()) return;
+    const focusLost = !document.activeElement || document.activeElement === document.body;
+    const first = waiting()[0];
+    if (first && focusLost) select(first);
+  });
+})();
