@@ -68,9 +68,11 @@ class PushSender(Worker):
 
     def send(self, pk: int) -> None:
         delivery = Delivery.objects.get(pk=pk)
-        data = delivery.payload.encode()
-        for subscription in PushSubscription.objects.filter(user=delivery.user_id).order_by("pk"):
-            push(subscription, data)
+        # Queued while no web process ran, longer ago than a push service would have kept it: old news.
+        if delivery.created_at >= timezone.now() - timedelta(seconds=TTL_SECONDS):
+            data = delivery.payload.encode()
+            for subscription in PushSubscription.objects.filter(user=delivery.user_id).order_by("pk"):
+                push(subscription, data)
         Delivery.objects.filter(pk=pk).update(pending=False, claimed_until=None)
 
 

@@ -10,9 +10,11 @@ import logging
 import os
 import stat
 import uuid
+from datetime import timedelta
 
 import pytest
 from django.test import Client
+from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -262,6 +264,15 @@ def test_an_operator_who_turned_questions_off_gets_no_push(operator, make_task, 
     services.clarification_requested(_ask(make_task))
     assert PushSender().run_once() == 0
     assert not Delivery.objects.exists() and push_service.pushes_to(endpoint) == []
+
+
+def test_a_push_queued_longer_ago_than_its_ttl_is_dropped_unsent(operator, make_task, push_service):
+    _subscribe(operator, endpoint := push_service.endpoint("late"), FakeBrowser())
+    services.clarification_requested(_ask(make_task))
+    Delivery.objects.filter(provider=WEB_PUSH).update(created_at=timezone.now() - timedelta(hours=2))
+    assert PushSender().run_once() == 1
+    assert push_service.pushes_to(endpoint) == []
+    assert not Delivery.objects.filter(pending=True).exists()
 
 
 def test_an_operator_without_a_subscribed_browser_queues_nothing(operator, make_task):
