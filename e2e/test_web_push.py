@@ -75,13 +75,13 @@ def push_page(browser, server, username: str, subscription: dict):
     context.add_init_script(FAKE_PUSH_MANAGER % json.dumps(subscription))
     page = context.new_page()
     login(page, server, username, "/settings/notifications/")
-    expect(page.get_by_test_id("push-settings")).to_have_attribute("data-push-state", "off")
+    expect(page.get_by_test_id("push-notifications")).to_have_attribute("data-push-state", "off")
     return page
 
 
 def turn_on(page) -> str:
     """Turn push on in this browser; the VAPID key the page subscribed with."""
-    section = page.get_by_test_id("push-settings")
+    section = page.get_by_test_id("push-notifications")
     section.get_by_test_id("push-toggle").click()
     expect(section).to_have_attribute("data-push-state", "on")
     key = section.get_attribute("data-vapid-key")
@@ -109,7 +109,7 @@ def test_a_question_is_pushed_once_to_the_browser_and_a_gone_browser_is_forgotte
     assert subscriptions(server, "pusher") == 2
 
     settings.reload()  # the browser still has its subscription, and says so
-    expect(settings.get_by_test_id("push-settings")).to_have_attribute("data-push-state", "on")
+    expect(settings.get_by_test_id("push-notifications")).to_have_attribute("data-push-state", "on")
 
     task_page = ask(browser, server, "pusher", task_id)
     (push,) = push_service.wait_for(laptop_endpoint)
@@ -136,7 +136,7 @@ def test_a_question_is_pushed_once_to_the_browser_and_a_gone_browser_is_forgotte
     assert len(push_service.pushes_to(laptop_endpoint)) == 1
 
     # Off again: the server forgets this browser.
-    section = settings.get_by_test_id("push-settings")
+    section = settings.get_by_test_id("push-notifications")
     section.get_by_test_id("push-toggle").click()
     expect(section).to_have_attribute("data-push-state", "off")
     assert subscriptions(server, "pusher") == 0

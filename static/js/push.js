@@ -4,7 +4,7 @@
 (() => {
   "use strict";
 
-  const SECTION = "[data-testid=push-settings]";
+  const SECTION = "[data-testid=push-notifications]";
 
   function supported() {
     return "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;

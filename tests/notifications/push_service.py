@@ -60,6 +60,8 @@ class Push:
     headers: dict[str, str]
     body: bytes
     status: int
+    #: ``time.time()`` when the request had been read, for benchmarks/web_push.py.
+    at: float = 0.0
 
     def decrypt(self, browser: FakeBrowser) -> dict:
         assert self.headers["content-encoding"] == "aes128gcm"
@@ -103,10 +105,11 @@ class PushService:
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
+                at = time.time()
                 status = service.statuses.get(self.path, 404)
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 with service.arrived:
-                    service.received.append(Push(self.path, headers, body, status))
+                    service.received.append(Push(self.path, headers, body, status, at))
                     service.arrived.notify_all()
                 self.send_response(status)
                 self.send_header("Content-Length", "0")

@@ -143,7 +143,7 @@ def test_a_vapid_key_named_in_the_settings_wins(settings, tmp_path):
 
 def test_the_settings_page_offers_push_with_the_deployments_key(client_of):
     page = client_of.get("/settings/notifications/").text
-    assert 'data-testid="push-settings"' in page and f'data-vapid-key="{vapid.public_key()}"' in page
+    assert 'data-testid="push-notifications"' in page and f'data-vapid-key="{vapid.public_key()}"' in page
 
 
 def test_a_subscription_belongs_to_the_operator_who_posted_it(client_of, operator, make_operator, workspace):
