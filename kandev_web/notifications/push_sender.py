@@ -16,6 +16,7 @@ theirs.
 import logging
 from datetime import timedelta
 
+import requests
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
@@ -35,6 +36,9 @@ BATCH = 20
 TTL_SECONDS = 3600
 #: The push service's answers that mean the subscription is no more (RFC 8030 §7.3, and 404 in practice).
 GONE = frozenset({404, 410})
+#: Kept-alive connections to the few push services browsers use (one TLS handshake each, not one
+#: per push). Only the sender's pass uses it, one at a time (``Worker._lock``).
+_session = requests.Session()
 
 
 class PushSender(Worker):
@@ -87,6 +91,7 @@ def push(subscription: PushSubscription, data: bytes) -> bool:
             vapid_claims=vapid.claims(),
             ttl=TTL_SECONDS,
             timeout=settings.KANDEV_PUSH_TIMEOUT_SECONDS,
+            requests_session=_session,
         )
     except WebPushException as error:
         status = getattr(error.response, "status_code", None)
