@@ -10,8 +10,9 @@ web server's push sender, and the push service verifying the VAPID JWT
 with the key the page handed the browser and decrypting the payload with
 the browser's private key. The service worker is then handed that payload
 through DevTools (``ServiceWorker.deliverPushMessage``) and the
-notification it shows is read back. A click on a notification cannot be
-made headless; the service worker's ``notificationclick`` is not driven here.
+notification it shows is read back; a click on it cannot be made headless,
+so the worker's ``notificationclick`` handler is handed a synthetic event and
+the URL it asks ``clients.openWindow`` for is checked (no window is opened).
 """
 
 from __future__ import annotations
@@ -162,6 +163,23 @@ def show_in_service_worker(page, server, payload: dict) -> None:
         }"""
     ).json_value()
     assert shown == [{"title": payload["title"], "body": payload["body"], "tag": payload["tag"], "url": payload["url"]}]
+
+    # A click on it: headless Chromium cannot click a notification, so the service worker's own handler is
+    # handed a notificationclick for it, with clients.openWindow recorded instead of opening (an untrusted
+    # event may not open windows).
+    (worker,) = page.context.service_workers
+    opened = worker.evaluate(
+        """async () => {
+          const opened = new Promise((resolve) => {
+            self.clients.openWindow = (url) => { resolve(url); return Promise.resolve(null); };
+          });
+          self.clients.matchAll = () => Promise.resolve([]);  // no window of kandev open
+          const [notification] = await self.registration.getNotifications();
+          self.dispatchEvent(new NotificationEvent("notificationclick", { notification }));
+          return { opened: await opened, left: (await self.registration.getNotifications()).length };
+        }"""
+    )
+    assert opened == {"opened": f"{server.url}{payload['url']}", "left": 0}
 
 
 def test_an_operator_who_turned_questions_off_gets_no_push_for_them(browser, server, push_service):
