@@ -26,6 +26,7 @@ from .clarifications.mcp import PATH as MCP_PATH  # noqa: E402
 from .clarifications.mcp import endpoint as mcp_endpoint  # noqa: E402
 from .live import outbox  # noqa: E402
 from .logs import RequestIds  # noqa: E402
+from .notifications.push_sender import sender as push_sender  # noqa: E402
 from .origins import SameOriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .sessions.runtime import runner  # noqa: E402
@@ -51,9 +52,10 @@ router = RequestIds(
 
 
 def bind_to_the_server_loop() -> None:
-    """Run agent streams, live updates and webhooks on the loop that serves pages; start supervising agents."""
+    """Run agent streams, live updates, webhooks and pushes on the loop that serves pages; start supervising agents."""
     runner.ensure_started()
     webhook_sender.ensure_started()
+    push_sender.ensure_started()
     outbox.bind(asyncio.get_running_loop())
 
 

@@ -201,6 +201,18 @@ KANDEV_WEBHOOK_BACKOFF_SECONDS = env.list(
     "KANDEV_WEBHOOK_BACKOFF_SECONDS", cast=float, default=[10.0, 60.0, 300.0, 1800.0, 7200.0]
 )
 
+# Web Push (kandev_web/notifications/vapid.py): the VAPID private key pushes are signed with
+# (a PEM or base64url; unset, one is generated once into KANDEV_VAR_DIR and kept), the contact
+# push services see (a mailto: or https: URL), how long one push may take and how often a web
+# process looks for queued pushes besides being woken by a new one.
+KANDEV_VAPID_PRIVATE_KEY = env.str("KANDEV_VAPID_PRIVATE_KEY", default="")
+KANDEV_VAPID_SUBJECT = env.str(
+    "KANDEV_VAPID_SUBJECT",
+    default=KANDEV_PUBLIC_URL if KANDEV_PUBLIC_URL.startswith("https://") else "mailto:kandev@localhost",
+)
+KANDEV_PUSH_TIMEOUT_SECONDS = env.float("KANDEV_PUSH_TIMEOUT_SECONDS", default=5.0)
+KANDEV_PUSH_POLL_SECONDS = env.float("KANDEV_PUSH_POLL_SECONDS", default=5.0)
+
 REDIS_URL = env.str("REDIS_URL", default="")
 REDIS_READ_TIMEOUT_SECONDS = 30
 if REDIS_URL:

@@ -1,16 +1,25 @@
-"""Telling operators that an agent needs them, once per occurrence.
+"""Telling operators that an agent needs them, once per occurrence, on each channel.
 
 The text names the task, never the question: notifications end up on lock
-screens and in other people's field of view.
+screens and in other people's field of view. Two providers: in-app (every
+open page, at once) and Web Push (each browser the operator subscribed,
+queued in the event's transaction and sent after it commits, off the
+request and the agent stream, by ``push_sender``).
 """
 
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
-from django.utils.translation import gettext_noop
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext, gettext_noop
 
 from kandev_web import live
 
-from .models import DEFAULTS, Delivery, Event, NotificationSetting
+from . import webpush
+from .models import DEFAULTS, Delivery, Event, NotificationSetting, PushSubscription
+from .push_sender import WEB_PUSH
+from .push_sender import sender as push_sender
 
 IN_APP = "in_app"
 
@@ -28,18 +37,45 @@ def set_enabled(user, event: str, enabled: bool) -> None:
     NotificationSetting.objects.update_or_create(user=user, event=Event(event), defaults={"enabled": enabled})
 
 
+def _record(provider: str, event: Event, occurrence: str, user, **fields) -> bool:
+    """Write the delivery; ``False`` if this occurrence already reached this operator this way."""
+    try:
+        with transaction.atomic():
+            Delivery.objects.create(provider=provider, event=event, occurrence=occurrence, user=user, **fields)
+    except IntegrityError:
+        return False
+    return True
+
+
+def _push_payload(task, occurrence: str, title: str, body: str) -> str:
+    # A push is written before any browser shows it, so it cannot be in each viewer's language:
+    # it is in the deployment's (LANGUAGE_CODE), the language an operator has not chosen otherwise.
+    with translation.override(settings.LANGUAGE_CODE):
+        payload = webpush.build(
+            title=gettext(title),
+            body=gettext(body),
+            task_title=task.title,
+            url=reverse("sessions:task", args=[task.pk]),
+            tag=f"kandev-{occurrence}",
+        )
+    return webpush.encode(payload).decode()
+
+
 def _notify(task, event: Event, occurrence: str, title: str, body: str) -> None:
     """``title`` and ``body`` are msgids: each open page says them in its viewer's language; ``body`` names the task."""
     members = get_user_model().objects.filter(workspaces=task.board.workspace_id, is_active=True)
+    pushed = False
     for user in members:
         if not enabled_for(user, event):
             continue
-        try:
-            with transaction.atomic():
-                Delivery.objects.create(provider=IN_APP, event=event, occurrence=occurrence, user=user)
-        except IntegrityError:
-            continue  # this occurrence already reached this operator
-        live.notify(user.pk, event=str(event), title=title, body=body, params={"title": task.title}, task_id=task.pk)
+        if _record(IN_APP, event, occurrence, user):
+            params = {"title": task.title}
+            live.notify(user.pk, event=str(event), title=title, body=body, params=params, task_id=task.pk)
+        if PushSubscription.objects.filter(user=user).exists():
+            payload = _push_payload(task, occurrence, title, body)
+            pushed |= _record(WEB_PUSH, event, occurrence, user, payload=payload, pending=True)
+    if pushed:
+        transaction.on_commit(push_sender.wake)
 
 
 def clarification_requested(clarification) -> None:
@@ -62,3 +98,15 @@ def turn_finished(session, turn) -> None:
         gettext_noop("Agent finished its turn"),
         gettext_noop('The agent finished its turn on "%(title)s".'),
     )
+
+
+def subscribe(user, subscription: webpush.Subscription) -> None:
+    """Push ``user``'s notifications to this browser; a browser that was someone else's is theirs no more."""
+    PushSubscription.objects.update_or_create(
+        endpoint=subscription.endpoint,
+        defaults={"user": user, "p256dh": subscription.p256dh, "auth": subscription.auth},
+    )
+
+
+def unsubscribe(user, endpoint: str) -> None:
+    PushSubscription.objects.filter(user=user, endpoint=endpoint).delete()

@@ -1,17 +1,15 @@
 """Sending queued webhook deliveries from the web server's loop, off every request, once each.
 
 Each web process runs one :class:`Sender` on the loop that serves pages
-(started with the agent runner, ``asgi``). It wakes when a delivery commits
-and every ``KANDEV_WEBHOOK_POLL_SECONDS`` besides (for retries, and for rows
-another process committed), claims due rows with one conditional UPDATE —
+(a ``background.Worker``). It wakes when a delivery commits and every
+``KANDEV_WEBHOOK_POLL_SECONDS`` besides (for retries, and for rows another
+process committed), claims due rows with one conditional UPDATE —
 which works on SQLite and PostgreSQL alike and lets only one process win a
 row — and POSTs each in a worker thread with a short timeout. A claim is a
 lease: a process that dies mid-send lets go of its rows when it runs out.
 """
 
-import asyncio
 import logging
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -19,10 +17,11 @@ import uuid
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import connections, transaction
+from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 
+from kandev_web.background import Worker
 from kandev_web.secret_box import SecretUnreadable
 
 from . import signing
@@ -72,45 +71,15 @@ def post(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tupl
     return status, f"HTTP {status}"
 
 
-class Sender:
+class Sender(Worker):
+    description = "webhook sending"
+
     def __init__(self, name: str | None = None) -> None:
+        super().__init__()
         self.name = name or f"sender-{uuid.uuid4().hex[:12]}"
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._wake: asyncio.Event | None = None
-        self._lock = threading.Lock()
 
-    # -- on the server loop --------------------------------------------------------------------
-
-    def ensure_started(self) -> None:
-        """Start sending on the running loop; the first call wins (``asgi.bind_to_the_server_loop``)."""
-        if self._loop is None:
-            self._loop = asyncio.get_running_loop()
-            self._wake = asyncio.Event()
-            self._loop.create_task(self._run(), name="kandev webhook sender")
-
-    def wake(self) -> None:
-        """A delivery committed: send it now rather than at the next poll. Safe from any thread."""
-        loop, event = self._loop, self._wake
-        if loop is not None and event is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(event.set)
-
-    async def _run(self) -> None:
-        while True:
-            try:
-                await asyncio.to_thread(self._pass_in_a_thread)
-            except Exception:
-                logger.exception("a webhook sending pass failed")
-            try:
-                await asyncio.wait_for(self._wake.wait(), timeout=settings.KANDEV_WEBHOOK_POLL_SECONDS)
-            except TimeoutError:
-                pass
-            self._wake.clear()
-
-    def _pass_in_a_thread(self) -> None:
-        try:
-            self.run_once()
-        finally:
-            connections.close_all()  # a worker thread must not keep a (pooled) connection between passes
+    def poll_seconds(self) -> float:
+        return settings.KANDEV_WEBHOOK_POLL_SECONDS
 
     # -- anywhere ------------------------------------------------------------------------------
 

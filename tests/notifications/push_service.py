@@ -1,0 +1,148 @@
+"""A Web Push service on a free local port, as a browser vendor's would be, and the browsers it serves.
+
+It checks each push as a real one must: the VAPID JWT (RFC 8292: ES256,
+``aud`` the endpoint's origin, ``exp`` in the future, ``sub`` set) against
+the key kandev's pages hand browsers, and decrypts the body (RFC 8291,
+aes128gcm) with the subscribing browser's private key via http-ece.
+Each endpoint answers with the status it was made with (410: gone).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import urlsplit
+
+import http_ece
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+
+def b64url(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unb64url(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@dataclass
+class FakeBrowser:
+    """The keys a browser makes when it subscribes: a P-256 key pair and a 16-byte auth secret."""
+
+    private_key: ec.EllipticCurvePrivateKey = field(default_factory=lambda: ec.generate_private_key(ec.SECP256R1()))
+    auth: bytes = field(default_factory=lambda: os.urandom(16))
+
+    @property
+    def p256dh(self) -> str:
+        raw = self.private_key.public_key().public_bytes(
+            serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint
+        )
+        return b64url(raw)
+
+    def subscription(self, endpoint: str) -> dict:
+        """As ``PushSubscription.toJSON()`` gives it."""
+        keys = {"p256dh": self.p256dh, "auth": b64url(self.auth)}
+        return {"endpoint": endpoint, "expirationTime": None, "keys": keys}
+
+
+@dataclass
+class Push:
+    path: str
+    #: Lower-cased names: HTTP's are case-insensitive (pywebpush sends ``authorization``).
+    headers: dict[str, str]
+    body: bytes
+    status: int
+    #: ``time.time()`` when the request had been read, for benchmarks/web_push.py.
+    at: float = 0.0
+
+    def decrypt(self, browser: FakeBrowser) -> dict:
+        assert self.headers["content-encoding"] == "aes128gcm"
+        plain = http_ece.decrypt(
+            self.body, private_key=browser.private_key, auth_secret=browser.auth, version="aes128gcm"
+        )
+        return json.loads(plain)
+
+    def vapid_claims(self, public_key: str, endpoint: str) -> dict:
+        """The JWT's claims, once its signature, audience, expiry and subject are checked."""
+        scheme, _, parameters = self.headers["authorization"].partition(" ")
+        assert scheme.lower() == "vapid", self.headers["authorization"][:10]
+        fields = dict(part.strip().split("=", 1) for part in parameters.split(","))
+        assert fields["k"] == public_key, "signed with another key than the one browsers subscribe with"
+        header_b64, claims_b64, signature_b64 = fields["t"].split(".")
+        header = json.loads(unb64url(header_b64))
+        assert header["alg"] == "ES256"
+        raw = unb64url(signature_b64)
+        assert len(raw) == 64
+        signature = encode_dss_signature(int.from_bytes(raw[:32]), int.from_bytes(raw[32:]))
+        key = ec.EllipticCurvePublicKey.from_encoded_point(ec.SECP256R1(), unb64url(public_key))
+        try:
+            key.verify(signature, f"{header_b64}.{claims_b64}".encode(), ec.ECDSA(hashes.SHA256()))
+        except InvalidSignature:
+            raise AssertionError("the VAPID signature does not verify") from None
+        claims = json.loads(unb64url(claims_b64))
+        origin = urlsplit(endpoint)
+        assert claims["aud"] == f"{origin.scheme}://{origin.netloc}"
+        assert time.time() < claims["exp"] <= time.time() + 24 * 3600  # RFC 8292 §2: at most a day ahead
+        assert claims["sub"].startswith(("mailto:", "https://"))
+        return claims
+
+
+class PushService:
+    def __init__(self) -> None:
+        self.statuses: dict[str, int] = {}
+        self.received: list[Push] = []
+        self.arrived = threading.Condition()
+        service = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                at = time.time()
+                status = service.statuses.get(self.path, 404)
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                with service.arrived:
+                    service.received.append(Push(self.path, headers, body, status, at))
+                    service.arrived.notify_all()
+                self.send_response(status)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    def endpoint(self, name: str, status: int = 201) -> str:
+        """A subscription's endpoint on this service, answering every push with ``status``."""
+        path = f"/push/{name}"
+        self.statuses[path] = status
+        return f"http://127.0.0.1:{self.server.server_port}{path}"
+
+    def pushes_to(self, endpoint: str) -> list[Push]:
+        path = urlsplit(endpoint).path
+        return [push for push in self.received if push.path == path]
+
+    def wait_for(self, endpoint: str, count: int = 1, timeout: float = 30) -> list[Push]:
+        """The pushes to ``endpoint`` once there are ``count`` of them."""
+        deadline = time.monotonic() + timeout
+        with self.arrived:
+            while len(self.pushes_to(endpoint)) < count:
+                left = deadline - time.monotonic()
+                assert left > 0, f"{len(self.pushes_to(endpoint))} pushes to {endpoint} after {timeout} s"
+                self.arrived.wait(left)
+        return self.pushes_to(endpoint)
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
