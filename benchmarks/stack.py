@@ -124,6 +124,7 @@ class Cycle:
     t_written: float = 0.0  # agent clock, s
     t_read: float = 0.0  # agent clock, s
     t_click: float = 0.0  # page clock converted to the agent clock, s
+    pending_id: str = ""
 
 
 def submit_answer(page, pending_id: str, option_id: str) -> None:
@@ -149,6 +150,24 @@ def clock_offset(page, samples: int = 5) -> tuple[float, float]:
             best = (rtt, page_ms - (t0 + t1) / 2 * 1000)
     assert best is not None
     return best[1], best[0] / 2
+
+
+#: Installed in the inbox page: when each waiting item entered the DOM (page clock, ms).
+INBOX_INSTRUMENT_JS = r"""
+(() => {
+  const now = () => performance.timeOrigin + performance.now();
+  const arrived = window.__inboxArrived = {};
+  const ITEM = "[data-testid=inbox-item][data-state=waiting]";
+  new MutationObserver((records) => {
+    const t = now();
+    for (const record of records) for (const node of record.addedNodes) {
+      if (node.nodeType !== 1) continue;
+      const found = node.matches(ITEM) ? [node] : Array.from(node.querySelectorAll(ITEM));
+      for (const el of found) if (!(el.dataset.pendingId in arrived)) arrived[el.dataset.pendingId] = t;
+    }
+  }).observe(document, {childList: true, subtree: true});
+})();
+"""
 
 
 class ElicitationStack:
@@ -251,6 +270,15 @@ class ElicitationStack:
             page.goto(f"{self.server.url}/tasks/{self.task_id}/")
             page.wait_for_selector("[data-testid=task-live][data-live=connected]")
 
+    def open_inbox(self):
+        """The operator's inbox in a window of its own, noting when each question's item enters its DOM."""
+        login = self.page.context.storage_state()
+        page = self.browser.new_context(storage_state=login).new_page()
+        page.add_init_script(INBOX_INSTRUMENT_JS)
+        page.goto(f"{self.server.url}/inbox/")
+        page.wait_for_selector("[data-testid=inbox-live][data-live=connected]")
+        return page
+
     # Measuring ------------------------------------------------------------------
 
     def process_rss(self) -> dict[str, int]:
@@ -313,4 +341,5 @@ class ElicitationStack:
             t_written=written["t"],
             t_read=read["t"],
             t_click=wall("click") / 1000,
+            pending_id=pending_id,
         )
