@@ -22,7 +22,7 @@ import psycopg
 import pytest
 from playwright.sync_api import expect
 
-from kandev_web.executor.testing import ssh_test_host
+from kandev_web.executor.testing import ssh_executor_command, ssh_test_host
 
 from .conftest import ROOT, login, running_server, server_environ
 from .elicitation_support import agent_said, expect_agentctl_gone, option, start
@@ -83,12 +83,8 @@ def ssh_host(servers, tmp_path_factory):
 
 def register_ssh_executor(server, name, host, *, workspace, **changes):
     """``manage.py executor NAME --ssh ...`` for that workspace's Mock agent."""
-    host = replace(host, **changes)
-    server.manage(
-        "executor", name, "--ssh", f"{host.user}@{host.host}:{host.port}", "--host-key", host.host_key,
-        "--private-key-file", host.key_file, "--agentctl", host.agentctl, "--workdir-root", host.workdir_root,
-        "--assign", "Mock agent", "--workspace", workspace,
-    )
+    command = ssh_executor_command(name, replace(host, **changes))
+    server.manage(*command, "--assign", "Mock agent", "--workspace", workspace)
 
 
 def task_of(server, username, workspace):

@@ -95,3 +95,21 @@ def ssh_test_host(**changes: object) -> SshAddress:
         key_file=os.environ["KANDEV_TEST_SSH_KEY"],
     )
     return dataclasses.replace(address, **changes)
+
+
+def ssh_executor_command(name: str, host: SshAddress) -> list[str]:
+    """The ``manage.py executor`` arguments that register ``host`` (its key stored from its key file)."""
+    return [
+        "executor",
+        name,
+        "--ssh",
+        f"{host.user}@{host.host}:{host.port}",
+        "--host-key",
+        host.host_key,
+        "--private-key-file",
+        host.key_file,
+        "--agentctl",
+        host.agentctl,
+        "--workdir-root",
+        host.workdir_root,
+    ]
