@@ -28,10 +28,12 @@ import signal
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncssh
 
+from kandev_web import checkouts, git
 from kandev_web.agentctl.cli import TOKEN_VAR
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected
 
@@ -75,6 +77,8 @@ class SshAddress:
     agentctl: str = "kandev-agentctl"
     #: Where agents' working directories go when a profile names none; relative to the login directory.
     workdir_root: str = "kandev-workdirs"
+    #: Where tasks' worktrees go for repositories on that host; relative to the login directory.
+    worktree_root: str = "kandev-worktrees"
     #: An OpenSSH private key (text). Empty: ``key_file`` is used.
     private_key: str = field(default="", repr=False)
     key_file: str = ""
@@ -83,6 +87,12 @@ class SshAddress:
     def url(self) -> str:
         """Who and where, for sentences and logs (no secret in it)."""
         return f"ssh://{self.user}@{self.host}:{self.port}"
+
+    @property
+    def checkout_command(self) -> str:
+        """``kandev-checkout`` there: beside ``agentctl`` when that is a path, else on the login's PATH."""
+        directory, slash, _ = self.agentctl.rpartition("/")
+        return f"{directory}{slash}kandev-checkout"
 
 
 def trusted_host_key(line: str) -> asyncssh.SSHKey:
@@ -283,6 +293,22 @@ class SshExecutor:
             self._tunnels[parts.port] = listener
         return urlunsplit(parts._replace(netloc=f"127.0.0.1:{listener.get_port()}"))
 
+    async def checkout(self, operation: str, args: dict[str, Any], *, timeout: float) -> dict:
+        """Run one checkout step there (``kandev-checkout``); its answer, ``{"result"}`` or ``{"error"}``."""
+        connection = await self.connection()
+        command = shlex.join([self.address.checkout_command, "--root", self.address.worktree_root])
+        try:
+            done = await asyncio.wait_for(
+                connection.run(command, input=json.dumps({"op": operation, "args": args}), check=False), timeout
+            )
+            return json.loads(str(done.stdout or "").strip().splitlines()[-1])
+        except (asyncssh.Error, OSError) as error:
+            raise SshError(SshFailure.UNREACHABLE, str(error)) from None
+        except TimeoutError:
+            raise SshError(SshFailure.UNREACHABLE, "no answer in time") from None
+        except (ValueError, IndexError):
+            raise SshError(SshFailure.NOT_STARTED, f"{self.address.checkout_command} gave no answer") from None
+
     async def signal(self, pid: int, name: str) -> None:
         with contextlib.suppress(SshError, asyncssh.Error, OSError):
             connection = await self.connection()
@@ -321,3 +347,33 @@ class SshExecutor:
         with contextlib.suppress(asyncssh.Error, OSError):
             async for line in process.stderr:
                 sys.stderr.write(line)
+
+
+class SshCheckouts(checkouts.Checkouts):
+    """Task checkouts on an SSH executor host: each step one ``kandev-checkout`` run there, on a connection of its own.
+
+    Called from request and database threads, which have no event loop and
+    wait for the answer anyway.
+    """
+
+    def __init__(self, address: SshAddress, *, timeout: float = 120.0) -> None:
+        self.address = address
+        self.timeout = timeout
+
+    def perform(self, operation: str, args: dict[str, Any]) -> Any:
+        try:
+            answer = asyncio.run(self._perform(operation, args))
+        except SshError as error:
+            raise git.GitError(git.Failure.UNREACHABLE, f"{self.address.url}: {error}") from None
+        if "error" in answer:
+            known = {kind.value: kind for kind in git.Failure}
+            failure = answer["error"].get("failure")
+            raise git.GitError(known.get(failure, git.Failure.OTHER), str(answer["error"].get("detail", "")))
+        return answer.get("result")
+
+    async def _perform(self, operation: str, args: dict[str, Any]) -> dict:
+        host = SshExecutor(self.address)
+        try:
+            return await host.checkout(operation, args, timeout=self.timeout)
+        finally:
+            await host.close()

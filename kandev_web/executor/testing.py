@@ -112,4 +112,6 @@ def ssh_executor_command(name: str, host: SshAddress) -> list[str]:
         host.agentctl,
         "--workdir-root",
         host.workdir_root,
+        "--worktree-root",
+        host.worktree_root,
     ]

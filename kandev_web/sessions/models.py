@@ -12,7 +12,7 @@ from kandev_web import git
 from kandev_web.board.models import Task, Workspace
 from kandev_web.checkouts import Checkouts, LocalCheckouts
 from kandev_web.executor.client import ExecutorAddress, RemoteCheckouts
-from kandev_web.executor.ssh import SshAddress
+from kandev_web.executor.ssh import SshAddress, SshCheckouts
 from kandev_web.forms import SecretEnvChange
 from kandev_web.secret_box import SecretBox, SecretUnreadable
 
@@ -91,6 +91,12 @@ class Executor(models.Model):
         default="kandev-workdirs",
         help_text=_("Where agents work there when a profile names no directory; relative to the login's home."),
     )
+    worktree_root = models.CharField(
+        _("worktrees"),
+        max_length=500,
+        default="kandev-worktrees",
+        help_text=_("Where tasks' worktrees are made there, for its repositories; relative to the login's home."),
+    )
     url = models.CharField(
         _("URL"),
         max_length=500,
@@ -131,6 +137,7 @@ class Executor(models.Model):
             host_key=self.host_key,
             agentctl=self.agentctl,
             workdir_root=self.workdir_root,
+            worktree_root=self.worktree_root,
             private_key=self.private_key,
             key_file=settings.KANDEV_SSH_KEY_FILE,
         )
@@ -286,7 +293,10 @@ class Repository(models.Model):
         """Where this repository's task checkouts are made: on this machine, or by its executor host."""
         if self.executor_id is None:
             return LocalCheckouts(Path(settings.KANDEV_WORKTREE_ROOT))
-        return RemoteCheckouts(self.executor.address)
+        address = self.executor.address
+        if isinstance(address, SshAddress):
+            return SshCheckouts(address)
+        return RemoteCheckouts(address)
 
     def clean(self):
         super().clean()

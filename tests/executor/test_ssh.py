@@ -5,6 +5,7 @@ reaches its stream only through the SSH connection's tunnel.
 """
 
 import asyncio
+import json
 import os
 import shlex
 import signal
@@ -16,9 +17,12 @@ from urllib.parse import urlsplit
 
 import psutil
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from kandev_web.agentctl.stream_client import AgentStreamClient
 from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
+from kandev_web.executor.checkout_cli import answer as checkout_answer
 from kandev_web.executor.ssh import SshError, SshExecutor, SshFailure, trusted_host_key
 from kandev_web.executor.testing import ssh_test_host
 
@@ -149,3 +153,19 @@ def test_a_host_key_is_read_from_ssh_keyscan_output_or_a_bare_key():
     assert trusted_host_key(f"# 127.0.0.1:22 SSH-2.0-OpenSSH\n{OTHER_HOST_KEY}\n") is not None
     with pytest.raises(SshError):
         trusted_host_key("not a key")
+
+
+@given(st.text())
+def test_any_recorded_host_key_text_is_a_key_or_refused_never_a_crash(text):
+    try:
+        trusted_host_key(text)
+    except SshError as error:
+        assert error.failure is SshFailure.NO_HOST_KEY
+
+
+@given(st.one_of(st.text(), st.builds(json.dumps, st.dictionaries(st.text(), st.text() | st.integers()))))
+def test_kandev_checkout_answers_any_request_with_a_result_or_an_error(request_text):
+    reply = checkout_answer(request_text, Path("/nonexistent-root"))
+    assert set(reply) in ({"result"}, {"error"})
+    if "error" in reply:
+        assert isinstance(reply["error"]["failure"], str) and isinstance(reply["error"]["detail"], str)

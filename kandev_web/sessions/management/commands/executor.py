@@ -38,6 +38,7 @@ class Command(BaseCommand):
         parser.add_argument("--private-key-file", type=Path, help="The login's private key; stored sealed.")
         parser.add_argument("--agentctl", help="kandev-agentctl on that host: a path or a name on its PATH.")
         parser.add_argument("--workdir-root", help="Agents' working directories there (default: ~/kandev-workdirs).")
+        parser.add_argument("--worktree-root", help="Tasks' worktrees there (default: ~/kandev-worktrees).")
         parser.add_argument(
             "--assign",
             action="append",
@@ -94,7 +95,7 @@ class Command(BaseCommand):
                 fields["private_key"] = options["private_key_file"].read_text()
             except OSError as error:
                 raise CommandError(f"Cannot read {options['private_key_file']}: {error.strerror}") from None
-        for option in ("agentctl", "workdir_root"):
+        for option in ("agentctl", "workdir_root", "worktree_root"):
             if options[option]:
                 fields[option] = options[option]
         return fields
