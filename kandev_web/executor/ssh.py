@@ -26,7 +26,7 @@ import logging
 import shlex
 import signal
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
@@ -112,6 +112,10 @@ def trusted_host_key(line: str) -> asyncssh.SSHKey:
                 except (asyncssh.KeyImportError, ValueError):
                     break
     raise SshError(SshFailure.NO_HOST_KEY)
+
+
+def _local_url(remote_url: str, listener: asyncssh.SSHListener) -> str:
+    return urlunsplit(urlsplit(remote_url)._replace(netloc=f"127.0.0.1:{listener.get_port()}"))
 
 
 def _signal_code(name: str) -> int | None:
@@ -277,21 +281,34 @@ class SshExecutor:
         return agentctl
 
     async def tunnel(self, remote_url: str) -> str:
-        """A URL on this machine that reaches ``remote_url`` (on the host's loopback) through the connection."""
+        """A URL on this machine that reaches ``remote_url`` (on the host's loopback) through the connection.
+
+        Kept while that agentctl runs: for the streams this process follows.
+        """
+        port = urlsplit(remote_url).port or 0
+        listener = self._tunnels.get(port)
+        if listener is None:
+            listener = self._tunnels[port] = await self._forward(remote_url)
+        return _local_url(remote_url, listener)
+
+    @contextlib.asynccontextmanager
+    async def transient_tunnel(self, remote_url: str) -> AsyncIterator[str]:
+        """Like ``tunnel``, closed when the block ends: for one request to an agentctl owned elsewhere."""
+        listener = await self._forward(remote_url)
+        try:
+            yield _local_url(remote_url, listener)
+        finally:
+            listener.close()
+
+    async def _forward(self, remote_url: str) -> asyncssh.SSHListener:
         parts = urlsplit(remote_url)
         if parts.port is None:
             raise SshError(SshFailure.NOT_STARTED, f"no port in {remote_url}")
         connection = await self.connection()
-        listener = self._tunnels.get(parts.port)
-        if listener is None:
-            try:
-                listener = await connection.forward_local_port(
-                    "127.0.0.1", 0, parts.hostname or "127.0.0.1", parts.port
-                )
-            except (asyncssh.Error, OSError) as error:
-                raise SshError(SshFailure.UNREACHABLE, str(error)) from None
-            self._tunnels[parts.port] = listener
-        return urlunsplit(parts._replace(netloc=f"127.0.0.1:{listener.get_port()}"))
+        try:
+            return await connection.forward_local_port("127.0.0.1", 0, parts.hostname or "127.0.0.1", parts.port)
+        except (asyncssh.Error, OSError) as error:
+            raise SshError(SshFailure.UNREACHABLE, str(error)) from None
 
     async def checkout(self, operation: str, args: dict[str, Any], *, timeout: float) -> dict:
         """Run one checkout step there (``kandev-checkout``); its answer, ``{"result"}`` or ``{"error"}``."""

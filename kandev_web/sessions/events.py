@@ -350,9 +350,9 @@ class Orphan:
 def ssh_host_of(execution_id: int) -> SshAddress | None:
     """The SSH executor host an execution's agentctl runs on, which every process reaches it through."""
     execution = AgentExecution.objects.select_related("executor").filter(pk=execution_id).first()
-    if execution is None or execution.executor is None or execution.executor.is_service:
+    if execution is None or execution.executor is None:
         return None
-    return execution.executor.address
+    return execution.executor.ssh_address
 
 
 def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:

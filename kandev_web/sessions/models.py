@@ -126,6 +126,12 @@ class Executor(models.Model):
             raise ValidationError({"host_key": _("Record the host's key (ssh-keyscan HOST): no key, no connection.")})
 
     @property
+    def ssh_address(self) -> SshAddress | None:
+        """How to reach it over SSH; None for a kandev-executor service."""
+        address = self.address
+        return address if isinstance(address, SshAddress) else None
+
+    @property
     def address(self) -> ExecutorAddress | SshAddress:
         """What the runner needs to reach it (``sessions.runtime.executor_client`` checks a service is allowed)."""
         if self.is_service:
@@ -175,7 +181,9 @@ class AgentProfile(models.Model):
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_profiles")
     name = models.CharField(_("name"), max_length=200)
-    agent_id = models.CharField(_("agent id"), max_length=100, help_text=_("The agent's registry id, e.g. claude-acp."))
+    agent_id = models.CharField(
+        _("agent id"), max_length=100, help_text=_("The agent's registry id, e.g. claude-acp.")
+    )
     command = models.JSONField(_("command"), help_text=_("argv, as a JSON list of strings."))
     env = models.JSONField(_("environment"), default=dict, blank=True)
     #: ``{name: Fernet token}``. Not editable as such: forms edit it through

@@ -110,12 +110,16 @@ class Endpoint:
     execution_id: int
     url: str
     token: str = field(repr=False)
+    #: The SSH executor host it runs on, when the caller knows it; else it is looked up.
+    via: SshAddress | None = None
 
 
 def agent_environment(profile_env: dict[str, str], *, remote: bool = False) -> dict[str, str]:
     """What the agent gets from here; on an executor host, PATH, HOME and the like are that host's."""
     env = {
-        k: v for k, v in os.environ.items() if k.startswith(INHERITED_PREFIXES) or (k in INHERITED_ENV and not remote)
+        k: v
+        for k, v in os.environ.items()
+        if k.startswith(INHERITED_PREFIXES) or (k in INHERITED_ENV and not remote)
     }
     env.update({str(k): str(v) for k, v in profile_env.items()})
     return env
@@ -253,7 +257,9 @@ class Runner:
             )
             if not recorded:
                 raise ObjectDoesNotExist("the task was deleted while its agent started")
-            await client.request("agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags})
+            await client.request(
+                "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
+            )
             new_session: dict = {"cwd": cwd, "mcp_servers": plan.mcp_servers}
             if plan.auth_method:
                 new_session["auth_method"] = plan.auth_method
@@ -428,11 +434,12 @@ class Runner:
             raise AgentStreamNotConnected("the agent has not started yet")
         # Another process owns this stream; a connection of our own carries
         # the request, and the notifications it also receives are ignored.
-        url = endpoint.url
-        if ssh_host := await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id):
-            url = await self._executor(ssh_host).tunnel(url)
-        async with AgentStreamClient(url, endpoint.token, backoff=Backoff(attempts=0)) as transient:
-            return await transient.request(action, payload, timeout=timeout)
+        via = endpoint.via or await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id)
+        if via is None:
+            return await _request_once(endpoint.url, endpoint.token, action, payload, timeout)
+        # Over SSH: through a tunnel of this process's own, for this request only.
+        async with self._executor(via).transient_tunnel(endpoint.url) as url:
+            return await _request_once(url, endpoint.token, action, payload, timeout)
 
     async def shutdown(self, endpoint: Endpoint) -> None:
         try:
@@ -440,6 +447,11 @@ class Runner:
         except (StreamError, TimeoutError):
             # agentctl is already gone; make sure the process is too.
             await self._stop_process(endpoint.execution_id)
+
+
+async def _request_once(url: str, token: str, action: str, payload: dict, timeout: float):
+    async with AgentStreamClient(url, token, backoff=Backoff(attempts=0)) as transient:
+        return await transient.request(action, payload, timeout=timeout)
 
 
 def executor_client(address: ExecutorAddress | SshAddress) -> ExecutorClient | SshExecutor:

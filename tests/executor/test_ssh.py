@@ -112,6 +112,26 @@ async def test_a_process_that_adopts_an_execution_follows_it_through_its_own_con
     await adopter.close()
 
 
+def listening_ports() -> set[int]:
+    return {c.laddr.port for c in psutil.Process().net_connections() if c.status == psutil.CONN_LISTEN}
+
+
+@pytest.mark.asyncio
+async def test_a_request_from_a_process_that_does_not_own_the_stream_uses_a_tunnel_closed_after_it():
+    owner = SshExecutor(ssh_test_host())
+    started = await owner.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-once")
+    other = SshExecutor(ssh_test_host())
+    async with other.transient_tunnel(started.remote_url) as url:
+        port = urlsplit(url).port
+        assert port in listening_ports() and port != urlsplit(started.url).port
+        async with AgentStreamClient(url, "t") as stream:
+            await open_session(stream, agent_id="mock-agent")
+    assert port not in listening_ports()
+    assert await started.stop() == 0
+    await owner.close()
+    await other.close()
+
+
 @pytest.mark.asyncio
 async def test_a_host_whose_key_is_not_the_recorded_one_is_refused():
     host = SshExecutor(ssh_test_host(host_key=OTHER_HOST_KEY))
