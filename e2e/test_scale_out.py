@@ -165,3 +165,19 @@ def test_an_ssh_executor_showing_another_host_key_is_refused_saying_so(browser, 
     start(page, "elicit-single")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
     expect(page.get_by_test_id("session-error")).to_contain_text("showed another host key than the one recorded")
+
+
+def test_stopping_a_session_on_an_ssh_executor_ends_its_agentctl_there(browser, servers, ssh_host, postgres_url):
+    a, _ = servers
+    task_id = task_of(a, "stopper", "Stopping")
+    register_ssh_executor(a, "gpu-stop", ssh_host, workspace="Stopping")
+    page = browser.new_context().new_page()
+    login(page, a, "stopper", f"/tasks/{task_id}/")
+    start(page, "elicit-single")
+    expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
+    _, pid, _ = execution_row(postgres_url, task_id)
+    agentctl = psutil.Process(pid)
+    page.get_by_test_id("session-stop").click()
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "CANCELLED")
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-agent-live", "false")
+    agentctl.wait(timeout=15)  # gone from the host, not left running there
