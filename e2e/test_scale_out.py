@@ -1,8 +1,11 @@
-"""Several machines' profile: PostgreSQL, Redis, two web processes, an executor host.
+"""Several machines' profile: PostgreSQL, Redis, two web processes, an executor host over SSH.
 
 The operator's tab on one process answers an elicitation whose agent stream
 the other process holds; exactly one answer reaches the agent, and the other
-process's tabs follow live. Then the same with the agent on an executor host.
+process's tabs follow live. Then the same with the agent on an executor host
+reached over SSH (the real sshd scripts/test runs): its agentctl on the host's
+loopback, each web process tunnelling to it; a kill -9 of it, an unreachable
+host and a host showing another key each fail the session saying so.
 """
 
 import os
@@ -10,14 +13,16 @@ import signal
 import subprocess
 import sys
 import uuid
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import psutil
 import psycopg
 import pytest
 from playwright.sync_api import expect
 
-from kandev_web.executor.testing import running_executor
+from kandev_web.executor.testing import ssh_executor_command, ssh_test_host
 
 from .conftest import ROOT, login, running_server, server_environ
 from .elicitation_support import agent_said, expect_agentctl_gone, option, start
@@ -67,15 +72,23 @@ def test_an_answer_through_the_other_process_reaches_the_agent_once(browser, ser
 
 
 @pytest.fixture(scope="module")
-def executor_host(servers, tmp_path_factory):
-    """A kandev-executor as on another machine: its own environment, agentctls on another address."""
+def ssh_host(servers, tmp_path_factory):
+    """The executor host over SSH: the real sshd scripts/test runs, its agents' directories in a temp dir."""
     a, _ = servers
-    root = tmp_path_factory.mktemp("executor-host")
-    env = {key: value for key, value in os.environ.items() if key not in ("DATABASE_URL", "REDIS_URL")}
-    with running_executor(root / "workdirs", agentctl_host="127.0.0.2", env=env, log=root / "executor.log") as running:
-        ids = a.create_operator("remote", workspace="Executors", tasks=True)
-        a.register_executor("gpu-1", running.address.url, running.address.token, workspace="Executors")
-        yield running, ids["task_ids"][0]
+    host = ssh_test_host(workdir_root=str(tmp_path_factory.mktemp("ssh-host") / "workdirs"))
+    a.create_operator("remote", workspace="Executors", tasks=True)
+    register_ssh_executor(a, "gpu-1", host, workspace="Executors")
+    return host
+
+
+def register_ssh_executor(server, name, host, *, workspace, **changes):
+    """``manage.py executor NAME --ssh ...`` for that workspace's Mock agent."""
+    command = ssh_executor_command(name, replace(host, **changes))
+    server.manage(*command, "--assign", "Mock agent", "--workspace", workspace)
+
+
+def task_of(server, username, workspace):
+    return server.create_operator(username, workspace=workspace, tasks=True)["task_ids"][0]
 
 
 def execution_row(postgres_url, task_id):
@@ -87,16 +100,11 @@ def execution_row(postgres_url, task_id):
         ).fetchone()
 
 
-def parent_pid(pid):
-    status = Path(f"/proc/{pid}/status").read_text()
-    return int(next(line for line in status.splitlines() if line.startswith("PPid:")).split()[1])
-
-
-def test_an_agent_on_an_executor_host_is_answered_through_either_web_process(
-    browser, servers, executor_host, postgres_url
+def test_an_agent_on_an_ssh_executor_is_answered_through_either_web_process_over_its_tunnel(
+    browser, servers, ssh_host, postgres_url
 ):
     a, b = servers
-    executor, task_id = executor_host
+    task_id = task_of(a, "remote", "Executors")
     on_a = browser.new_context().new_page()
     login(on_a, a, "remote", f"/tasks/{task_id}/")
     on_b = browser.new_context().new_page()
@@ -108,32 +116,68 @@ def test_an_agent_on_an_executor_host_is_answered_through_either_web_process(
         expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
         expect(page.get_by_test_id("session-executor")).to_have_attribute("data-executor", "gpu-1")
     url, pid, launch_id = execution_row(postgres_url, task_id)
-    assert urlsplit(url).hostname == "127.0.0.2" and launch_id
-    assert parent_pid(pid) == executor.process.pid  # started by the executor, not by a web process
-    assert (executor.workdir_root / f"task-{task_id}").is_dir()
+    agentctl = psutil.Process(pid)
+    # Started by sshd, not by a web process; listening on the host's loopback only.
+    assert any(parent.name().startswith("sshd") for parent in agentctl.parents()) and launch_id == f"ssh-{pid}"
+    listening = {c.laddr for c in agentctl.net_connections() if c.status == psutil.CONN_LISTEN}
+    assert listening == {(urlsplit(url).hostname, urlsplit(url).port)} and urlsplit(url).hostname == "127.0.0.1"
+    # Each web process reaches it through its SSH connection: only sshd connects to that port.
+    peers = {c.pid for c in psutil.net_connections("tcp") if c.raddr and c.raddr.port == urlsplit(url).port and c.pid}
+    assert peers and all(psutil.Process(peer).name().startswith("sshd") for peer in peers)
+    assert (Path(ssh_host.workdir_root) / f"task-{task_id}").is_dir()
 
+    # B does not own the stream: its answer goes through B's own tunnel.
     option(on_b, "Red").click()
     on_b.get_by_test_id("clarification-submit").click()
     for page in (on_a, on_b):
         assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Red"}}
         expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)
 
-    # The executor reports agentctl's end, however it ends: both tabs see the session fail.
+    # A kill -9 of agentctl on the host ends its SSH process: both tabs see the session fail.
     os.kill(pid, signal.SIGKILL)
     for page in (on_a, on_b):
         expect_agentctl_gone(page)
         expect(page.get_by_test_id("session-executor")).to_have_count(0)
 
 
-def test_an_executor_host_that_is_down_fails_the_session_saying_so(browser, servers):
+def test_an_unreachable_ssh_executor_fails_the_session_saying_so(browser, servers, ssh_host):
     a, _ = servers
-    ids = a.create_operator("offline", workspace="Offline", tasks=True)
-    down = f"ws://127.0.0.1:{free_port()}/executor/stream"
-    a.register_executor("gpu-down", down, "unused", workspace="Offline")
+    task_id = task_of(a, "offline", "Offline")
+    port = free_port()
+    register_ssh_executor(a, "gpu-down", ssh_host, workspace="Offline", port=port)
     page = browser.new_context().new_page()
-    login(page, a, "offline", f"/tasks/{ids['task_ids'][0]}/")
+    login(page, a, "offline", f"/tasks/{task_id}/")
     start(page, "elicit-single")
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
     expect(page.get_by_test_id("session-error")).to_contain_text(
-        f"The executor host at {down} could not start the agent"
+        f"The executor host ssh://{ssh_host.user}@{ssh_host.host}:{port} could not be reached over SSH"
     )
+
+
+def test_an_ssh_executor_showing_another_host_key_is_refused_saying_so(browser, servers, ssh_host, tmp_path):
+    a, _ = servers
+    task_id = task_of(a, "impostor", "Impostor")
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    other = (tmp_path / "other.pub").read_text()
+    register_ssh_executor(a, "gpu-impostor", ssh_host, workspace="Impostor", host_key=other)
+    page = browser.new_context().new_page()
+    login(page, a, "impostor", f"/tasks/{task_id}/")
+    start(page, "elicit-single")
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
+    expect(page.get_by_test_id("session-error")).to_contain_text("showed another host key than the one recorded")
+
+
+def test_stopping_a_session_on_an_ssh_executor_ends_its_agentctl_there(browser, servers, ssh_host, postgres_url):
+    a, _ = servers
+    task_id = task_of(a, "stopper", "Stopping")
+    register_ssh_executor(a, "gpu-stop", ssh_host, workspace="Stopping")
+    page = browser.new_context().new_page()
+    login(page, a, "stopper", f"/tasks/{task_id}/")
+    start(page, "elicit-single")
+    expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
+    _, pid, _ = execution_row(postgres_url, task_id)
+    agentctl = psutil.Process(pid)
+    page.get_by_test_id("session-stop").click()
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "CANCELLED")
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-agent-live", "false")
+    agentctl.wait(timeout=15)  # gone from the host, not left running there

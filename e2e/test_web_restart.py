@@ -1,6 +1,7 @@
 """A web process killed mid-question: after a restart the question is still answerable.
 
-With the agent on this machine, and on an executor host.
+With the agent on this machine, on an executor host over SSH, and on a
+(retired) kandev-executor host.
 """
 
 import os
@@ -8,9 +9,10 @@ import signal
 import sqlite3
 from pathlib import Path
 
+import psutil
 from playwright.sync_api import expect
 
-from kandev_web.executor.testing import running_executor
+from kandev_web.executor.testing import running_executor, ssh_executor_command, ssh_test_host
 
 from .conftest import login, running_server, server_environ
 from .elicitation_support import agent_said, expect_agentctl_gone, option, start
@@ -74,6 +76,27 @@ def test_an_adopted_execution_on_an_executor_host_is_still_followed_to_its_end(b
             # The adopting process follows agentctl through the executor too.
             for agentctl in executor_children(executor.process.pid):
                 os.kill(agentctl, signal.SIGKILL)
+            expect_agentctl_gone(page)
+
+
+def test_an_adopted_execution_on_an_ssh_executor_is_reached_through_its_own_tunnel_and_followed(
+    browser, fresh_database, tmp_path
+):
+    env = server_environ(fresh_database, ENV)
+    host = ssh_test_host(workdir_root=str(tmp_path / "workdirs"))
+    with running_server(env, fresh_database.parent / "first-ssh.log") as first:
+        ids = first.create_operator("hermes", workspace="Hermes", tasks=True)
+        first.manage(*ssh_executor_command("gpu-ssh", host), "--assign", "Mock agent", "--workspace", "Hermes")
+        task = f"/tasks/{ids['task_ids'][0]}/"
+        ask_then_kill(browser, first, "hermes", task)  # its SSH connection goes with it; agentctl stays
+
+        with running_server(env, fresh_database.parent / "second-ssh.log") as second:
+            page = answer_through(browser, second, "hermes", task)
+            with sqlite3.connect(fresh_database) as db:
+                [(pid,)] = db.execute("SELECT pid FROM agent_sessions_agentexecution WHERE launch_id LIKE 'ssh-%'")
+            # Its sshd session went with the first process; agentctl stayed, and is no child of the second.
+            assert second.process.pid not in [parent.pid for parent in psutil.Process(pid).parents()]
+            os.kill(pid, signal.SIGKILL)
             expect_agentctl_gone(page)
 
 

@@ -182,6 +182,15 @@ KANDEV_METRICS_TOKEN = env.str("KANDEV_METRICS_TOKEN", default="")
 # lets any of them serve the agent's operators (their streams need the token).
 KANDEV_AGENTCTL_HOST = env.str("KANDEV_AGENTCTL_HOST", default="127.0.0.1")
 
+# Executor hosts are reached over SSH; the private key of an executor that
+# stores none is read from this file (empty: each executor must store its own).
+KANDEV_SSH_KEY_FILE = env.str("KANDEV_SSH_KEY_FILE", default="")
+# How long reaching an executor host over SSH may take before its session fails saying so.
+KANDEV_SSH_CONNECT_SECONDS = env.float("KANDEV_SSH_CONNECT_SECONDS", default=10.0)
+# The retired kandev-executor service starts whatever a holder of its token
+# asks and leaves agentctl ports open on the network: off unless set.
+KANDEV_ALLOW_EXECUTOR_SERVICE = env.bool("KANDEV_ALLOW_EXECUTOR_SERVICE", default=False)
+
 # How often a web process confirms it still holds its agents' streams; another
 # process adopts them after three missed beats.
 KANDEV_OWNER_HEARTBEAT_SECONDS = env.float("KANDEV_OWNER_HEARTBEAT_SECONDS", default=5.0)

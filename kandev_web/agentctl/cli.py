@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from kandev_web import logs
 from kandev_web.agentctl.controller import Controller
@@ -51,9 +53,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--host", default="127.0.0.1", help="interface to listen on (default: 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port to listen on; 0 picks a free one (default)")
+    parser.add_argument(
+        "--environment-from-stdin",
+        action="store_true",
+        help='first read one JSON line {"env": {...}, "workdir": "..."} from stdin (how an SSH launch passes them)',
+    )
     options = parser.parse_args(own)
     if not agent_argv:
         parser.error("give the agent command after --")
+    if options.environment_from_stdin:
+        try:
+            _take_environment(sys.stdin.readline())
+        except (ValueError, OSError) as error:
+            print(f"kandev-agentctl: no usable environment on stdin: {error}", file=sys.stderr)
+            return USAGE_ERROR
 
     token = os.environ.get(TOKEN_VAR)
     if not token:
@@ -72,6 +85,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Every line this agentctl logs names the web app's execution it serves (when it was told which).
     with logs.bound(execution_id=os.environ.get(EXECUTION_VAR) or None):
         return asyncio.run(_serve(options.host, options.port, token, agent_argv, agent_env, timeouts, scrubber))
+
+
+def _take_environment(line: str) -> None:
+    """Add the variables a launch over SSH sent, and move into its working directory.
+
+    Over SSH, argv is visible to every user of the host and sshd passes on few
+    variables, so the token and the profile's secrets come this way instead.
+    A relative ``workdir`` is under the login directory; it is made if missing.
+    """
+    spec = json.loads(line)
+    env = spec.get("env") if isinstance(spec, dict) else None
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        raise ValueError('expected {"env": {name: value}, "workdir": "..."}')
+    os.environ.update(env)
+    workdir = spec.get("workdir") or ""
+    if workdir:
+        path = Path(workdir).expanduser()
+        path.mkdir(parents=True, exist_ok=True)
+        os.chdir(path)
 
 
 def _log_to_stderr(environ: Mapping[str, str], scrubber: Scrubber) -> None:

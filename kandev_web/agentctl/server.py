@@ -231,8 +231,8 @@ async def serve_until_shutdown(
     """A command's life around its server: listen, print the ready line, wait, close.
 
     agentctl and kandev-executor both print exactly one line on stdout once
-    listening, ``{"event": "ready", "url", "pid"}``, for whoever started them
-    to read the port from; they stop on SIGTERM or SIGINT, or when ``shutdown``
+    listening, ``{"event": "ready", "url", "pid", "cwd"}``, for whoever started them
+    to read the port (and, over SSH, the working directory) from; they stop on SIGTERM or SIGINT, or when ``shutdown``
     is set, and ``close()`` their own work before the server goes.
     """
     loop = asyncio.get_running_loop()
@@ -243,7 +243,7 @@ async def serve_until_shutdown(
     except OSError as error:
         log.error("cannot listen on %s:%d: %s", host, port, error.strerror or error)
         return 1
-    sys.stdout.write(json.dumps({"event": "ready", "url": url, "pid": os.getpid()}) + "\n")
+    sys.stdout.write(json.dumps({"event": "ready", "url": url, "pid": os.getpid(), "cwd": os.getcwd()}) + "\n")
     sys.stdout.flush()
     log.info("serving at %s", url)
     await shutdown.wait()

@@ -1,4 +1,9 @@
-"""``KANDEV_EXECUTOR_TOKEN=<secret> kandev-executor [--host H] [--port P] ...``
+"""``KANDEV_ALLOW_EXECUTOR_SERVICE=true KANDEV_EXECUTOR_TOKEN=<secret> kandev-executor [--host H] [--port P] ...``
+
+Retired: executor hosts are reached over SSH (``kandev_web/executor/ssh.py``),
+which needs nothing of ours listening there. This service starts whatever a
+holder of its token asks, and its agentctls listen on the network, so it runs
+only when ``KANDEV_ALLOW_EXECUTOR_SERVICE`` says so: on a closed network.
 
 Runs on an executor host: the machine where agents (and their agentctl) run,
 apart from the web machines. Web processes reach it at
@@ -23,6 +28,7 @@ from kandev_web.agentctl.server import StreamServer, serve_until_shutdown
 from kandev_web.executor.service import ExecutorService
 
 TOKEN_VAR = "KANDEV_EXECUTOR_TOKEN"
+ALLOW_VAR = "KANDEV_ALLOW_EXECUTOR_SERVICE"
 PATH = "/executor/stream"
 USAGE_ERROR = 2
 _WILDCARDS = ("0.0.0.0", "::", "")
@@ -61,6 +67,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     options = parser.parse_args(argv)
 
+    if os.environ.get(ALLOW_VAR, "").lower() not in ("1", "true", "yes", "on"):
+        print(
+            f"kandev-executor: retired and unsafe on open networks (use SSH executors); set {ALLOW_VAR}=true to run it",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
     token = os.environ.get(TOKEN_VAR)
     if not token:
         print(f"kandev-executor: {TOKEN_VAR} is not set; web processes authenticate with it", file=sys.stderr)

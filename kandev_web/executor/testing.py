@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import secrets
@@ -15,6 +16,7 @@ from pathlib import Path
 
 from kandev_web.executor.cli import TOKEN_VAR
 from kandev_web.executor.client import ExecutorAddress
+from kandev_web.executor.ssh import SshAddress
 
 
 @dataclass
@@ -66,3 +68,50 @@ def running_executor(
                 process.wait()
         if stderr:
             stderr.close()
+
+
+#: What ``scripts/test`` exports about the sshd it starts on this machine's loopback.
+SSH_TEST_VARS = (
+    "KANDEV_TEST_SSH_HOST",
+    "KANDEV_TEST_SSH_PORT",
+    "KANDEV_TEST_SSH_USER",
+    "KANDEV_TEST_SSH_KEY",
+    "KANDEV_TEST_SSH_HOST_KEY",
+    "KANDEV_TEST_SSH_AGENTCTL",
+)
+
+
+def ssh_test_host(**changes: object) -> SshAddress:
+    """The SSH executor host ``scripts/test`` runs: a real sshd on 127.0.0.1, this venv's agentctl."""
+    missing = [name for name in SSH_TEST_VARS if not os.environ.get(name)]
+    if missing:
+        raise RuntimeError(f"{', '.join(missing)} not set: run the tests with scripts/test, which starts an sshd")
+    address = SshAddress(
+        host=os.environ["KANDEV_TEST_SSH_HOST"],
+        port=int(os.environ["KANDEV_TEST_SSH_PORT"]),
+        user=os.environ["KANDEV_TEST_SSH_USER"],
+        host_key=os.environ["KANDEV_TEST_SSH_HOST_KEY"],
+        agentctl=os.environ["KANDEV_TEST_SSH_AGENTCTL"],
+        key_file=os.environ["KANDEV_TEST_SSH_KEY"],
+    )
+    return dataclasses.replace(address, **changes)
+
+
+def ssh_executor_command(name: str, host: SshAddress) -> list[str]:
+    """The ``manage.py executor`` arguments that register ``host`` (its key stored from its key file)."""
+    return [
+        "executor",
+        name,
+        "--ssh",
+        f"{host.user}@{host.host}:{host.port}",
+        "--host-key",
+        host.host_key,
+        "--private-key-file",
+        host.key_file,
+        "--agentctl",
+        host.agentctl,
+        "--workdir-root",
+        host.workdir_root,
+        "--worktree-root",
+        host.worktree_root,
+    ]

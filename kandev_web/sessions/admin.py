@@ -1,25 +1,39 @@
 from django import forms
 from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
 
 from .forms import AgentProfileForm
 from .models import AgentProfile, Executor, Message, Repository, TaskSession, Worktree
 
 
+class WriteOnlyTextarea(forms.Textarea):
+    """A text area that never shows the stored value (a private key): typing replaces it."""
+
+    def format_value(self, value):
+        return None
+
+
 @admin.register(Executor)
 class ExecutorAdmin(admin.ModelAdmin):
-    list_display = ["name", "url"]
-    # The token is write-only here: shown once typed, never read back out.
-    fields = ["name", "url", "token"]
+    list_display = ["name", "host", "user", "url"]
+    fieldsets = [
+        (None, {"fields": ["name"]}),
+        (_("Over SSH"), {"fields": ["host", "port", "user", "host_key", "private_key", "agentctl", "workdir_root"]}),
+        (_("kandev-executor (retired, KANDEV_ALLOW_EXECUTOR_SERVICE only)"), {"fields": ["url", "token"]}),
+    ]
+    #: Credentials are write-only here: shown once typed, never read back out; left blank, kept.
+    WRITE_ONLY = ("token", "private_key")
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
         form.base_fields["token"].widget = forms.PasswordInput(render_value=False)
-        form.base_fields["token"].required = obj is None
+        form.base_fields["private_key"].widget = WriteOnlyTextarea(attrs={"autocomplete": "off"})
         return form
 
     def save_model(self, request, obj, form, change):
-        if change and not form.cleaned_data.get("token"):
-            obj.token = type(obj).objects.values_list("token", flat=True).get(pk=obj.pk)
+        for name in self.WRITE_ONLY:
+            if change and not form.cleaned_data.get(name):
+                setattr(obj, name, type(obj).objects.values_list(name, flat=True).get(pk=obj.pk))
         super().save_model(request, obj, form, change)
 
 

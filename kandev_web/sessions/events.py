@@ -17,6 +17,7 @@ from kandev_web import git, live
 from kandev_web.agentctl.stderr_tail import cap_tail
 from kandev_web.board import workflow
 from kandev_web.executor.client import ExecutorAddress
+from kandev_web.executor.ssh import SshAddress
 from kandev_web.storable import storable
 
 from . import exits, signals, tool_calls, worktrees
@@ -340,10 +341,18 @@ class Orphan:
     token: str
     pid: int | None = None
     #: Set when agentctl runs on an executor host, which reports its end.
-    executor: ExecutorAddress | None = None
+    executor: ExecutorAddress | SshAddress | None = None
     launch_id: str = ""
     #: The process that owned it (``host:pid:nonce``): whose machine ``pid`` is on.
     previous_owner: str = ""
+
+
+def ssh_host_of(execution_id: int) -> SshAddress | None:
+    """The SSH executor host an execution's agentctl runs on, which every process reaches it through."""
+    execution = AgentExecution.objects.select_related("executor").filter(pk=execution_id).first()
+    if execution is None or execution.executor is None:
+        return None
+    return execution.executor.ssh_address
 
 
 def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
@@ -361,7 +370,6 @@ def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
             pk=execution.pk, owner=execution.owner, owner_heartbeat_at=execution.owner_heartbeat_at
         ).update(owner=owner, owner_heartbeat_at=timezone.now())
         if won:
-            executor = execution.executor
             claimed.append(
                 Orphan(
                     execution.pk,
@@ -369,7 +377,7 @@ def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
                     execution.url,
                     execution.token,
                     pid=execution.pid,
-                    executor=executor.address if executor and execution.launch_id else None,
+                    executor=execution.executor.address if execution.executor and execution.launch_id else None,
                     launch_id=execution.launch_id,
                     previous_owner=execution.owner,
                 )

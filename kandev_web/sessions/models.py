@@ -12,6 +12,7 @@ from kandev_web import git
 from kandev_web.board.models import Task, Workspace
 from kandev_web.checkouts import Checkouts, LocalCheckouts
 from kandev_web.executor.client import ExecutorAddress, RemoteCheckouts
+from kandev_web.executor.ssh import SshAddress, SshCheckouts
 from kandev_web.forms import SecretEnvChange
 from kandev_web.secret_box import SecretBox, SecretUnreadable
 
@@ -57,16 +58,52 @@ class SealedTextField(models.TextField):
 class Executor(models.Model):
     """A machine where agents run apart from the web processes.
 
-    It runs ``kandev-executor``, which starts one agentctl per execution there;
-    the web processes then reach that agentctl by URL and token like a local
-    one. ``token`` is a credential: never log it.
+    Over SSH (the default), the web process logs in there, starts one
+    agentctl per execution bound to that host's loopback, and tunnels its
+    stream back through the connection (``kandev_web/executor/ssh.py``); the
+    host's key must be the one recorded here. One with a ``url`` instead is
+    the retired kind: a ``kandev-executor`` service, reached by ``url`` and
+    ``token``, usable only with KANDEV_ALLOW_EXECUTOR_SERVICE. ``token`` and
+    ``private_key`` are credentials: never log them.
     """
 
     name = models.CharField(_("name"), max_length=200, unique=True)
-    url = models.CharField(
-        _("URL"), max_length=500, help_text=_("Where kandev-executor listens, e.g. ws://gpu-1:7310/executor/stream.")
+    host = models.CharField(_("SSH host"), max_length=255, blank=True)
+    port = models.PositiveIntegerField(_("SSH port"), default=22)
+    user = models.CharField(_("SSH user"), max_length=100, blank=True)
+    host_key = models.TextField(
+        _("host key"),
+        blank=True,
+        help_text=_("The host's public key, as a known_hosts line (the output of ssh-keyscan -t ed25519 HOST)."),
     )
-    token = SealedTextField(_("token"), help_text=_("The KANDEV_EXECUTOR_TOKEN it was started with."))
+    private_key = SealedTextField(
+        _("private key"), blank=True, help_text=_("The login's OpenSSH private key; empty uses KANDEV_SSH_KEY_FILE.")
+    )
+    agentctl = models.CharField(
+        _("agentctl command"),
+        max_length=500,
+        default="kandev-agentctl",
+        help_text=_("kandev-agentctl on that host: a path, or a name on the login's PATH."),
+    )
+    workdir_root = models.CharField(
+        _("working directories"),
+        max_length=500,
+        default="kandev-workdirs",
+        help_text=_("Where agents work there when a profile names no directory; relative to the login's home."),
+    )
+    worktree_root = models.CharField(
+        _("worktrees"),
+        max_length=500,
+        default="kandev-worktrees",
+        help_text=_("Where tasks' worktrees are made there, for its repositories; relative to the login's home."),
+    )
+    url = models.CharField(
+        _("URL"),
+        max_length=500,
+        blank=True,
+        help_text=_("kandev-executor only: where it listens, e.g. ws://gpu-1:7310/executor/stream."),
+    )
+    token = SealedTextField(_("token"), blank=True, help_text=_("kandev-executor only: its KANDEV_EXECUTOR_TOKEN."))
 
     class Meta:
         ordering = ["name"]
@@ -75,9 +112,41 @@ class Executor(models.Model):
         return self.name
 
     @property
-    def address(self) -> ExecutorAddress:
-        """What the runner needs to reach it."""
-        return ExecutorAddress(self.url, self.token)
+    def is_service(self) -> bool:
+        """A kandev-executor service rather than an SSH host (hosts registered before SSH are)."""
+        return bool(self.url)
+
+    def clean(self):
+        super().clean()
+        if bool(self.host) == bool(self.url):
+            raise ValidationError(_("Give either an SSH host or, for a kandev-executor service, a URL."))
+        if self.host and not self.user:
+            raise ValidationError({"user": _("Give the user to log in as on that host.")})
+        if self.host and not self.host_key.strip():
+            raise ValidationError({"host_key": _("Record the host's key (ssh-keyscan HOST): no key, no connection.")})
+
+    @property
+    def ssh_address(self) -> SshAddress | None:
+        """How to reach it over SSH; None for a kandev-executor service."""
+        address = self.address
+        return address if isinstance(address, SshAddress) else None
+
+    @property
+    def address(self) -> ExecutorAddress | SshAddress:
+        """What the runner needs to reach it (``sessions.runtime.executor_client`` checks a service is allowed)."""
+        if self.is_service:
+            return ExecutorAddress(self.url, self.token)
+        return SshAddress(
+            host=self.host,
+            port=self.port,
+            user=self.user,
+            host_key=self.host_key,
+            agentctl=self.agentctl,
+            workdir_root=self.workdir_root,
+            worktree_root=self.worktree_root,
+            private_key=self.private_key,
+            key_file=settings.KANDEV_SSH_KEY_FILE,
+        )
 
 
 class AgentProfileQuerySet(models.QuerySet):
@@ -232,7 +301,10 @@ class Repository(models.Model):
         """Where this repository's task checkouts are made: on this machine, or by its executor host."""
         if self.executor_id is None:
             return LocalCheckouts(Path(settings.KANDEV_WORKTREE_ROOT))
-        return RemoteCheckouts(self.executor.address)
+        address = self.executor.address
+        if isinstance(address, SshAddress):
+            return SshCheckouts(address)
+        return RemoteCheckouts(address)
 
     def clean(self):
         super().clean()

@@ -30,11 +30,12 @@ from django.utils.translation import gettext as _
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError
 from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
+from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecutor
 from kandev_web.secret_box import SecretUnreadable
 
 from .check_report import Outcome
 from .models import AgentProfile
-from .runtime import agent_environment, launch_environment
+from .runtime import agent_environment, executor_client, launch_environment, ssh_reason
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +54,7 @@ class CheckSpec:
     agent_id: str
     #: Where it runs, for the sentences: "this machine" or the executor's name.
     host: str
-    executor: ExecutorAddress | None = None
+    executor: ExecutorAddress | SshAddress | None = None
     workdir: str = ""
     #: The profile's secrets, still sealed: opened only as agentctl starts (``runtime.launch_environment``).
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
@@ -83,8 +84,8 @@ async def run_check(spec: CheckSpec, timeout: float | None = None) -> dict:
         if action == "agent.exited" and not exited.done():
             exited.set_result(payload)
 
-    executor: ExecutorClient | None = None
-    process: AgentctlProcess | RemoteAgentctl | None = None
+    executor: ExecutorClient | SshExecutor | None = None
+    process: AgentctlProcess | RemoteAgentctl | SshAgentctl | None = None
     started = loop.time()
     try:
         async with asyncio.timeout(timeout):
@@ -96,7 +97,7 @@ async def run_check(spec: CheckSpec, timeout: float | None = None) -> dict:
                 if spec.executor is None:
                     process = await launch(spec.argv, env=env, host="127.0.0.1", ready_timeout=timeout)
                 else:
-                    executor = ExecutorClient(spec.executor)
+                    executor = executor_client(spec.executor)
                     process = await executor.launch(
                         spec.argv,
                         env=env,
@@ -104,6 +105,8 @@ async def run_check(spec: CheckSpec, timeout: float | None = None) -> dict:
                         workdir=spec.workdir,
                         workdir_name=f"check-{uuid.uuid4().hex[:12]}",
                     )
+            except SshError as error:
+                return found | {"outcome": Outcome.UNREACHABLE, "message": ssh_reason(spec.executor, error)}
             except (LaunchError, StreamError) as error:
                 return found | {"outcome": Outcome.UNREACHABLE, "message": str(error)}
             async with AgentStreamClient(

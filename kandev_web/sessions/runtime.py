@@ -38,6 +38,7 @@ from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
 from kandev_web.db import agent_sync_to_async
 from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
+from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecutor, SshFailure
 from kandev_web.logs import bound
 from kandev_web.secret_box import SecretUnreadable
 
@@ -96,7 +97,7 @@ class LaunchPlan:
     #: The ACP auth method the profile chose; empty leaves it to agentctl.
     auth_method: str = ""
     #: None runs agentctl here, on this web machine.
-    executor: ExecutorAddress | None = None
+    executor: ExecutorAddress | SshAddress | None = None
     #: The profile's secrets, still sealed (``{name: token}``): opened only
     #: as agentctl is started (:func:`launch_environment`).
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
@@ -109,6 +110,8 @@ class Endpoint:
     execution_id: int
     url: str
     token: str = field(repr=False)
+    #: The SSH executor host it runs on, when the caller knows it; else it is looked up.
+    via: SshAddress | None = None
 
 
 def agent_environment(profile_env: dict[str, str], *, remote: bool = False) -> dict[str, str]:
@@ -139,6 +142,10 @@ def working_dir(task_id: int, configured: str) -> str:
     return str(path)
 
 
+class ExecutorServiceDisabled(AgentStreamNotConnected):
+    """A kandev-executor host is used while KANDEV_ALLOW_EXECUTOR_SERVICE is off."""
+
+
 class NotServing(RuntimeError):
     """Agents run inside the web server; this process has none (a management command, say)."""
 
@@ -147,8 +154,8 @@ class Runner:
     def __init__(self) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._owned: dict[int, AgentStreamClient] = {}
-        self._processes: dict[int, AgentctlProcess | RemoteAgentctl] = {}
-        self._executors: dict[ExecutorAddress, ExecutorClient] = {}
+        self._processes: dict[int, AgentctlProcess | RemoteAgentctl | SshAgentctl] = {}
+        self._executors: dict[ExecutorAddress | SshAddress, ExecutorClient | SshExecutor] = {}
         #: Adopted executions whose agentctl nobody here can wait on: the
         #: process that started it is gone. Their URL, to check on them.
         self._unwatched: dict[int, str] = {}
@@ -217,6 +224,10 @@ class Runner:
             ) % {"name": error.name}
             await agent_sync_to_async(events.record_start_failed)(plan.session_id, reason)
             return
+        except SshError as error:
+            logger.warning("agentctl for session %s did not start over SSH: %s", plan.session_id, error.failure)
+            await agent_sync_to_async(events.record_start_failed)(plan.session_id, ssh_reason(plan.executor, error))
+            return
         except (LaunchError, StreamError, TimeoutError) as error:
             logger.warning("agentctl for session %s did not start: %s", plan.session_id, error)
             reason = str(error)
@@ -234,13 +245,15 @@ class Runner:
         try:
             await client.connect()
             self._owned[plan.execution_id] = client
+            # Over SSH, what is stored is where agentctl listens on its host:
+            # every process reaches it through a tunnel of its own.
             recorded = await agent_sync_to_async(events.record_execution_started)(
                 plan.execution_id,
-                process.url,
+                process.remote_url if isinstance(process, SshAgentctl) else process.url,
                 process.token,
                 process.pid,
                 owner=PROCESS_ID,
-                launch_id=process.launch_id if isinstance(process, RemoteAgentctl) else "",
+                launch_id=process.launch_id if isinstance(process, RemoteAgentctl | SshAgentctl) else "",
             )
             if not recorded:
                 raise ObjectDoesNotExist("the task was deleted while its agent started")
@@ -262,7 +275,7 @@ class Runner:
             await agent_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
             await self._stop_process(plan.execution_id)
 
-    async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | RemoteAgentctl, str]:
+    async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | RemoteAgentctl | SshAgentctl, str]:
         """Start agentctl where the profile says, and return it with the agent's working directory."""
         env = launch_environment(plan.env, plan.secret_env)
         # agentctl's log lines name this execution, in the format of this process's own.
@@ -279,11 +292,11 @@ class Runner:
         )
         return remote, remote.cwd
 
-    def _executor(self, address: ExecutorAddress) -> ExecutorClient:
+    def _executor(self, address: ExecutorAddress | SshAddress) -> ExecutorClient | SshExecutor:
         """This process's one connection to an executor host, shared by its executions there."""
         client = self._executors.get(address)
         if client is None:
-            client = self._executors[address] = ExecutorClient(address)
+            client = self._executors[address] = executor_client(address)
         return client
 
     def _stream_client(self, ref: ExecutionRef, url: str, token: str) -> AgentStreamClient:
@@ -333,8 +346,14 @@ class Runner:
     async def _adopt(self, orphan: "events.Orphan") -> None:
         """Take over an execution whose owning process is gone, and catch up with it."""
         ref = ExecutionRef(orphan.session_id, orphan.execution_id)
-        client = self._stream_client(ref, orphan.url, orphan.token)
+        followed: SshAgentctl | None = None
         try:
+            if isinstance(orphan.executor, SshAddress):
+                # Over SSH the stream is reached through this process's own tunnel, opened first.
+                followed = await self._executor(orphan.executor).attach(
+                    orphan.launch_id, orphan.url, orphan.pid, orphan.token
+                )
+            client = self._stream_client(ref, followed.url if followed else orphan.url, orphan.token)
             await client.connect()
         except StreamError as error:
             # agentctl went down with its owner, or cannot be adopted (its
@@ -347,7 +366,10 @@ class Runner:
             return
         self._owned[orphan.execution_id] = client
         logger.info("adopted the agent execution %s", orphan.execution_id)
-        if orphan.executor is not None:
+        if followed is not None:
+            self._processes[orphan.execution_id] = followed
+            asyncio.get_running_loop().create_task(self._watch(orphan.execution_id, followed))
+        elif orphan.executor is not None:
             # On an executor host its end is still reported, now to us.
             try:
                 remote = await self._executor(orphan.executor).attach(
@@ -379,7 +401,7 @@ class Runner:
                 )
                 await self._stop_process(execution_id)
 
-    async def _watch(self, execution_id: int, process: AgentctlProcess | RemoteAgentctl) -> None:
+    async def _watch(self, execution_id: int, process: AgentctlProcess | RemoteAgentctl | SshAgentctl) -> None:
         """When agentctl itself ends (killed, crashed, shut down), so does the execution."""
         code = await process.wait()
         client = self._owned.get(execution_id)
@@ -412,8 +434,12 @@ class Runner:
             raise AgentStreamNotConnected("the agent has not started yet")
         # Another process owns this stream; a connection of our own carries
         # the request, and the notifications it also receives are ignored.
-        async with AgentStreamClient(endpoint.url, endpoint.token, backoff=Backoff(attempts=0)) as transient:
-            return await transient.request(action, payload, timeout=timeout)
+        via = endpoint.via or await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id)
+        if via is None:
+            return await _request_once(endpoint.url, endpoint.token, action, payload, timeout)
+        # Over SSH: through a tunnel of this process's own, for this request only.
+        async with self._executor(via).transient_tunnel(endpoint.url) as url:
+            return await _request_once(url, endpoint.token, action, payload, timeout)
 
     async def shutdown(self, endpoint: Endpoint) -> None:
         try:
@@ -421,6 +447,48 @@ class Runner:
         except (StreamError, TimeoutError):
             # agentctl is already gone; make sure the process is too.
             await self._stop_process(endpoint.execution_id)
+
+
+async def _request_once(url: str, token: str, action: str, payload: dict, timeout: float):
+    async with AgentStreamClient(url, token, backoff=Backoff(attempts=0)) as transient:
+        return await transient.request(action, payload, timeout=timeout)
+
+
+def executor_client(address: ExecutorAddress | SshAddress) -> ExecutorClient | SshExecutor:
+    """How this process reaches an executor host: over SSH, or the retired kandev-executor's socket.
+
+    That service only where the deployment allows it: it starts whatever a
+    holder of its token asks, and its agentctls listen on the network.
+    """
+    if isinstance(address, SshAddress):
+        return SshExecutor(address, connect_timeout=settings.KANDEV_SSH_CONNECT_SECONDS)
+    if not settings.KANDEV_ALLOW_EXECUTOR_SERVICE:
+        raise ExecutorServiceDisabled(
+            _(
+                "kandev-executor hosts are retired and this deployment does not allow them "
+                "(KANDEV_ALLOW_EXECUTOR_SERVICE); register the host over SSH instead."
+            )
+        )
+    return ExecutorClient(address)
+
+
+def ssh_reason(address: ExecutorAddress | SshAddress | None, error: SshError) -> str:
+    """Why an agent could not start over SSH, for the task page."""
+    where = {"host": address.url if address else "", "detail": error.detail}
+    sentences = {
+        SshFailure.NO_HOST_KEY: _(
+            "No host key is recorded for the executor host %(host)s, so it was not contacted. Record its key "
+            "(ssh-keyscan output, checked out of band) on the executor."
+        ),
+        SshFailure.HOST_KEY_MISMATCH: _(
+            "The executor host %(host)s showed another host key than the one recorded, so nothing was started: "
+            "it may not be the host you registered. If its key really changed, record the new one on the executor."
+        ),
+        SshFailure.UNREACHABLE: _("The executor host %(host)s could not be reached over SSH: %(detail)s"),
+        SshFailure.REFUSED_LOGIN: _("The executor host %(host)s refused the SSH login: %(detail)s"),
+        SshFailure.NOT_STARTED: _("The executor host %(host)s could not start the agent: %(detail)s"),
+    }
+    return sentences[error.failure] % where
 
 
 def _stop_stray_agentctl(orphan: "events.Orphan") -> None:

@@ -80,7 +80,9 @@ def _endpoint(session: TaskSession) -> Endpoint:
     execution = live_execution(session)
     if execution is None:
         raise SessionActionError(_("The agent is not running any more."))
-    return Endpoint(execution.pk, execution.url, execution.token)
+    return Endpoint(
+        execution.pk, execution.url, execution.token, via=execution.executor.ssh_address if execution.executor else None
+    )
 
 
 async def _request(endpoint: Endpoint, action: str, payload: dict) -> dict:

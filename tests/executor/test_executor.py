@@ -230,3 +230,12 @@ async def test_a_malformed_checkout_step_is_refused_with_every_problem(executor)
     with pytest.raises(ValidationFailed, match="op must be one of inspect, commit_of, make"):
         await client.request("executor.checkout", {"op": "rm -rf /", "args": {}})
     await client.close()
+
+
+def test_the_retired_executor_does_not_start_unless_explicitly_allowed(tmp_path):
+    env = {key: value for key, value in os.environ.items() if key != "KANDEV_ALLOW_EXECUTOR_SERVICE"}
+    result = subprocess.run(
+        [*executor_command(), "--port", "0"], env={**env, TOKEN_VAR: "t"}, capture_output=True, text=True, timeout=30
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert "KANDEV_ALLOW_EXECUTOR_SERVICE" in result.stderr and "unsafe on open networks" in result.stderr

@@ -3,11 +3,13 @@
 import pytest
 from django.contrib import admin
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import RequestFactory
 
 from kandev_web.board.models import Workspace
+from kandev_web.executor.client import ExecutorAddress
 from kandev_web.sessions.models import AgentProfile, Executor
-from kandev_web.sessions.runtime import agent_environment
+from kandev_web.sessions.runtime import ExecutorServiceDisabled, agent_environment, executor_client
 
 
 def profile(workspace, name="Claude"):
@@ -66,8 +68,66 @@ def test_the_admin_never_shows_an_executor_token_and_keeps_it_when_left_blank(db
     model_admin = admin.site._registry[Executor]
     form_class = model_admin.get_form(request, executor)
     assert "s3cret" not in str(form_class(instance=executor)["token"])
-    form = form_class({"name": "gpu-1", "url": "ws://gpu-2:7310/executor/stream", "token": ""}, instance=executor)
+    data = {"name": "gpu-1", "url": "ws://gpu-2:7310/executor/stream", "token": ""}
+    form = form_class({**data, "port": 22, "agentctl": "kandev-agentctl", "workdir_root": "w"}, instance=executor)
     assert form.is_valid(), form.errors
     model_admin.save_model(request, form.save(commit=False), form, change=True)
     executor.refresh_from_db()
     assert (executor.url, executor.token) == ("ws://gpu-2:7310/executor/stream", "s3cret")
+
+
+HOST_KEY = "[gpu-2.lan]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIN6BomRUofCii6uq7xl1awFsIlQPttCEDhQ/+cBNkQyt"
+
+
+def test_the_command_registers_an_ssh_host_with_its_host_key_and_a_sealed_private_key(workspace, tmp_path):
+    claude = profile(workspace)
+    key_file = tmp_path / "id_ed25519"
+    key_file.write_text("-----BEGIN OPENSSH PRIVATE KEY-----\nnot-a-real-key\n-----END OPENSSH PRIVATE KEY-----\n")
+    call_command(
+        "executor",
+        "gpu-2",
+        "--ssh",
+        "kandev@gpu-2.lan:2222",
+        "--host-key",
+        HOST_KEY,
+        "--private-key-file",
+        str(key_file),
+        "--agentctl",
+        "/srv/kandev/.venv/bin/kandev-agentctl",
+        "--assign",
+        "Claude",
+    )
+    executor = Executor.objects.get(name="gpu-2")
+    address = executor.address
+    assert (address.user, address.host, address.port, address.host_key) == ("kandev", "gpu-2.lan", 2222, HOST_KEY)
+    assert address.agentctl == "/srv/kandev/.venv/bin/kandev-agentctl" and not executor.is_service
+    assert address.private_key == key_file.read_text() and "not-a-real-key" not in repr(address)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT private_key FROM agent_sessions_executor WHERE id = %s", [executor.pk])
+        assert "not-a-real-key" not in cursor.fetchone()[0]  # sealed at rest
+    claude.refresh_from_db()
+    assert claude.executor == executor
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["gpu-2", "--ssh", "kandev@gpu-2.lan"], "ssh-keyscan"),
+        (["gpu-2", "--ssh", "kandev@gpu-2.lan", "--host-key", "not a key"], "ssh-keyscan"),
+        (["gpu-2", "--ssh", "gpu-2.lan", "--host-key", HOST_KEY], "USER@HOST"),
+        (["gpu-2"], "--ssh"),
+    ],
+)
+def test_the_command_refuses_an_ssh_host_it_could_not_verify(db, args, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("executor", *args)
+    assert not Executor.objects.exists()
+
+
+def test_the_retired_executor_service_is_refused_unless_explicitly_allowed(db, settings, monkeypatch):
+    settings.KANDEV_ALLOW_EXECUTOR_SERVICE = False
+    monkeypatch.setenv("KANDEV_EXECUTOR_TOKEN", "t")
+    with pytest.raises(CommandError, match="KANDEV_ALLOW_EXECUTOR_SERVICE"):
+        call_command("executor", "gpu-1", "ws://gpu-1:7310/executor/stream")
+    with pytest.raises(ExecutorServiceDisabled, match="KANDEV_ALLOW_EXECUTOR_SERVICE"):
+        executor_client(ExecutorAddress("ws://gpu-1:7310/executor/stream", "t"))

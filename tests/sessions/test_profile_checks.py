@@ -5,15 +5,17 @@ starts agentctl for the profile's command, asks ``agent.initialize`` and stops
 it; the test reads what the page then says and what was stored.
 """
 
+import subprocess
 import sys
 import time
+from html import unescape
 from pathlib import Path
 
 import psutil
 import pytest
 from django.test import Client
 
-from kandev_web.executor.testing import running_executor
+from kandev_web.executor.testing import running_executor, ssh_test_host
 from kandev_web.sessions.models import AgentProfile, Executor
 from tests.agentctl.conftest import ScriptedAgent
 
@@ -109,6 +111,53 @@ def test_a_profile_on_an_executor_host_is_checked_there(client, workspace, tmp_p
         )
         response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{missing.pk}/check/", **HTMX)
         assert "Command not found on gpu-1: /nonexistent/agent." in response.text
+
+
+def ssh_executor(name: str, **changes) -> Executor:
+    """An executor on the real sshd scripts/test runs."""
+    host = ssh_test_host(**changes)
+    return Executor.objects.create(
+        name=name,
+        host=host.host,
+        port=host.port,
+        user=host.user,
+        host_key=host.host_key,
+        private_key=Path(host.key_file).read_text(),
+        agentctl=host.agentctl,
+    )
+
+
+def test_a_profile_on_an_ssh_executor_is_checked_there(client, workspace):
+    executor = ssh_executor("gpu-ssh")
+    profile = AgentProfile.objects.create(
+        workspace=workspace, name="Remote", agent_id="mock", command=[MOCK_AGENT], executor=executor
+    )
+    response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
+    assert "Kandev mock agent 1 answered on gpu-ssh." in response.text
+
+
+def test_an_ssh_executor_showing_another_host_key_is_said_to_be_unreachable_and_why(client, workspace, tmp_path):
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(tmp_path / "other")], check=True)
+    executor = ssh_executor("impostor", host_key=(tmp_path / "other.pub").read_text())
+    profile = AgentProfile.objects.create(
+        workspace=workspace, name="Remote", agent_id="mock", command=[MOCK_AGENT], executor=executor
+    )
+    response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
+    profile.refresh_from_db()
+    assert profile.last_check["outcome"] == "unreachable"
+    assert "showed another host key than the one recorded" in unescape(response.text)
+
+
+def test_a_retired_executor_service_is_refused_unless_allowed(client, workspace, settings):
+    settings.KANDEV_ALLOW_EXECUTOR_SERVICE = False
+    executor = Executor.objects.create(name="old-1", url="ws://127.0.0.1:9/executor/stream", token="t")
+    profile = AgentProfile.objects.create(
+        workspace=workspace, name="Remote", agent_id="mock", command=[MOCK_AGENT], executor=executor
+    )
+    response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
+    profile.refresh_from_db()
+    assert profile.last_check["outcome"] == "unreachable"
+    assert "KANDEV_ALLOW_EXECUTOR_SERVICE" in response.text
 
 
 def test_an_executor_that_is_not_there_is_said_to_be_unreachable(client, workspace, settings):

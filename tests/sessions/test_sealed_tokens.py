@@ -59,9 +59,9 @@ def test_upgrading_seals_the_tokens_stored_in_clear_and_a_rollback_opens_them_ag
     old = migrate(BEFORE)
     executor = old.get_model("agent_sessions", "Executor").objects.create(name="gpu-1", url="ws://x", token="clear-1")
 
-    migrate(AFTER)
+    sealed = migrate(AFTER)
     assert raw("agent_sessions_executor", executor.pk).startswith("gAAAA")
-    assert Executor.objects.get(pk=executor.pk).token == "clear-1"
+    assert sealed.get_model("agent_sessions", "Executor").objects.get(pk=executor.pk).token == "clear-1"
 
     migrate(BEFORE)
     assert raw("agent_sessions_executor", executor.pk) == "clear-1"

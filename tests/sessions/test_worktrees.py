@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from kandev_web import checkouts, git
 from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
-from kandev_web.executor.testing import running_executor
+from kandev_web.executor.testing import running_executor, ssh_test_host
 from kandev_web.sessions import events, services, worktrees
 from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, Repository, TaskSession, Worktree
 
@@ -55,11 +55,27 @@ def executor_host(tmp_path):
         yield host
 
 
-@pytest.fixture(params=["web machine", "executor host"])
-def machine(request, db):
-    """Where the repository is, and its agents run: None for the web machine, else that executor host."""
+@pytest.fixture(params=["web machine", "ssh host", "executor host"])
+def machine(request, db, tmp_path):
+    """Where the repository is, and its agents run: None for the web machine, else that executor host.
+
+    Over SSH, the real sshd scripts/test runs; else the retired kandev-executor.
+    """
     if request.param == "web machine":
         return None
+    if request.param == "ssh host":
+        host = ssh_test_host()
+        return Executor.objects.create(
+            name="gpu-1",
+            host=host.host,
+            port=host.port,
+            user=host.user,
+            host_key=host.host_key,
+            private_key=Path(host.key_file).read_text(),
+            agentctl=host.agentctl,
+            workdir_root=str(tmp_path / "executor" / "workdirs"),
+            worktree_root=str(tmp_path / "executor" / "worktrees"),
+        )
     host = request.getfixturevalue("executor_host")
     return Executor.objects.create(name="gpu-1", url=host.address.url, token=host.address.token)
 

@@ -1,6 +1,6 @@
 """Seal every secret at rest again with the first key of ``KANDEV_SECRETS_KEY``.
 
-Agent profiles' secrets, webhooks' signing secrets, executor hosts' tokens and agentctl tokens.
+Agent profiles' secrets, webhooks' signing secrets, executor hosts' tokens and SSH private keys, agentctl tokens.
 
 Rotating a key: put the new key first (``KANDEV_SECRETS_KEY=<new>,<old>``),
 restart, run this, then drop the old key. A secret no configured key opens is
@@ -44,14 +44,14 @@ class Command(BaseCommand):
             # One UPDATE: a webhook added or removed meanwhile is not written back.
             Webhook.objects.filter(pk=webhook.pk, secret=webhook.secret).update(secret=sealed)
             rotated += 1
-        for model in (Executor, AgentExecution):
+        for model, field in ((Executor, "token"), (Executor, "private_key"), (AgentExecution, "token")):
             # Read opened with whichever key sealed it; saved, sealed with the first.
-            for row in model.objects.exclude(token="").iterator():
-                if row.token:
-                    row.save(update_fields=["token"])
+            for row in model.objects.exclude(**{field: ""}).iterator():
+                if getattr(row, field):
+                    row.save(update_fields=[field])
                     rotated += 1
                 else:
-                    unreadable.append(f"{model.__name__} {row.pk}: token")
+                    unreadable.append(f"{model.__name__} {row.pk}: {field}")
         self.stdout.write(f"Re-encrypted {rotated} secret(s) with the first key of KANDEV_SECRETS_KEY.")
         if unreadable:
             raise CommandError(

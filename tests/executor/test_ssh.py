@@ -1,0 +1,191 @@
+"""Executor hosts over SSH, against the real sshd ``scripts/test`` runs on 127.0.0.1.
+
+The host runs this venv's ``kandev-agentctl`` through sshd; the web side
+reaches its stream only through the SSH connection's tunnel.
+"""
+
+import asyncio
+import json
+import os
+import shlex
+import signal
+import socket
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import psutil
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kandev_web.agentctl.stream_client import AgentStreamClient
+from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
+from kandev_web.executor.checkout_cli import answer as checkout_answer
+from kandev_web.executor.ssh import SshError, SshExecutor, SshFailure, trusted_host_key
+from kandev_web.executor.testing import ssh_test_host
+
+MOCK_AGENT = [sys.executable, "-m", "kandev_web.mock_agent"]
+#: Another host's key: what a host that is not the recorded one would show.
+OTHER_HOST_KEY = "[127.0.0.1]:22 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIN6BomRUofCii6uq7xl1awFsIlQPttCEDhQ/+cBNkQyt"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def agent_recording_env(path: Path) -> list[str]:
+    return ["sh", "-c", f"env > {shlex.quote(str(path))}; exec {shlex.join(MOCK_AGENT)}"]
+
+
+def ancestors(pid: int) -> list[str]:
+    """The names of a process's parents, nearest first."""
+    return [process.name() for process in psutil.Process(pid).parents()]
+
+
+@pytest.mark.asyncio
+async def test_agentctl_starts_over_ssh_listens_on_loopback_and_is_reached_through_the_tunnel(tmp_path):
+    host = SshExecutor(ssh_test_host(workdir_root=str(tmp_path / "workdirs")))
+    seen_env = tmp_path / "agent.env"
+    agentctl = await host.launch(
+        agent_recording_env(seen_env),
+        env={"PROFILE_VAR": "from-profile", "API_KEY": "sk-secret-value"},
+        token="per-execution-token",
+        workdir="",
+        workdir_name="task-7",
+    )
+    try:
+        remote, local = urlsplit(agentctl.remote_url), urlsplit(agentctl.url)
+        # agentctl listens on the host's loopback only, and nowhere else...
+        listening = {c.laddr for c in psutil.Process(agentctl.pid).net_connections() if c.status == psutil.CONN_LISTEN}
+        assert listening == {(remote.hostname, remote.port)} and remote.hostname == "127.0.0.1"
+        # ...it was started by sshd, not by this process...
+        assert any(name.startswith("sshd") for name in ancestors(agentctl.pid))
+        assert os.getpid() not in [parent.pid for parent in psutil.Process(agentctl.pid).parents()]
+        # ...and this side talks to another port, the tunnel's, which this process opened.
+        assert local.port != remote.port
+        tunnel = {c.laddr.port for c in psutil.Process().net_connections() if c.status == psutil.CONN_LISTEN}
+        assert local.port in tunnel
+        assert agentctl.cwd == str(tmp_path / "workdirs" / "task-7") and Path(agentctl.cwd).is_dir()
+
+        inbox = Inbox()
+        async with AgentStreamClient(agentctl.url, "per-execution-token", on_notification=inbox) as stream:
+            session_id = await open_session(stream, agent_id="mock-agent", cwd=agentctl.cwd)
+            await stream.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("hello")})
+            await inbox.next("turn.completed")
+            assert message_text(inbox, session_id)
+        # Secrets reached the agent, but through stdin: not in anybody's argv on that host.
+        env = dict(line.split("=", 1) for line in seen_env.read_text().splitlines() if "=" in line)
+        assert env["PROFILE_VAR"] == "from-profile" and env["API_KEY"] == "sk-secret-value"
+        assert "KANDEV_AGENTCTL_TOKEN" not in env
+        argv = " ".join(psutil.Process(agentctl.pid).cmdline())
+        assert "per-execution-token" not in argv and "sk-secret-value" not in argv
+    finally:
+        assert await agentctl.stop() == 0  # SIGTERM there: agentctl shuts down cleanly
+        await host.close()
+
+
+@pytest.mark.asyncio
+async def test_a_kill_9_of_the_remote_agentctl_is_seen_with_its_signal():
+    host = SshExecutor(ssh_test_host())
+    agentctl = await host.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-kill")
+    os.kill(agentctl.pid, signal.SIGKILL)
+    assert await asyncio.wait_for(agentctl.wait(), 10) == -signal.SIGKILL
+    await host.close()
+
+
+@pytest.mark.asyncio
+async def test_a_process_that_adopts_an_execution_follows_it_through_its_own_connection():
+    launcher = SshExecutor(ssh_test_host())
+    started = await launcher.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-adopt")
+    adopter = SshExecutor(ssh_test_host())
+    adopted = await adopter.attach(started.launch_id, started.remote_url, started.pid, "t")
+    assert adopted.url != started.url  # a tunnel of its own
+    async with AgentStreamClient(adopted.url, "t") as stream:
+        await open_session(stream, agent_id="mock-agent")
+    os.kill(started.pid, signal.SIGKILL)
+    assert await asyncio.wait_for(adopted.wait(), 10) is None  # ended; the code went to the launcher
+    await launcher.close()
+    await adopter.close()
+
+
+def listening_ports() -> set[int]:
+    return {c.laddr.port for c in psutil.Process().net_connections() if c.status == psutil.CONN_LISTEN}
+
+
+@pytest.mark.asyncio
+async def test_a_request_from_a_process_that_does_not_own_the_stream_uses_a_tunnel_closed_after_it():
+    owner = SshExecutor(ssh_test_host())
+    started = await owner.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-once")
+    other = SshExecutor(ssh_test_host())
+    async with other.transient_tunnel(started.remote_url) as url:
+        port = urlsplit(url).port
+        assert port in listening_ports() and port != urlsplit(started.url).port
+        async with AgentStreamClient(url, "t") as stream:
+            await open_session(stream, agent_id="mock-agent")
+    assert port not in listening_ports()
+    assert await started.stop() == 0
+    await owner.close()
+    await other.close()
+
+
+@pytest.mark.asyncio
+async def test_a_host_whose_key_is_not_the_recorded_one_is_refused():
+    host = SshExecutor(ssh_test_host(host_key=OTHER_HOST_KEY))
+    with pytest.raises(SshError) as refused:
+        await host.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-1")
+    assert refused.value.failure is SshFailure.HOST_KEY_MISMATCH
+
+
+@pytest.mark.asyncio
+async def test_a_host_with_no_recorded_key_is_not_contacted():
+    host = SshExecutor(ssh_test_host(host_key=""))
+    with pytest.raises(SshError) as refused:
+        await host.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-1")
+    assert refused.value.failure is SshFailure.NO_HOST_KEY
+
+
+@pytest.mark.asyncio
+async def test_an_unreachable_host_is_refused_within_seconds():
+    host = SshExecutor(ssh_test_host(port=free_port()))
+    began = time.monotonic()
+    with pytest.raises(SshError) as refused:
+        await host.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-1")
+    assert refused.value.failure is SshFailure.UNREACHABLE
+    assert time.monotonic() - began < 5
+
+
+@pytest.mark.asyncio
+async def test_a_missing_agentctl_on_the_host_fails_the_launch_saying_so():
+    host = SshExecutor(ssh_test_host(agentctl="/nonexistent/kandev-agentctl"))
+    with pytest.raises(SshError) as refused:
+        await host.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-1")
+    assert refused.value.failure is SshFailure.NOT_STARTED and "/nonexistent/kandev-agentctl" in str(refused.value)
+    await host.close()
+
+
+def test_a_host_key_is_read_from_ssh_keyscan_output_or_a_bare_key():
+    bare = OTHER_HOST_KEY.split(" ", 1)[1]
+    assert trusted_host_key(OTHER_HOST_KEY).export_public_key() == trusted_host_key(bare).export_public_key()
+    assert trusted_host_key(f"# 127.0.0.1:22 SSH-2.0-OpenSSH\n{OTHER_HOST_KEY}\n") is not None
+    with pytest.raises(SshError):
+        trusted_host_key("not a key")
+
+
+@given(st.text())
+def test_any_recorded_host_key_text_is_a_key_or_refused_never_a_crash(text):
+    try:
+        trusted_host_key(text)
+    except SshError as error:
+        assert error.failure is SshFailure.NO_HOST_KEY
+
+
+@given(st.one_of(st.text(), st.builds(json.dumps, st.dictionaries(st.text(), st.text() | st.integers()))))
+def test_kandev_checkout_answers_any_request_with_a_result_or_an_error(request_text):
+    reply = checkout_answer(request_text, Path("/nonexistent-root"))
+    assert set(reply) in ({"result"}, {"error"})
+    if "error" in reply:
+        assert isinstance(reply["error"]["failure"], str) and isinstance(reply["error"]["detail"], str)
