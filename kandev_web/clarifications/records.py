@@ -13,6 +13,7 @@ from django.utils import timezone, translation
 
 from kandev_web import live
 from kandev_web.board import workflow
+from kandev_web.board.models import Task
 from kandev_web.sessions import events
 from kandev_web.sessions.models import Message, MessageType, TaskSession
 from kandev_web.webhooks import services as webhooks
@@ -49,6 +50,10 @@ def show_overlay(record: Clarification) -> None:
         with translation.override(language):
             overlays[language] = overlay.render(task_id)
     live.question_asked(task_id, record.pending_id, overlays)
+    # Then every inbox, before the timeline rows and the rest: it lists what is answerable now.
+    workspace_id = Task.objects.filter(pk=task_id).values_list("board__workspace_id", flat=True).first()
+    if workspace_id is not None:
+        live.waiting_changed(workspace_id, task_id)
 
 
 @transaction.atomic
