@@ -7,10 +7,12 @@ and no other module needs to know the channel layer exists.
 Events carry ids only. Each consumer re-reads what changed and renders it for
 its own viewer after checking that viewer's access, so the same event is right
 on any web process, for any operator, and cannot leak one workspace's data to
-another through a shared group. Two exceptions: :func:`notify` goes to a
+another through a shared group. Three exceptions: :func:`notify` goes to a
 single operator's group, who was chosen as a member of the task's workspace,
 and carries the msgids of the toast it shows; :func:`question_asked` carries a
-new question's overlay in each language, identical for every viewer of its task.
+new question's overlay in each language, identical for every viewer of its
+task, and :func:`question_waiting` its inbox item, identical for every member
+of its workspace.
 """
 
 import asyncio
@@ -139,6 +141,17 @@ def question_asked(task_id: int, pending_id: str, overlays: dict[str, str]) -> N
 def waiting_changed(workspace_id: int, task_id: int) -> None:
     """What waits on an operator for ``task_id`` may have changed: every inbox and its count read it again."""
     send_after_commit(workspace_group(workspace_id), {"type": "waiting.changed", "task_id": task_id})
+
+
+def question_waiting(workspace_id: int, task_id: int, pending_id: str, items: dict[str, str]) -> None:
+    """A new question's inbox item, out of band, by language code, as every member of the workspace sees it.
+
+    The inbox's counterpart of :func:`question_asked`: rendered once, so no
+    inbox re-reads anything before showing it; a ``waiting.changed`` follows.
+    """
+    event = {"type": "waiting.asked", "task_id": task_id, "pending_id": pending_id, "html": items}
+    event["workspace_id"] = workspace_id
+    send_after_commit(workspace_group(workspace_id), event)
 
 
 def access_changed(user_id: int) -> None:

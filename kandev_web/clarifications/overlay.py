@@ -23,6 +23,24 @@ def pending_for_task(task_id: int) -> list[Clarification]:
     )
 
 
+def render_inbox_item(record: Clarification, task) -> str:
+    """The question's item in every inbox (``inbox/inbox.html#item``), out of band: the same for every member.
+
+    Like the overlay it holds no viewer's data, so it is rendered once, here,
+    and each inbox checks only that its viewer is a member of the workspace.
+    """
+    agent = record.session.agent_profile.name if record.session.agent_profile_id else ""
+    item = {
+        "kind": "question",
+        "pending_id": record.pending_id,
+        "task": task,
+        "agent_name": agent,
+        "asked_at": record.created_at,
+        "records": [record],
+    }
+    return render_to_string("inbox/inbox.html#item-oob", {"item": item})
+
+
 def render(task_id: int) -> str:
     """The task page's composer showing the task's pending questions, out of band; ``""`` when there are none.
 

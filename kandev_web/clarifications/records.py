@@ -50,10 +50,14 @@ def show_overlay(record: Clarification) -> None:
         with translation.override(language):
             overlays[language] = overlay.render(task_id)
     live.question_asked(task_id, record.pending_id, overlays)
-    # Then every inbox, before the timeline rows and the rest: it lists what is answerable now.
-    workspace_id = Task.objects.filter(pk=task_id).values_list("board__workspace_id", flat=True).first()
-    if workspace_id is not None:
-        live.waiting_changed(workspace_id, task_id)
+    # Then every inbox, before the timeline rows and the rest: its item, as every member sees it.
+    task = Task.objects.select_related("board").filter(pk=task_id).first()
+    if task is not None:
+        items = {}
+        for language, _name in settings.LANGUAGES:
+            with translation.override(language):
+                items[language] = overlay.render_inbox_item(record, task)
+        live.question_waiting(task.board.workspace_id, task_id, record.pending_id, items)
 
 
 @transaction.atomic

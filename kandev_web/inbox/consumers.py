@@ -1,8 +1,11 @@
+from django.conf import settings
 from django.template.loader import render_to_string
 
 from kandev_web import live
+from kandev_web.board.models import Workspace
 from kandev_web.clarifications.answer_socket import AnswerSocket
 from kandev_web.clarifications.models import Surface
+from kandev_web.db import database_sync_to_async
 from kandev_web.live_consumer import LiveConsumer
 
 from .live_count import WaitingCountSocket
@@ -40,8 +43,15 @@ class InboxConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveCo
         await self.send_fragment(self.render_catch_up)
 
     async def access_changed(self, event):
-        # A workspace taken away: its items go (a new one shows live after a reload).
+        # A workspace taken away: its group is left and its items go (a new one shows live after a reload).
+        kept = await database_sync_to_async(self.still_member_of)()
+        for workspace_id in self.workspace_ids - kept:
+            await self.channel_layer.group_discard(live.workspace_group(workspace_id), self.channel_name)
+        self.workspace_ids = kept
         await self.catch_up()
+
+    def still_member_of(self) -> set[int]:
+        return set(Workspace.objects.for_user(self.user).filter(pk__in=self.workspace_ids).values_list("pk", flat=True))
 
     def render_changes(self, task_id):
         waiting = waiting_items(self.user, task_ids=[task_id])
@@ -49,3 +59,15 @@ class InboxConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveCo
 
     async def waiting_changed(self, event):
         await self.send_fragment(self.render_changes, event["task_id"])
+
+    async def waiting_asked(self, event):
+        """A new question's item, rendered once for every member (``overlay.render_inbox_item``): sent as it is.
+
+        Its workspace is checked against the ones this socket joined, which an
+        ``access.changed`` brings up to date; the count follows with the
+        ``waiting.changed`` the rest of the question brings.
+        """
+        if event["workspace_id"] not in self.workspace_ids or not self.announce(event["pending_id"], event["task_id"]):
+            return
+        items = event["html"]
+        await self.send(text_data=items.get(self.language) or items[settings.LANGUAGE_CODE])

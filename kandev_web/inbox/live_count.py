@@ -24,8 +24,9 @@ class WaitingCountSocket:
         if not groups:
             return []
         self.user = user
-        workspaces = Workspace.objects.for_user(user).values_list("pk", flat=True)
-        return [*groups, *(live.workspace_group(pk) for pk in workspaces)]
+        #: The workspaces whose groups this socket joined: what it may be told about.
+        self.workspace_ids = set(Workspace.objects.for_user(user).values_list("pk", flat=True))
+        return [*groups, *(live.workspace_group(pk) for pk in self.workspace_ids)]
 
     def render_waiting_count(self, *, catching_up: bool = False) -> str:
         """``#inbox-count`` out of band when it differs from the page's (or catching up), else ``""``."""
@@ -36,4 +37,7 @@ class WaitingCountSocket:
         return render_to_string("base.html#inbox-count", {"waiting_count": count, "oob": True})
 
     async def waiting_changed(self, event):
+        await self.send_fragment(self.render_waiting_count)
+
+    async def waiting_asked(self, event):
         await self.send_fragment(self.render_waiting_count)

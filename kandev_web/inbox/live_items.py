@@ -7,6 +7,7 @@ in place when who answered is known only later).
 """
 
 import json
+from dataclasses import dataclass
 
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -18,7 +19,7 @@ from kandev_web.clarifications.models import Clarification
 from kandev_web.clarifications.settlement import describe, ending_of_record
 from kandev_web.sessions.models import Message, MessageType
 
-from .queries import QUESTION, WaitingItem
+from .queries import QUESTION, WaitingItem, agent_name
 
 #: The frame a board card's Answer button sends: show that task's waiting items in the answer panel.
 PANEL_OPEN = "answer_panel.open"
@@ -45,17 +46,37 @@ def panel_task_id(text: str | None) -> int | None:
     return task_id
 
 
+@dataclass(frozen=True)
+class Announced:
+    """An item the page was sent as rendered for everyone (``waiting.asked``): only its ids are known here yet."""
+
+    pending_id: str
+    task_id: int
+    kind: str = QUESTION
+
+
+def _task_id(shown: "WaitingItem | Announced") -> int:
+    return shown.task_id if isinstance(shown, Announced) else shown.task.pk
+
+
 class WaitingItemsSocket:
     """Mixed into a live consumer whose page lists waiting items; it provides ``user`` and ``tab``."""
 
     #: What the page shows waiting, by pending id.
-    _shown: dict[str, WaitingItem]
+    _shown: dict[str, WaitingItem | Announced]
     #: What it shows as having left, and the words it said why: who answered may be known only later.
     _left: dict[str, tuple[WaitingItem, str]]
 
     def show_items(self, items: list[WaitingItem]) -> None:
         """The page now shows ``items`` and nothing else (a catch-up, a panel opened)."""
         self._shown, self._left = {item.pending_id: item for item in items}, {}
+
+    def announce(self, pending_id: str, task_id: int) -> bool:
+        """Whether the page is still to be sent ``pending_id``'s item as rendered for everyone; it is shown from now."""
+        if not hasattr(self, "_shown") or pending_id in self._shown:
+            return False
+        self._shown[pending_id] = Announced(pending_id, task_id)
+        return True
 
     def render_item_changes(self, task_id: int, waiting: list[WaitingItem]) -> str:
         """The task's items that arrived, those that left (each saying why) or whose why changed.
@@ -65,20 +86,37 @@ class WaitingItemsSocket:
         if not hasattr(self, "_shown"):
             return ""
         now = {item.pending_id: item for item in waiting}
-        gone = [pid for pid, item in self._shown.items() if item.task.pk == task_id and pid not in now]
-        html = [self.render_left(self._shown.pop(pid)) for pid in gone]
+        gone = [pid for pid, shown in self._shown.items() if _task_id(shown) == task_id and pid not in now]
+        html = [self.render_left(self._known(self._shown.pop(pid))) for pid in gone]
         html += [self.render_left(item, said) for item, said in list(self._left.values()) if item.task.pk == task_id]
         for pending_id, item in now.items():
-            if pending_id not in self._shown:
-                self._shown[pending_id] = item
+            shown = self._shown.get(pending_id)
+            if shown is None:
                 html.append(render_to_string("inbox/inbox.html#item-oob", {"item": item}))
+            if not isinstance(shown, WaitingItem):
+                self._shown[pending_id] = item  # known in full now, for when it leaves
         return "".join(html)
 
-    def render_left(self, item: WaitingItem, said: str | None = None) -> str:
+    def _known(self, shown: WaitingItem | Announced) -> WaitingItem | Announced:
+        """``shown`` in full, read now if the page had only its ids; as it was if its record is gone."""
+        if isinstance(shown, WaitingItem):
+            return shown
+        records = Clarification.objects.select_related("session__agent_profile", "session__task__board")
+        record = records.filter(pending_id=shown.pending_id).first()
+        if record is None:
+            return shown
+        session = record.session
+        asked_at = record.created_at
+        return WaitingItem(QUESTION, record.pending_id, session.task, agent_name(session), asked_at, record=record)
+
+    def render_left(self, item: WaitingItem | Announced, said: str | None = None) -> str:
         """The item as it left: why it went (``reason``, and a sentence), until the operator dismisses it.
 
         ``said``: what the page already says about an item that left before; nothing is sent while it holds.
+        An item whose task and record are gone just goes.
         """
+        if isinstance(item, Announced):
+            return render_to_string("inbox/inbox.html#gone-oob", {"pending_id": item.pending_id})
         sentence, reason = "", "deleted"
         if item.kind == QUESTION:
             record = Clarification.objects.select_related("answered_by").filter(pending_id=item.pending_id).first()

@@ -56,19 +56,20 @@ def _permissions(user, task_ids):
     return messages.select_related("session__agent_profile", "session__task__board")
 
 
-def _agent_name(session) -> str:
+def agent_name(session) -> str:
+    """The name the inbox gives the agent of ``session`` (its profile's), or ``""``."""
     return session.agent_profile.name if session.agent_profile_id else ""
 
 
 def waiting_items(user, *, task_ids=None) -> list[WaitingItem]:
     """Everything waiting on ``user`` (on ``task_ids`` only, when given), oldest first."""
     items = [
-        WaitingItem(QUESTION, r.pending_id, r.session.task, _agent_name(r.session), r.created_at, record=r)
+        WaitingItem(QUESTION, r.pending_id, r.session.task, agent_name(r.session), r.created_at, record=r)
         for r in _questions(user, task_ids)
     ]
     items += [
         WaitingItem(
-            PERMISSION, m.metadata["pending_id"], m.session.task, _agent_name(m.session), m.created_at, message=m
+            PERMISSION, m.metadata["pending_id"], m.session.task, agent_name(m.session), m.created_at, message=m
         )
         for m in _permissions(user, task_ids)
         if m.metadata.get("pending_id")

@@ -105,7 +105,9 @@ async def test_a_question_asked_and_answered_elsewhere_arrives_and_leaves_live()
     record = await _ask(mine)
     arrived = await _frame_with(communicator, "<li id=\"inbox-item-")
     assert _listed(arrived) == [record.pending_id] and 'hx-swap-oob="beforeend:#inbox-items"' in arrived
-    assert re.search(r'id="inbox-count"[^>]*data-count="1"', arrived)
+    # The item first, as rendered once for every member; then the count, and never the item twice.
+    counted = await _frame_with(communicator, 'id="inbox-count"')
+    assert re.search(r'id="inbox-count"[^>]*data-count="1"', counted) and "<li id=" not in counted
 
     await database_sync_to_async(services.respond)(record.pending_id, rejected=True)
     left = await _frame_with(communicator, 'data-state="left"')
@@ -156,4 +158,25 @@ async def test_a_permission_request_is_listed_while_its_session_runs():
     await database_sync_to_async(TaskSession.objects.filter(task=mine).update)(state=SessionState.FAILED)
     communicator, frame = await _open(cookie)
     assert _listed(frame) == [], "an agent that went away took its request with it"
+    await communicator.disconnect()
+
+
+async def test_an_operator_taken_out_of_a_workspace_hears_no_more_of_its_questions():
+    mine, _, cookie = await _setup()
+    communicator, _ = await _open(cookie)
+
+    @database_sync_to_async
+    def leave():
+        workspace = mine.board.workspace
+        workspace.members.remove(*workspace.members.all())
+
+    await leave()
+    # Everything the removal sends (the access check, a catch-up) is read first.
+    while not await communicator.receive_nothing(timeout=0.5):
+        await communicator.receive_output()
+    await _ask(mine)
+    frames = []
+    while not await communicator.receive_nothing(timeout=1):
+        frames.append((await communicator.receive_output()).get("text", ""))
+    assert not any("<li id=\"inbox-item-" in frame for frame in frames), frames
     await communicator.disconnect()
