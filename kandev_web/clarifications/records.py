@@ -58,6 +58,10 @@ def show_overlay(record: Clarification) -> None:
             with translation.override(language):
                 items[language] = overlay.render_inbox_item(record, task)
         live.question_waiting(task.board.workspace_id, task_id, record.pending_id, items)
+    # And the operators away from every page: their notifications, each once (``announce`` asks again, in case
+    # this process stops before it gets there).
+    with transaction.atomic():
+        notify_asked(record)
 
 
 @transaction.atomic
@@ -83,10 +87,15 @@ def announce(record: Clarification) -> None:
         workflow.elicitation_asked(record.session)
     else:
         workflow.question_asked(record.session)
+    notify_asked(record)
+    webhooks.question_asked(record)
+
+
+def notify_asked(record: Clarification) -> None:
+    """Tell the workspace's members a question waits; once per operator and occurrence, however often it is asked."""
     from kandev_web.notifications import services as notifications
 
     notifications.clarification_requested(record)
-    webhooks.question_asked(record)
 
 
 def update_messages(record: Clarification, **changes) -> None:
