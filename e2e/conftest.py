@@ -10,6 +10,7 @@ Every browser context a test opens is watched for Content-Security-Policy
 violations (``browser`` below): a test whose pages broke the policy fails.
 """
 
+import asyncio
 import json
 import os
 import shutil
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import time
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,6 +231,16 @@ def login(page, server: Server, username: str, path: str = "/") -> None:
     page.get_by_test_id("login-password").fill(PASSWORD)
     page.get_by_test_id("login-submit").click()
     page.wait_for_url(lambda url: "/login/" not in url)
+
+
+def run_async(coroutine):
+    """Run ``coroutine`` to its end on an event loop of its own thread.
+
+    Playwright's sync API keeps the session's event loop in the test's thread,
+    so ``asyncio.run`` there depends on which spec a worker ran before.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 def open_task(browser, server: Server, username: str, task_id: int):

@@ -8,6 +8,8 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from .conftest import run_async
+
 SERVER_ENV = {"KANDEV_MCP_KEEPALIVE_SECONDS": "0.2"}
 
 MAKE_SESSION = """
@@ -64,7 +66,7 @@ def test_the_tool_is_listed(server, token):
     async def tools(session):
         return (await session.list_tools()).tools
 
-    [tools] = asyncio.run(call(server, token, tools))
+    [tools] = run_async(call(server, token, tools))
     [tool] = [t for t in tools if t.name == "ask_user_question_kandev"]
     assert "operator" in tool.description
 
@@ -75,7 +77,7 @@ def test_an_invalid_bundle_is_a_tool_error_with_kandevs_messages(server, token):
             "ask_user_question_kandev", {"questions": [{"prompt": "Only one?", "options": []}]}
         )
 
-    [result] = asyncio.run(call(server, token, ask))
+    [result] = run_async(call(server, token, ask))
     assert result.is_error
     assert "question 1 must have at least 2 options" in result.content[0].text
 
@@ -97,7 +99,7 @@ def test_the_call_blocks_with_keepalives_until_the_operator_answers(server, toke
         await asyncio.to_thread(server.manage, "shell", "-c", ANSWER.format())
         return await asyncio.wait_for(calling, 30)
 
-    [result] = asyncio.run(scenario())
+    [result] = run_async(scenario())
     assert not result.is_error
     text = "".join(block.text for block in result.content)
     assert json.loads(text) == {"db": {"selected_option": "db_opt2"}}
@@ -152,7 +154,7 @@ def ask_and_answer(server, token, session_id, option):
         await asyncio.to_thread(server.manage, "shell", "-c", ANSWER_OPEN.format(session_id=session_id, option=option))
         return await asyncio.wait_for(calling, 30)
 
-    [result] = asyncio.run(scenario())
+    [result] = run_async(scenario())
     return json.loads("".join(block.text for block in result.content))
 
 
@@ -164,7 +166,7 @@ def test_a_retried_call_gets_the_answer_given_and_a_later_turn_asks_again(server
         return await session.call_tool("ask_user_question_kandev", BUNDLE)
 
     # The same call again within the turn (a retry): the answer already given, at once.
-    [retried] = asyncio.run(asyncio.wait_for(call(server, token, ask), 10))
+    [retried] = run_async(asyncio.wait_for(call(server, token, ask), 10))
     assert json.loads(retried.content[0].text) == {"db": {"selected_option": "db_opt2"}}
     assert server.manage("shell", "-v", "0", "-c", COUNT.format(session_id=session_id)).strip() == "1"
 

@@ -17,6 +17,8 @@ from kandev_web.agentctl.launcher import launch
 from kandev_web.agentctl.testing import Inbox, message_text, text_prompt
 from kandev_web.sessions.mcp_tokens import mcp_server_for_agent
 
+from .conftest import run_async
+
 MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")
 
 MAKE_SESSION = """
@@ -79,7 +81,7 @@ async def _run_agent(server, token, *, http: bool) -> tuple[dict, str]:
 
 
 def test_an_agent_without_http_mcp_gets_kandevs_tool_over_stdio_and_its_answer(server, token):
-    session, said = asyncio.run(_run_agent(server, token, http=False))
+    session, said = run_async(_run_agent(server, token, http=False))
 
     assert session["mcp_transports"] == {"kandev": "stdio"}
     assert "Kandev's tools: ask_user_question_kandev." in said
@@ -88,7 +90,7 @@ def test_an_agent_without_http_mcp_gets_kandevs_tool_over_stdio_and_its_answer(s
 
 
 def test_an_agent_that_speaks_http_mcp_gets_kandevs_server_over_http(server, token):
-    session, said = asyncio.run(_run_agent(server, token, http=True))
+    session, said = run_async(_run_agent(server, token, http=True))
 
     assert session["mcp_transports"] == {"kandev": "http"}
     assert json.loads(said.split("Tool result: ", 1)[1]) == {"db": {"selected_option": "db_opt2"}}
