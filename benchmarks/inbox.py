@@ -19,7 +19,6 @@ if __package__ in (None, ""):  # run as benchmarks/inbox.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     __package__ = "benchmarks"
 
-import argparse
 import json
 import time
 from pathlib import Path
@@ -31,14 +30,8 @@ TARGET_INBOX_P50 = 100.0
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=200, help="measured cycles (default 200)")
-    parser.add_argument("--warmup", type=int, default=5, help="cycles run first and not counted (default 5)")
+    parser = support.cycle_parser(__doc__)
     parser.add_argument("--floor-per-run", type=int, default=3, help="loopback round trips after each cycle")
-    parser.add_argument("--gap", type=float, default=0.05, help="seconds of quiet between cycles (default 0.05)")
-    parser.add_argument("--max-seconds", type=float, default=900, help="stop measuring after this long (default 900)")
-    parser.add_argument("--json", type=Path, help="write the figures here as JSON")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (server log, agent record)")
     args = parser.parse_args(argv)
 
     support.header("inbox: elicitation/create -> the item in an open inbox")

@@ -21,7 +21,6 @@ if __package__ in (None, ""):  # run as benchmarks/latency.py
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
     __package__ = "benchmarks"
 
-import argparse
 import json
 import math
 import statistics
@@ -190,15 +189,9 @@ def profiler(args, stack: ElicitationStack, directory: Path) -> list[subprocess.
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--runs", type=int, default=200, help="measured cycles (default 200)")
-    parser.add_argument("--warmup", type=int, default=5, help="cycles run first and not counted (default 5)")
+    parser = support.cycle_parser(__doc__)
     parser.add_argument("--baseline-per-run", type=int, default=5, help="echo round trips after each cycle")
     parser.add_argument("--floor-per-run", type=int, default=2, help="framework floor cycles after each cycle")
-    parser.add_argument("--gap", type=float, default=0.05, help="seconds of quiet between cycles (default 0.05)")
-    parser.add_argument("--max-seconds", type=float, default=900, help="stop measuring after this long (default 900)")
-    parser.add_argument("--json", type=Path, help="write the figures here as JSON")
-    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (server log, agent record)")
     parser.add_argument("--py-spy", metavar="PATH", help="py-spy binary: profile server and agentctl while measuring")
     parser.add_argument("--headed", action="store_true", help="show the browser (needs a display)")
     parser.add_argument("--trace", action="store_true", help="run the server with timing probes and break (a)/(b) down")

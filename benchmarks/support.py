@@ -14,6 +14,7 @@ whatever the editable install points at.
 
 from __future__ import annotations
 
+import argparse
 import json
 import math
 import os
@@ -47,6 +48,18 @@ CHROMIUM_ARGS = [
 
 
 # Numbers ----------------------------------------------------------------------
+
+
+def cycle_parser(description: str | None) -> argparse.ArgumentParser:
+    """The options every benchmark made of measured question cycles takes (runs, warm-up, quiet, bounds, output)."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=200, help="measured cycles (default 200)")
+    parser.add_argument("--warmup", type=int, default=5, help="cycles run first and not counted (default 5)")
+    parser.add_argument("--gap", type=float, default=0.05, help="seconds of quiet between cycles (default 0.05)")
+    parser.add_argument("--max-seconds", type=float, default=900, help="stop measuring after this long (default 900)")
+    parser.add_argument("--json", type=Path, help="write the figures here as JSON")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (server log, agent record)")
+    return parser
 
 
 def percentile(values: list[float], q: float) -> float:

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.sessions.models import SessionState, TaskSession, Turn
 
 #: The Host header of a page on http://127.0.0.1, whose sockets send Origin ``http://127.0.0.1``.
 HOST = (b"host", b"127.0.0.1")
@@ -31,3 +32,18 @@ def session_cookie(user) -> tuple[bytes, bytes]:
     client = Client()
     client.force_login(user)
     return (b"cookie", f"sessionid={client.cookies['sessionid'].value}".encode())
+
+
+@database_sync_to_async
+def running_sessions(*tasks):
+    """A running agent session (ACP session ``acp-1``) with an open turn on each of ``tasks``."""
+    for task in tasks:
+        session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, acp_session_id="acp-1")
+        Turn.objects.create(session=session)
+
+
+async def two_running_tasks():
+    """Alice's task and Mallory's, each with a running session, and Alice's session cookie."""
+    mine, theirs, alice, _ = await two_workspaces()
+    await running_sessions(mine, theirs)
+    return mine, theirs, await session_cookie(alice)

@@ -18,8 +18,8 @@ from kandev_web.clarifications import services
 from kandev_web.clarifications.models import Clarification, Status, Surface
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions import events
-from kandev_web.sessions.models import SessionState, TaskSession, Turn
-from tests.sockets import HOST, session_cookie, two_workspaces
+from kandev_web.sessions.models import SessionState, TaskSession
+from tests.sockets import HOST, two_running_tasks
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'
@@ -30,19 +30,6 @@ BUNDLE = parse_bundle(
     [{"id": "db", "prompt": "Which <b>database</b>?", "options": [
         {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
 )
-
-
-@database_sync_to_async
-def _running(*tasks):
-    for task in tasks:
-        session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, acp_session_id="acp-1")
-        Turn.objects.create(session=session)
-
-
-async def _setup():
-    mine, theirs, alice, _ = await two_workspaces()
-    await _running(mine, theirs)
-    return mine, theirs, await session_cookie(alice)
 
 
 @database_sync_to_async
@@ -86,7 +73,7 @@ async def test_an_anonymous_socket_is_refused():
 
 
 async def test_the_first_frame_lists_what_waits_in_the_viewers_workspaces_only_with_its_count():
-    mine, theirs, cookie = await _setup()
+    mine, theirs, cookie = await two_running_tasks()
     record, foreign = await _ask(mine), await _ask(theirs)
     communicator, frame = await _open(cookie)
     assert _listed(frame) == [record.pending_id]
@@ -98,7 +85,7 @@ async def test_the_first_frame_lists_what_waits_in_the_viewers_workspaces_only_w
 
 
 async def test_a_question_asked_and_answered_elsewhere_arrives_and_leaves_live():
-    mine, theirs, cookie = await _setup()
+    mine, theirs, cookie = await two_running_tasks()
     communicator, frame = await _open(cookie)
     assert _listed(frame) == []
     await _ask(theirs)  # another workspace's: never heard here
@@ -117,7 +104,7 @@ async def test_a_question_asked_and_answered_elsewhere_arrives_and_leaves_live()
 
 
 async def test_an_answer_frame_is_delivered_and_recorded_as_from_the_inbox():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _ask(mine)
     communicator, _ = await _open(cookie)
     await communicator.send_to(text_data=_answer(record.pending_id, **{"answer-db-option": "db_opt1"}))
@@ -128,7 +115,7 @@ async def test_an_answer_frame_is_delivered_and_recorded_as_from_the_inbox():
 
 
 async def test_another_workspaces_question_cannot_be_answered_and_a_bad_frame_leaves_the_socket_open():
-    mine, theirs, cookie = await _setup()
+    mine, theirs, cookie = await two_running_tasks()
     record, foreign = await _ask(mine), await _ask(theirs)
     communicator, _ = await _open(cookie)
     await communicator.send_to(text_data=_answer(foreign.pending_id, **{"answer-db-option": "db_opt1"}))
@@ -142,7 +129,7 @@ async def test_another_workspaces_question_cannot_be_answered_and_a_bad_frame_le
 
 
 async def test_a_permission_request_is_listed_while_its_session_runs():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
 
     @database_sync_to_async
     def request_permission():
@@ -162,7 +149,7 @@ async def test_a_permission_request_is_listed_while_its_session_runs():
 
 
 async def test_an_operator_taken_out_of_a_workspace_hears_no_more_of_its_questions():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     communicator, _ = await _open(cookie)
 
     @database_sync_to_async

@@ -20,7 +20,7 @@ from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 from tests.fake_agentctl import FakeRunner
-from tests.sockets import HOST, session_cookie, two_workspaces
+from tests.sockets import HOST, two_running_tasks
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 #: The reply to an answer frame: its outcome, for the page's #answer-outcomes.
@@ -52,20 +52,6 @@ def fake_agentctl(monkeypatch):
         return fake
 
     return install
-
-
-@database_sync_to_async
-def _running_sessions(*tasks):
-    for task in tasks:
-        session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, acp_session_id="acp-1")
-        Turn.objects.create(session=session)
-
-
-async def _setup():
-    """Alice's task and Mallory's, each with a running session, and Alice's session cookie."""
-    mine, theirs, alice, _ = await two_workspaces()
-    await _running_sessions(mine, theirs)
-    return mine, theirs, await session_cookie(alice)
 
 
 @database_sync_to_async
@@ -107,7 +93,7 @@ def _answer(record, **fields) -> str:
 
 
 async def test_an_answer_frame_settles_an_ask_user_question_bundle():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _ask(mine)
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1"}))
@@ -117,7 +103,7 @@ async def test_an_answer_frame_settles_an_ask_user_question_bundle():
 
 
 async def test_skip_is_the_action_of_the_frame():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _ask(mine)
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, action="skip", reject_reason="not now"))
@@ -127,7 +113,7 @@ async def test_skip_is_the_action_of_the_frame():
 
 
 async def test_an_elicitation_answer_is_forwarded_to_agentctl_as_the_contract_says(fake_agentctl):
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _elicit(mine)
     fake = fake_agentctl({"success": True, "action": "accept", "content": {"question_0": "Blue"}})
     communicator = await _open(mine, cookie)
@@ -153,7 +139,7 @@ async def test_an_elicitation_answer_is_forwarded_to_agentctl_as_the_contract_sa
 )
 async def test_every_delivery_outcome_comes_back_on_the_socket(fake_agentctl, settings, answer, outcome, words):
     settings.KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS = 0.5
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _elicit(mine)
     fake_agentctl(answer)
     communicator = await _open(mine, cookie)
@@ -176,7 +162,7 @@ async def test_every_delivery_outcome_comes_back_on_the_socket(fake_agentctl, se
     ids=["non-json", "not-an-object", "unknown-type", "no-pending-id", "oversized"],
 )
 async def test_a_malformed_frame_gets_a_sentence_and_the_socket_stays_open(frame, words):
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _ask(mine)
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=frame)
@@ -193,7 +179,7 @@ async def test_a_malformed_frame_gets_a_sentence_and_the_socket_stays_open(frame
     ids=["unknown-question", "unknown-field", "not-text", "unknown-action"],
 )
 async def test_a_frame_with_fields_the_question_does_not_have_changes_nothing(fields):
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _ask(mine)
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1", **fields}))
@@ -204,7 +190,7 @@ async def test_a_frame_with_fields_the_question_does_not_have_changes_nothing(fi
 
 
 async def test_another_workspaces_pending_id_is_refused_and_nothing_is_forwarded(fake_agentctl):
-    mine, theirs, cookie = await _setup()
+    mine, theirs, cookie = await two_running_tasks()
     foreign = await _elicit(theirs)
     fake = fake_agentctl({"success": True, "action": "decline"})
     communicator = await _open(mine, cookie)
@@ -216,7 +202,7 @@ async def test_another_workspaces_pending_id_is_refused_and_nothing_is_forwarded
 
 
 async def test_a_question_of_another_task_in_the_same_workspace_is_refused():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
 
     @database_sync_to_async
     def other_task():
@@ -234,7 +220,7 @@ async def test_a_question_of_another_task_in_the_same_workspace_is_refused():
 
 
 async def test_every_page_of_the_task_is_sent_the_same_overlay_before_anything_else_about_the_question():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     pages = [await _open(mine, cookie) for _ in range(3)]
     for page in pages:
         await page.receive_output(timeout=20)  # the catch-up
@@ -251,7 +237,7 @@ async def test_a_submit_for_a_question_the_page_was_shown_goes_to_agentctl_even_
     fake_agentctl,
 ):
     """The page answers from the question read as it was shown; whether the answer counts is agentctl's call."""
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     communicator = await _open(mine, cookie)
     await communicator.receive_output(timeout=20)
     record = await _elicit(mine)
@@ -282,7 +268,7 @@ def _answerer(record) -> tuple:
 
 
 async def test_the_record_says_who_answered_from_which_tab_and_the_other_tab_is_told():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _ask(mine)
     answering, watching = await _open(mine, cookie), await _open(mine, cookie)
     await answering.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt2"}))
@@ -304,7 +290,7 @@ async def test_the_record_says_who_answered_from_which_tab_and_the_other_tab_is_
 
 
 async def test_a_late_answer_from_another_tab_is_told_once_with_who_answered_first():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
     record = await _ask(mine)
     first, second = await _open(mine, cookie), await _open(mine, cookie)
     await first.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1"}))
@@ -320,7 +306,7 @@ async def test_a_late_answer_from_another_tab_is_told_once_with_who_answered_fir
 
 
 async def test_an_answer_over_http_names_the_html_form_or_the_api():
-    mine, _, cookie = await _setup()
+    mine, _, cookie = await two_running_tasks()
 
     @database_sync_to_async
     def post(record, query):
