@@ -81,7 +81,9 @@ class CspWatchedBrowser:
         context.expose_binding("__kandevCspViolation", lambda source, text: self.violations.append(text))
         context.add_init_script(CSP_WATCH)
         context.on("console", self._console)
+        # Closed by its owner (pytest-playwright's ``context`` fixture, a test), it is not closed again.
         self._contexts.append(context)
+        context.on("close", lambda closed: self._contexts.remove(closed) if closed in self._contexts else None)
         return context
 
     def close_contexts(self) -> None:
@@ -91,9 +93,8 @@ class CspWatchedBrowser:
         page would knock on a port the kernel later hands to another test's
         listener (a fake API, a denying proxy) and be counted there.
         """
-        for context in self._contexts:
+        for context in list(self._contexts):
             context.close()
-        self._contexts.clear()
 
     def _console(self, message) -> None:
         if message.type == "error" and "Content Security Policy" in message.text:

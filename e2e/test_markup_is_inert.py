@@ -210,6 +210,8 @@ def test_agent_supplied_markup_and_script_stay_text(browser, server):
 
     # The same page rendered by the server in one piece, rather than from live fragments.
     page.reload()
+    # Its catch-up in first: a message it replaces would close a Thinking opened before.
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
     check_timeline(page)
     expect(page.get_by_test_id("permission-outcome")).to_contain_text(payload("permission-allow"))
     expect(records.locator(".msg-body")).to_have_text(record_prompts)
