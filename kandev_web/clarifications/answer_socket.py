@@ -153,18 +153,30 @@ class AnswerSocket:
         self._told.add(pending_id)
         return True
 
-    def settlement_of(self, pending_id: str, *, notice: bool = True) -> tuple[str, str]:
-        """How ``pending_id`` ended as this page says it, rendered, and why; ``("", "")`` if open or answered here."""
+    def ending_of(self, pending_id: str, *, notice: bool, here_too: bool = False) -> tuple[Clarification | None, str]:
+        """``pending_id``'s record as this page may read it, and how it ended in this page's words, rendered.
+
+        The sentence is ``""`` while the question is open, and for one this
+        page answered unless ``here_too``; the record is ``None`` for a
+        question this page does not answer.
+        """
         records = Clarification.objects.for_user(self.user).select_related("answered_by", "session")
         record = records.filter(pending_id=pending_id).first()
-        if record is None or not self.may_answer(record) or record.answered_from == self.tab:
-            return "", ""
+        if record is None or not self.may_answer(record):
+            return None, ""
+        if record.answered_from == self.tab and not here_too:
+            return record, ""
         settled = describe(ending_of_record(record), viewer_tab=self.tab, notice=notice, today=timezone.localdate())
         if settled is None:
-            return "", ""
+            return record, ""
         # Rendered (and escaped) by the template; strip() alone would drop its safety.
-        sentence = mark_safe(render_to_string("clarifications/overlay.html#settlement", {"settled": settled}).strip())
-        return sentence, record.settled_reason
+        sentence = render_to_string("clarifications/overlay.html#settlement", {"settled": settled})
+        return record, mark_safe(sentence.strip())
+
+    def settlement_of(self, pending_id: str) -> tuple[str, str]:
+        """The notice a page is given when ``pending_id`` went away, and why; ``("", "")`` if open or answered here."""
+        record, sentence = self.ending_of(pending_id, notice=True)
+        return (sentence, record.settled_reason) if sentence else ("", "")
 
     def render_settled_notice(self, pending_id):
         notice, reason = self.settlement_of(pending_id)

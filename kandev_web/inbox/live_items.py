@@ -10,13 +10,11 @@ import json
 from dataclasses import dataclass
 
 from django.template.loader import render_to_string
-from django.utils import timezone
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 
 from kandev_web.clarifications.answer_frames import MAX_FRAME_BYTES, BadFrame
 from kandev_web.clarifications.models import Clarification
-from kandev_web.clarifications.settlement import describe, ending_of_record
 from kandev_web.sessions.models import Message, MessageType
 
 from .queries import QUESTION, WaitingItem, agent_name
@@ -52,7 +50,6 @@ class Announced:
 
     pending_id: str
     task_id: int
-    kind: str = QUESTION
 
 
 def _task_id(shown: "WaitingItem | Announced") -> int:
@@ -60,7 +57,7 @@ def _task_id(shown: "WaitingItem | Announced") -> int:
 
 
 class WaitingItemsSocket:
-    """Mixed into a live consumer whose page lists waiting items; it provides ``user`` and ``tab``."""
+    """Mixed into a live consumer whose page lists waiting items, with ``AnswerSocket`` (its ``ending_of``)."""
 
     #: What the page shows waiting, by pending id.
     _shown: dict[str, WaitingItem | Announced]
@@ -119,10 +116,8 @@ class WaitingItemsSocket:
             return render_to_string("inbox/inbox.html#gone-oob", {"pending_id": item.pending_id})
         sentence, reason = "", "deleted"
         if item.kind == QUESTION:
-            record = Clarification.objects.select_related("answered_by").filter(pending_id=item.pending_id).first()
-            settled = record and describe(ending_of_record(record), viewer_tab=self.tab, today=timezone.localdate())
-            if settled:
-                sentence = render_to_string("clarifications/overlay.html#settlement", {"settled": settled})
+            record, sentence = self.ending_of(item.pending_id, notice=False, here_too=True)
+            if sentence:
                 reason = record.settled_reason or record.status
         else:
             message = (
@@ -131,10 +126,9 @@ class WaitingItemsSocket:
                 .first()
             )
             if message is not None:
-                sentence = render_to_string("sessions/task.html#permission-outcome", {"message": message})
-                reason = message.metadata.get("outcome") or "withdrawn"
-        # Rendered (and escaped) by the templates; strip() alone would drop their safety.
-        sentence = mark_safe(sentence.strip())
+                # Rendered (and escaped) by the template; strip() alone would drop its safety.
+                outcome = render_to_string("sessions/task.html#permission-outcome", {"message": message})
+                sentence, reason = mark_safe(outcome.strip()), message.metadata.get("outcome") or "withdrawn"
         if sentence == said:
             return ""
         self._left[item.pending_id] = (item, sentence)
