@@ -24,6 +24,17 @@ def open_inbox(browser, server, username):
     return page
 
 
+def asked_on_two_tasks(browser, server, username, scenarios):
+    """``username``'s first two tasks, each with its agent asking (``scenarios``, in order): their pages and ids."""
+    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
+    task_ids = ids["task_ids"][:2]
+    pages = [open_task(browser, server, username, task_id) for task_id in task_ids]
+    for page, scenario in zip(pages, scenarios, strict=True):
+        start_scenario(page, scenario)
+        expect(page.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
+    return pages, task_ids
+
+
 def item(page, **data):
     selector = "".join(f'[data-{name.replace("_", "-")}="{value}"]' for name, value in data.items())
     return page.locator(f"[data-testid=inbox-item]{selector}")
@@ -73,21 +84,16 @@ def test_a_question_arrives_in_the_inbox_is_answered_there_and_leaves_every_page
 
 
 def test_an_inbox_opened_later_lists_what_waits_oldest_first_and_a_withdrawn_one_leaves_saying_so(browser, server):
-    ids = server.create_operator("inbox-bea", workspace="Bea's", tasks=True)
-    first, second = (open_task(browser, server, "inbox-bea", task_id) for task_id in ids["task_ids"][:2])
-    start_scenario(first, "elicit-single")
-    expect(first.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
-    start_scenario(second, "clarification")
-    expect(second.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
+    (first, _), task_ids = asked_on_two_tasks(browser, server, "inbox-bea", ["elicit-single", "clarification"])
 
     inbox = open_inbox(browser, server, "inbox-bea")
     items = item(inbox, state="waiting")
     expect(items).to_have_count(2)
-    assert [items.nth(i).get_attribute("data-task-id") for i in range(2)] == [str(t) for t in ids["task_ids"][:2]]
+    assert [items.nth(i).get_attribute("data-task-id") for i in range(2)] == [str(t) for t in task_ids]
     expect(inbox).to_have_title(re.compile(r"^\(2\) "))
 
     first.get_by_test_id("session-cancel").click()
-    left = item(inbox, state="left", task_id=ids["task_ids"][0])
+    left = item(inbox, state="left", task_id=task_ids[0])
     expect(left).to_have_attribute("data-reason", "turn_cancelled")
     expect(left.get_by_test_id("inbox-item-left")).to_contain_text("Withdrawn: the turn was cancelled")
     expect(item(inbox, state="waiting")).to_have_count(1)
@@ -95,14 +101,9 @@ def test_an_inbox_opened_later_lists_what_waits_oldest_first_and_a_withdrawn_one
 
 
 def test_keyboard_only_j_and_k_move_digits_pick_enter_sends_and_o_opens_the_task(browser, server):
-    ids = server.create_operator("inbox-kim", workspace="Kim's", tasks=True)
-    first, second = (open_task(browser, server, "inbox-kim", task_id) for task_id in ids["task_ids"][:2])
-    start_scenario(first, "elicit-single")
-    expect(first.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
-    start_scenario(second, "elicit-single")
-    expect(second.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
+    (first, _), task_ids = asked_on_two_tasks(browser, server, "inbox-kim", ["elicit-single", "elicit-single"])
     inbox = open_inbox(browser, server, "inbox-kim")
-    older, newer = (item(inbox, task_id=task_id) for task_id in ids["task_ids"][:2])
+    older, newer = (item(inbox, task_id=task_id) for task_id in task_ids)
     expect(item(inbox, state="waiting")).to_have_count(2)
 
     inbox.keyboard.press("j")
@@ -128,7 +129,7 @@ def test_keyboard_only_j_and_k_move_digits_pick_enter_sends_and_o_opens_the_task
     expect(newer).to_have_attribute("data-selected", "true")
 
     inbox.keyboard.press("o")
-    inbox.wait_for_url(f"**/tasks/{ids['task_ids'][1]}/")
+    inbox.wait_for_url(f"**/tasks/{task_ids[1]}/")
     expect(inbox.get_by_test_id("clarification-overlay")).to_be_visible()
 
 
