@@ -154,14 +154,20 @@ def show_in_service_worker(page, server, payload: dict) -> None:
         "ServiceWorker.deliverPushMessage",
         {"origin": server.url, "registrationId": registration["registrationId"], "data": json.dumps(payload)},
     )
-    shown = page.wait_for_function(
-        """async () => {
-          const registration = await navigator.serviceWorker.ready;
-          const shown = await registration.getNotifications();
+    # An async predicate's promise counts as truthy at once: the page polls, the test waits on what it found.
+    page.evaluate(
+        """() => {
+          window.__kandevShown = null;
           const read = (n) => ({ title: n.title, body: n.body, tag: n.tag, url: n.data.url });
-          return shown.length ? shown.map(read) : null;
+          const poll = async () => {
+            const shown = await (await navigator.serviceWorker.ready).getNotifications();
+            if (shown.length) window.__kandevShown = shown.map(read);
+            else setTimeout(poll, 50);
+          };
+          poll();
         }"""
-    ).json_value()
+    )
+    shown = page.wait_for_function("() => window.__kandevShown").json_value()
     assert shown == [{"title": payload["title"], "body": payload["body"], "tag": payload["tag"], "url": payload["url"]}]
 
     # A click on it: headless Chromium cannot click a notification, so the service worker's own handler is
