@@ -10,9 +10,9 @@ on any web process, for any operator, and cannot leak one workspace's data to
 another through a shared group. Three exceptions: :func:`notify` goes to a
 single operator's group, who was chosen as a member of the task's workspace,
 and carries the msgids of the toast it shows; :func:`question_asked` carries a
-new question's overlay in each language, identical for every viewer of its
-task, and :func:`question_waiting` its inbox item, identical for every member
-of its workspace.
+new question's overlay in one language, identical for every viewer of its task
+who reads that language, and :func:`question_waiting` its inbox item,
+identical for every member of its workspace who does.
 """
 
 import asyncio
@@ -20,11 +20,13 @@ import contextvars
 import logging
 import threading
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.db import transaction
+from django.utils import translation
 
 logger = logging.getLogger(__name__)
 
@@ -125,16 +127,17 @@ def task_changed(task_id: int, parts: Iterable[str] = TASK_PARTS) -> None:
     send_after_commit(task_group(task_id), {"type": "task.changed", "parts": [p for p in TASK_PARTS if p in parts]})
 
 
-def question_asked(task_id: int, pending_id: str, overlays: dict[str, str]) -> None:
-    """A new question: ``overlays`` is the task's overlay, out of band, as every viewer sees it, by language code.
+def question_asked(task_id: int, pending_id: str, language: str, overlay: str) -> None:
+    """A new question: ``overlay`` is the task's overlay, out of band, as every viewer reading ``language`` sees it.
 
     The one event that carries its own HTML (``clarifications.overlay`` says
     why that is safe): the operator waits for it, so it is rendered once, by
     the process that recorded the question, and no socket re-reads anything.
-    Sent before anything else about the question (``records.show_overlay``).
+    Sent once per language, before anything else about the question
+    (``records.show_overlay``); each page takes the one in its viewer's.
     """
-    if any(overlays.values()):
-        event = {"type": "clarification.asked", "pending_id": pending_id, "html": overlays}
+    if overlay:
+        event = {"type": "clarification.asked", "pending_id": pending_id, "language": language, "html": overlay}
         send_after_commit(task_group(task_id), event)
 
 
@@ -143,15 +146,28 @@ def waiting_changed(workspace_id: int, task_id: int) -> None:
     send_after_commit(workspace_group(workspace_id), {"type": "waiting.changed", "task_id": task_id})
 
 
-def question_waiting(workspace_id: int, task_id: int, pending_id: str, items: dict[str, str]) -> None:
-    """A new question's inbox item, out of band, by language code, as every member of the workspace sees it.
+def question_waiting(workspace_id: int, task_id: int, pending_id: str, language: str, item: str) -> None:
+    """A new question's inbox item, out of band, as every member of the workspace reading ``language`` sees it.
 
     The inbox's counterpart of :func:`question_asked`: rendered once, so no
     inbox re-reads anything before showing it; a ``waiting.changed`` follows.
     """
-    event = {"type": "waiting.asked", "task_id": task_id, "pending_id": pending_id, "html": items}
-    event["workspace_id"] = workspace_id
+    event = {"type": "waiting.asked", "task_id": task_id, "pending_id": pending_id, "language": language}
+    event.update(html=item, workspace_id=workspace_id)
     send_after_commit(workspace_group(workspace_id), event)
+
+
+def in_every_language(render: Callable[[], str]) -> Iterator[tuple[str, str]]:
+    """``render()`` once in each of the site's languages, the default first, as each is ready.
+
+    For what every viewer sees alike but in their own language: yielded one
+    by one, so the event for the viewers of the first can be sent before the
+    next is rendered.
+    """
+    others = [code for code, _name in settings.LANGUAGES if code != settings.LANGUAGE_CODE]
+    for language in [settings.LANGUAGE_CODE, *others]:
+        with translation.override(language):
+            yield language, render()
 
 
 def access_changed(user_id: int) -> None:

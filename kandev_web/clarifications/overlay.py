@@ -41,13 +41,16 @@ def render_inbox_item(record: Clarification, task) -> str:
     return render_to_string("inbox/inbox.html#item-oob", {"item": item})
 
 
-def render(task_id: int) -> str:
+def render(task_id: int, pending: list[Clarification] | None = None) -> str:
     """The task page's composer showing the task's pending questions, out of band; ``""`` when there are none.
 
-    With none (the question was settled in the meantime) the composer is the
-    prompt or start form, which the settle announces and each page renders.
+    ``pending`` is :func:`pending_for_task` read already, for rendering it in
+    several languages. With none (the question was settled in the meantime)
+    the composer is the prompt or start form, which the settle announces and
+    each page renders.
     """
-    pending = pending_for_task(task_id)
+    if pending is None:
+        pending = pending_for_task(task_id)
     if not pending:
         return ""
     return render_to_string("sessions/task.html#composer", {"clarifications": pending, "oob": True})

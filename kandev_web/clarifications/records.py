@@ -7,9 +7,8 @@ settled once, with every open view told why. Both paths import this module;
 neither imports the other.
 """
 
-from django.conf import settings
 from django.db import transaction
-from django.utils import timezone, translation
+from django.utils import timezone
 
 from kandev_web import live
 from kandev_web.board import workflow
@@ -44,20 +43,15 @@ def show_overlay(record: Clarification) -> None:
     see; the timeline rows, icon and notification follow (:func:`announce`).
     """
     task_id = record.session.task_id
-    # Once in each language, so every viewer's page gets it in its own at once.
-    overlays = {}
-    for language, _name in settings.LANGUAGES:
-        with translation.override(language):
-            overlays[language] = overlay.render(task_id)
-    live.question_asked(task_id, record.pending_id, overlays)
+    # Once in each language, each sent as soon as it is rendered: one query for all of them.
+    pending = overlay.pending_for_task(task_id)
+    for language, html in live.in_every_language(lambda: overlay.render(task_id, pending)):
+        live.question_asked(task_id, record.pending_id, language, html)
     # Then every inbox, before the timeline rows and the rest: its item, as every member sees it.
     task = Task.objects.select_related("board").filter(pk=task_id).first()
     if task is not None:
-        items = {}
-        for language, _name in settings.LANGUAGES:
-            with translation.override(language):
-                items[language] = overlay.render_inbox_item(record, task)
-        live.question_waiting(task.board.workspace_id, task_id, record.pending_id, items)
+        for language, html in live.in_every_language(lambda: overlay.render_inbox_item(record, task)):
+            live.question_waiting(task.board.workspace_id, task_id, record.pending_id, language, html)
     # And the operators away from every page: their notifications, each once (``announce`` asks again, in case
     # this process stops before it gets there).
     with transaction.atomic():

@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.template.loader import render_to_string
 
 from kandev_web import live
@@ -67,7 +66,7 @@ class InboxConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveCo
         ``access.changed`` brings up to date; the count follows with the
         ``waiting.changed`` the rest of the question brings.
         """
-        if event["workspace_id"] not in self.workspace_ids or not self.announce(event["pending_id"], event["task_id"]):
+        if event["language"] != self.language or event["workspace_id"] not in self.workspace_ids:
             return
-        items = event["html"]
-        await self.send(text_data=items.get(self.language) or items[settings.LANGUAGE_CODE])
+        if self.announce(event["pending_id"], event["task_id"]):
+            await self.send(text_data=event["html"])

@@ -40,4 +40,6 @@ class WaitingCountSocket:
         await self.send_fragment(self.render_waiting_count)
 
     async def waiting_asked(self, event):
-        await self.send_fragment(self.render_waiting_count)
+        # Sent once per language: counted once.
+        if event["language"] == self.language:
+            await self.send_fragment(self.render_waiting_count)

@@ -1,4 +1,3 @@
-from django.conf import settings
 from django.template.loader import render_to_string
 
 from kandev_web import live
@@ -66,13 +65,14 @@ class TaskConsumer(WaitingCountSocket, AnswerSocket, LiveConsumer):
         await self.send_fragment(self.render_task, parts)
 
     async def clarification_asked(self, event):
-        """A new question: its overlay, rendered once for every viewer (``clarifications.overlay``), before the rest.
+        """A new question: its overlay, rendered once per language for every viewer (``clarifications.overlay``).
 
         Then the question is read for answering while the operator reads it,
         so their Submit goes to the agent without waiting on the database.
         """
-        overlays = event["html"]
-        await self.send(text_data=overlays.get(self.language) or overlays[settings.LANGUAGE_CODE])
+        if event["language"] != self.language:
+            return
+        await self.send(text_data=event["html"])
         self.read_ahead(event["pending_id"])
 
     async def board_changed(self, event):
