@@ -38,7 +38,7 @@ import pytest
 
 from kandev_web.agentctl.stream_client import AgentStreamClient
 from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
-from kandev_web.executor.ssh import SshAddress, SshExecutor
+from kandev_web.executor.ssh import SshAddress, SshCheckouts, SshExecutor
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "deploy" / "executor"
@@ -149,15 +149,18 @@ def _reachable_view(paths: Iterable[Path]) -> str:
     needed children.
     """
     lines = ["set -eu", 'keep="$(mktemp -d)"']
+    kept = []
     for index, (parent, children) in enumerate(_untraversable_parents(paths).items()):
         for name in sorted(children):
-            child = shlex.quote(str(parent / name))
-            lines += [f'mkdir "$keep/{index}-{name}"', f'mount --rbind {child} "$keep/{index}-{name}"']
+            child, held = shlex.quote(str(parent / name)), f'"$keep/{index}-{name}"'
+            lines += [f"mkdir {held}", f"mount --rbind {child} {held}"]
         lines.append(f"mount -t tmpfs -o mode=0711 kandev-test {shlex.quote(str(parent))}")
         for name in sorted(children):
-            child = shlex.quote(str(parent / name))
-            lines += [f"mkdir {child}", f'mount --move "$keep/{index}-{name}" {child}']
-    return "\n".join([*lines, 'rm -rf "$keep"'])
+            child, held = shlex.quote(str(parent / name)), f'"$keep/{index}-{name}"'
+            lines += [f"mkdir {child}", f"mount --move {held} {child}"]
+            kept.append(held)
+    # rmdir, never rm -r: were a mount still held there, rm would delete what it shows.
+    return "\n".join([*lines, *(f"rmdir {held}" for held in kept), 'rmdir "$keep"'])
 
 
 @dataclass
@@ -255,6 +258,35 @@ async def test_the_host_key_made_on_the_first_start_stays_the_recorded_one_after
         agentctl = await executor.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-4")
         assert await agentctl.stop() == 0
         await executor.close()
+
+
+def test_a_task_worktree_is_made_on_the_executor_volume_by_kandev_checkout_over_the_shipped_host(host_user, login_key):
+    repository = host_user.home / "repository"
+    for step in (
+        ["git", "init", "-q", "-b", "main", str(repository)],
+        [
+            "git",
+            "-C",
+            str(repository),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+    ):
+        done = host_user.run(step)
+        assert done.returncode == 0, done.stderr
+    with executor_host(host_user) as host:
+        made = SshCheckouts(address(host_user, host, login_key)).perform(
+            "make", {"repo": str(repository), "base": "main", "task_id": 5, "branch_stem": "kandev/task-5", "taken": []}
+        )
+    assert made["branch"] == "kandev/task-5" and made["path"] == str(host_user.state / "worktrees" / "task-5")
+    assert Path(made["path"], ".git").exists() and Path(made["path"]).stat().st_uid == host_user.uid
 
 
 def _connect(user: HostUser, host: RunningHost, **options):
