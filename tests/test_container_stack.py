@@ -77,6 +77,7 @@ def test_the_executor_host_is_the_image_s_executor_target_reached_on_the_compose
     assert executor["build"] == {"context": "..", "target": "executor"}
     assert stage_of("executor") == "base" and "openssh-server" in DOCKERFILE
     assert "command" not in executor  # the image's entrypoint: sshd, not the retired service
+    assert executor["init"] is True  # agents' orphans are reaped
     assert 'CMD ["/usr/local/lib/kandev-sshd/entrypoint"]' in DOCKERFILE
     assert "COPY deploy/executor/ /usr/local/lib/kandev-sshd/" in DOCKERFILE
     assert "ports" not in executor, "the executor's sshd is for the web processes, not the Docker host's network"
