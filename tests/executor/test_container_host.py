@@ -186,7 +186,9 @@ def executor_host(user: HostUser) -> Iterator[RunningHost]:
         KANDEV_SSHD_AUTHORIZED_KEYS=str(user.home / "login-pub" / "id_ed25519.pub"),
     )
     start = shlex.join(["exec", "setpriv", f"--reuid={user.uid}", f"--regid={user.gid}", "--init-groups", *env])
-    script = f"{_reachable_view([Path(sys.base_prefix), Path(sys.prefix), ROOT])}\n{start} {SHIPPED / 'entrypoint'}"
+    # An empty /run, as in the image: no /run/sshd, which only root's sshd needs (the scripts/test one made it here).
+    view = [_reachable_view([Path(sys.base_prefix), Path(sys.prefix), ROOT]), "mount -t tmpfs kandev-test /run"]
+    script = "\n".join([*view, f"{start} {SHIPPED / 'entrypoint'}"])
     with log.open("w") as output:
         process = subprocess.Popen(
             ["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
