@@ -14,6 +14,7 @@ fails here. Needs root (``useradd``, a private mount namespace), as
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import os
 import pwd
@@ -103,17 +104,19 @@ def host_user() -> Iterator[HostUser]:
     # Under /tmp itself: pytest's own temp directories are private to root.
     home = Path(tempfile.mkdtemp(prefix="kandev-executor-"))
     _useradd(name, home)
+    entry = pwd.getpwnam(name)
+    user = HostUser(name, entry.pw_uid, entry.pw_gid, home)
     try:
-        entry = pwd.getpwnam(name)
-        user = HostUser(name, entry.pw_uid, entry.pw_gid, home)
+        # The image's mount points (its `RUN mkdir var login-key login-pub`), the user's own.
         for directory in (home, home / "login-key", home / "login-pub", user.state):
             directory.mkdir(exist_ok=True)
             os.chown(directory, user.uid, user.gid)
         yield user
     finally:
         for process in psutil.process_iter(["uids"]):
-            if process.info["uids"] and process.info["uids"].real == pwd.getpwnam(name).pw_uid:
-                process.kill()
+            if process.info["uids"] and process.info["uids"].real == user.uid:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    process.kill()
         subprocess.run(["userdel", name], check=False, capture_output=True)
         shutil.rmtree(home, ignore_errors=True)
 
