@@ -254,6 +254,22 @@ async def test_an_agent_session_runs_through_the_shipped_executor_host_as_its_un
 
 
 @pytest.mark.asyncio
+async def test_more_agents_than_sshd_s_default_ten_sessions_run_over_one_web_process_s_connection(host_user, login_key):
+    with executor_host(host_user) as host:
+        executor = SshExecutor(address(host_user, host, login_key))
+        agentctls = []
+        try:
+            for task in range(12):
+                agentctls.append(
+                    await executor.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name=f"task-{task}")
+                )
+            assert len({agentctl.pid for agentctl in agentctls}) == 12
+        finally:
+            assert [await agentctl.stop() for agentctl in agentctls] == [0] * len(agentctls)
+            await executor.close()
+
+
+@pytest.mark.asyncio
 async def test_the_host_key_made_on_the_first_start_stays_the_recorded_one_after_a_restart(host_user, login_key):
     with executor_host(host_user) as first:
         recorded = first.host_key(host_user)
