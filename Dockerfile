@@ -1,13 +1,16 @@
 # kandev-web as a container: the wheel inside, run as a user of its own.
-# Built by deploy/compose.yaml for the web processes and the executor host.
+# Built by deploy/compose.yaml at two targets: "web" (the default, the last
+# stage) for the web processes, "executor" for the executor host.
 
 FROM python:3.13-slim AS wheel
 WORKDIR /src
 COPY . .
 RUN pip wheel --no-cache-dir --no-deps -w /dist .
 
-FROM python:3.13-slim
-# git for each task's worktree; Node.js for agents started with npx (the Claude ACP bridge).
+# What both images share: the wheel (console scripts in /usr/local/bin), git
+# for each task's worktree, Node.js for agents started with npx (the Claude ACP
+# bridge), and the kandev user.
+FROM python:3.13-slim AS base
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git nodejs npm \
     && rm -rf /var/lib/apt/lists/* \
@@ -16,10 +19,30 @@ COPY --from=wheel /dist/ /tmp/dist/
 RUN pip install --no-cache-dir /tmp/dist/*.whl && rm -rf /tmp/dist
 USER kandev
 WORKDIR /home/kandev
-ENV KANDEV_PROFILE=prod \
-    KANDEV_VAR_DIR=/home/kandev/var \
-    STATIC_ROOT=/home/kandev/static \
+# Where the compose file mounts its volumes: a new named volume takes the
+# owner of the directory it covers, so kandev can write there.
+RUN mkdir var login-key login-pub
+ENV KANDEV_VAR_DIR=/home/kandev/var \
     PYTHONUNBUFFERED=1
+
+# The executor host: sshd as kandev on port 2222, nothing of ours listening.
+# Agents run as kandev with sshd's login environment (not this image's ENV).
+FROM base AS executor
+USER root
+# The package's host keys would be the same in every container of this image:
+# removed; the entrypoint makes the host's own in its volume.
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends openssh-server \
+    && rm -f /etc/ssh/ssh_host_* \
+    && rm -rf /var/lib/apt/lists/*
+COPY deploy/executor/ /usr/local/lib/kandev-sshd/
+USER kandev
+EXPOSE 2222
+CMD ["/usr/local/lib/kandev-sshd/entrypoint"]
+
+FROM base AS web
+ENV KANDEV_PROFILE=prod \
+    STATIC_ROOT=/home/kandev/static
 # Hashed, compressed static files are part of the image: every container of a release serves the same names.
 RUN SECRET_KEY=collectstatic-only ALLOWED_HOSTS=localhost kandev-web collectstatic --no-input -v0
 EXPOSE 8000
