@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_task, start_scenario, watched_page
+from .conftest import open_task, start_agent, start_scenario, watched_page
 from .tcp_proxy import TcpProxy
 
 #: An upper bound on coming back once the network is: a retry is at most
@@ -89,6 +89,27 @@ def test_a_question_asked_while_the_tab_was_cut_off_appears_when_it_is_back(brow
     for page in (away, here):
         expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")
         expect(page.get_by_test_id("clarification-overlay")).to_have_count(0)
+
+
+def test_a_thinking_the_operator_opened_stays_open_when_the_tab_catches_up(browser, server, proxy, through_proxy):
+    task_id = server.create_operator("faye", workspace="Faye's", tasks=True)["task_ids"][0]
+    page = open_task(browser, through_proxy, "faye", task_id)
+    start_agent(page, "Hello")
+    reply = page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="You said")
+    expect(reply).to_have_count(1, timeout=20_000)
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false", timeout=20_000)
+    thinking = page.locator("[data-testid=timeline-message][data-type=thinking] details")
+    thinking.locator("summary").click()
+    expect(thinking).to_have_attribute("open", "")
+    same_document(page)
+
+    # The catch-up re-sends the latest turn's messages, this one included.
+    proxy.cut()
+    expect_paused(page, "task-live")
+    proxy.restore()
+    expect_live(page, "task-live", timeout=BACK_WITHIN_MS)
+    expect_same_document(page)
+    expect(thinking).to_have_attribute("open", "")
 
 
 def test_a_card_moved_while_the_board_was_cut_off_is_in_its_new_column_when_it_is_back(

@@ -78,6 +78,17 @@
     if (timeline.dataset.stuck === "true") toEnd();
   }
 
+  // A message replaced in place (a live patch as its text streams in, a catch-up after a
+  // reconnect) keeps open the Thinking the operator opened: the new copy arrives closed.
+  document.addEventListener("htmx:oobBeforeSwap", (event) => {
+    const { target, fragment } = event.detail;
+    if (!target || !fragment || !timeline.contains(target)) return;
+    const opened = Array.from(target.querySelectorAll("details"), (details) => details.open);
+    fragment.querySelectorAll("details").forEach((details, i) => {
+      if (opened[i]) details.open = true;
+    });
+  });
+
   // Observed rather than hooked into htmx: messages arrive out of band, as
   // catch-ups and live patches alike, and replace each other in place.
   new MutationObserver(update).observe(timeline, { childList: true, subtree: true, characterData: true });
