@@ -31,6 +31,7 @@ from pathlib import Path
 from benchmarks import support
 from benchmarks.floor.probe import FrameworkFloor
 from benchmarks.stack import ElicitationStack
+from benchmarks.trace_server import PATCHES
 
 TARGET_SUBMIT_P50 = 5.0
 TARGET_OVERLAY_P50 = 15.0
@@ -199,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         "--patch",
         action="append",
         default=[],
-        choices=["persistent-db", "sqlite-synchronous-normal"],
+        choices=sorted(PATCHES),
         help="run the server with a candidate fix patched in (see benchmarks/trace_server.py)",
     )
     parser.add_argument(
