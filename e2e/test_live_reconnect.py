@@ -112,6 +112,35 @@ def test_a_thinking_the_operator_opened_stays_open_when_the_tab_catches_up(brows
     expect(thinking).to_have_attribute("open", "")
 
 
+def test_a_question_asked_while_the_inbox_was_cut_off_is_in_it_and_counted_when_it_is_back(
+    browser, server, proxy, through_proxy
+):
+    task_id = server.create_operator("gus", workspace="Gus's", tasks=True)["task_ids"][0]
+    inbox = watched_page(browser, through_proxy, "gus", "/inbox/", live="inbox-live")
+    expect(inbox.get_by_test_id("inbox-empty")).to_be_visible()
+    same_document(inbox)
+
+    proxy.cut()
+    expect_paused(inbox, "inbox-live")
+    here = open_task(browser, server, "gus", task_id)
+    start_scenario(here, "clarification")
+    expect(here.get_by_test_id("clarification-overlay")).to_be_visible()
+
+    proxy.restore()
+    waiting = inbox.locator("[data-testid=inbox-item][data-kind=question][data-state=waiting]")
+    expect(waiting).to_have_count(1, timeout=BACK_WITHIN_MS)
+    expect_live(inbox, "inbox-live")
+    expect(inbox.get_by_test_id("inbox-count")).to_have_attribute("data-count", "1")
+    expect(inbox.get_by_test_id("inbox-empty")).to_be_hidden()
+    expect_same_document(inbox)
+
+    # Answered from the inbox that came back, it leaves the task page too.
+    waiting.get_by_test_id("clarification-option").filter(has_text="SQLite").click()
+    expect(inbox.locator("[data-testid=inbox-item][data-state=left]")).to_have_attribute("data-reason", "operator")
+    expect(here.get_by_test_id("clarification-overlay")).to_have_count(0)
+    expect(here.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")
+
+
 def test_a_card_moved_while_the_board_was_cut_off_is_in_its_new_column_when_it_is_back(
     browser, server, proxy, through_proxy
 ):
