@@ -213,10 +213,13 @@ def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[
 
 def migrated_database(directory: Path) -> Path:
     database = directory / "db.sqlite3"
-    subprocess.run(
-        [PYTHON, "manage.py", "migrate", "-v0"], cwd=ROOT, env=server_environ(database), check=True
-    )
+    migrate(server_environ(database))
     return database
+
+
+def migrate(env: dict[str, str]) -> None:
+    """``manage.py migrate`` on the database ``env`` names."""
+    subprocess.run([PYTHON, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
 
 
 @dataclass
