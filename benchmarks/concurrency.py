@@ -1,6 +1,7 @@
 """500 sessions, each with a pending elicitation, answered concurrently (agentctl level).
 
     .venv/bin/python -m benchmarks.concurrency [--sessions 500] [--batches 5]
+    scripts/bench concurrency --profile several-machines [--sessions 500]
 
 One real ``kandev-agentctl`` runs ``benchmarks/bench_agent.py``; this script is
 its client over the agent stream (``AgentStreamClient``, as the web app is).
@@ -24,6 +25,14 @@ process (about 40 MiB together, and a Python start-up each) and the web app
 re-renders the task page for every change; 500 of them on this 2-core machine
 would measure process start-up and swapping, not answering. The web app's
 share of one answer is what ``benchmarks.latency`` measures.
+
+``--profile several-machines``: agentctl is started on the SSH executor host
+(the private sshd ``scripts/bench`` runs, through ``SshExecutor.launch`` as a
+web process starts it), and the two connections reach it as two web processes
+do, each through an SSH connection and tunnel of its own: the first holds the
+stream (it gets the notifications), the second is the other web process's.
+Round 1 goes through the first; round 2 races the two tunnels. PostgreSQL and
+Redis play no part at this level. The loopback round trip is the same one.
 """
 
 from __future__ import annotations
@@ -40,10 +49,13 @@ import asyncio
 import collections
 import json
 import os
+import secrets
 import time
+from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 
-from benchmarks import support
+from benchmarks import profiles, support
 from benchmarks.bench_agent import CONTROL_VAR, RECORD_VAR
 
 ANSWER = [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}]
@@ -97,28 +109,60 @@ async def respond(client, pending_id: str) -> tuple[float, float, str]:
     return sent, time.time(), outcome
 
 
-async def run(args, directory: Path) -> dict:
+async def start_agentctl(profile: str, env: dict[str, str], directory: Path, closing: AsyncExitStack):
+    """(agentctl, the stream URL of the first connection, of the second) on this profile.
+
+    Embedded: agentctl is this process's child and both connections go
+    straight to it. Several machines: started on the SSH host through one
+    SSH connection, whose tunnel the first connection uses; the second gets a
+    tunnel through an SSH connection of its own.
+    """
     from kandev_web.agentctl.launcher import launch
+    from kandev_web.executor.ssh import SshExecutor
+
+    if profile == profiles.EMBEDDED:
+        agentctl = await launch(support.bench_agent_command(), env={**os.environ, **env})
+        return agentctl, agentctl.url, agentctl.url
+    host = replace(profiles.Services.from_environ("concurrency").ssh, workdir_root=str(directory / "ssh-workdirs"))
+    holder, other = SshExecutor(host), SshExecutor(host)
+    closing.push_async_callback(holder.close)
+    closing.push_async_callback(other.close)
+    agentctl = await holder.launch(
+        support.bench_agent_command(), env=env, token=secrets.token_urlsafe(32), workdir=str(directory),
+        workdir_name="bench",
+    )
+    return agentctl, agentctl.url, await other.tunnel(agentctl.remote_url)
+
+
+async def run(args, directory: Path) -> dict:
+    async with AsyncExitStack() as closing:
+        return await _run(args, directory, closing)
+
+
+async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
+    from kandev_web.agentctl.stream_client import AgentStreamClient
     from kandev_web.agentctl.testing import text_prompt
 
     n = args.sessions
     record = support.AgentRecord(directory / "agent-record.jsonl")
     control = support.Control(directory / "control.fifo")
     env = {
-        **os.environ,
         RECORD_VAR: str(record.path),
         CONTROL_VAR: str(control.path),
         "PYTHONPATH": str(support.ROOT),
         "KANDEV_AGENTCTL_LOG_LEVEL": "WARNING",
     }
     baseline = support.EchoBaseline()
-    agentctl = await launch(support.bench_agent_command(), env=env)
+    agentctl, first_url, second_url = await start_agentctl(args.profile, env, directory, closing)
     notes = Notes()
-    clients = [agentctl.client(on_notification=notes), agentctl.client()]
+    clients = [
+        AgentStreamClient(first_url, agentctl.token, on_notification=notes),
+        AgentStreamClient(second_url, agentctl.token),
+    ]
     for client in clients:
         await client.connect()
     client = clients[0]
-    result: dict = {"sessions": n}
+    result: dict = {"profile": args.profile, "sessions": n}
     try:
         rss_start = agentctl_rss(agentctl.pid)
         await client.request(
@@ -280,9 +324,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-seconds", type=float, default=300, help="give up after this long (default 300)")
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (agent record)")
+    profiles.add_profile_option(parser)
     args = parser.parse_args(argv)
 
-    support.header(f"concurrency: {args.sessions} sessions with a pending elicitation each, one agentctl")
+    support.header(
+        f"concurrency: {args.sessions} sessions with a pending elicitation each, one agentctl (profile {args.profile})"
+    )
+    if args.profile == profiles.SEVERAL_MACHINES:
+        print("   several machines: agentctl on the SSH executor host, each connection through its own SSH tunnel")
 
     async def bounded(directory):
         async with asyncio.timeout(args.max_seconds):
