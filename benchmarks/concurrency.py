@@ -162,7 +162,13 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
     for client in clients:
         await client.connect()
     client = clients[0]
-    result: dict = {"profile": args.profile, "sessions": n}
+    result: dict = {
+        "profile": args.profile,
+        "sessions": n,
+        "agentctl_started_by": support.ancestors(agentctl.pid)[:3],
+        "tunnelled": first_url != second_url,
+    }
+    print(f"   agentctl started by {' < '.join(result['agentctl_started_by'])}")
     try:
         rss_start = agentctl_rss(agentctl.pid)
         await client.request(

@@ -240,6 +240,13 @@ def main(argv: list[str] | None = None) -> int:
         stack.open_extra_pages(args.extra_sockets)
         print(f"   stack up in {time.monotonic() - started:.1f} s, {args.extra_sockets} extra task pages open; "
               f"RSS KiB {stack.process_rss()}")
+        placement = {
+            "stream_held_by": stack.server.url,
+            "page_on": stack.page_server.url,
+            "agentctl_started_by": [name for pid in stack.agentctl_pids() for name in support.ancestors(pid)[:3]],
+        }
+        print(f"   agent stream held by {placement['stream_held_by']}, page on {placement['page_on']}; "
+              f"agentctl started by {' < '.join(placement['agentctl_started_by'])}")
         for i in range(args.warmup):
             stack.cycle(-1 - i)
             time.sleep(args.gap)
@@ -263,7 +270,8 @@ def main(argv: list[str] | None = None) -> int:
             spy.send_signal(2)
             spy.wait(timeout=30)
         print(f"   measured in {time.monotonic() - deadline + args.max_seconds:.1f} s; RSS KiB {stack.process_rss()}")
-        result = {"profile": args.profile, **report(cycles, baseline, floors, extra_sockets=args.extra_sockets)}
+        measured = report(cycles, baseline, floors, extra_sockets=args.extra_sockets)
+        result = {"profile": args.profile, **placement, **measured}
         if stack.trace_path:
             result["server_breakdown"] = trace_breakdown(cycles, stack.trace_path)
     support.footer()

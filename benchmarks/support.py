@@ -195,6 +195,16 @@ def cmdline(pid: int) -> str:
     return ""
 
 
+def ancestors(pid: int) -> list[str]:
+    """The command names (``/proc/<pid>/comm``) of ``pid``'s parent, its parent, ...: who started it."""
+    names = []
+    with suppress(OSError, ValueError, IndexError):
+        while pid > 1:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+    return names
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of one process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
