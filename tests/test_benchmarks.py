@@ -15,6 +15,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from benchmarks.compare import LATENCY_ROWS, side_by_side
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,3 +69,47 @@ def test_latency_on_several_machines_measures_both_paths_against_floors_of_the_s
         assert result[path]["p50"] > 0 and math.isfinite(result[path]["floor_ratio_p50"])
         assert math.isfinite(result[path]["ratio_p50"])
     assert result["bad_answers"] == [] and result["not_delivered"] == []
+
+
+def figures(p50: float, p99: float, *, baseline: float, floor: float | None = None) -> dict:
+    out = {"n": 10, "p50": p50, "p99": p99, "ratio_p50": p50 / baseline}
+    if floor is not None:
+        out["floor_ratio_p50"] = p50 / floor
+    return out
+
+
+def latency_run(profile: str, baseline: float, floor: float, overlay: float) -> dict:
+    return {
+        "profile": profile,
+        "baseline": figures(baseline, baseline * 2, baseline=baseline),
+        "floor": figures(floor, floor * 2, baseline=baseline),
+        "create_to_overlay": figures(overlay, overlay * 2, baseline=baseline, floor=floor),
+        "submit_to_read": figures(overlay / 4, overlay, baseline=baseline, floor=floor),
+    }
+
+
+def cells(row: str) -> list[str]:
+    return [cell.strip() for cell in row.strip().strip("|").split("|")]
+
+
+def test_side_by_side_gives_each_path_its_ratios_to_the_floors_of_its_own_run():
+    embedded, several = latency_run("embedded", 0.5, 4.0, 40.0), latency_run("several-machines", 0.5, 8.0, 60.0)
+    header, _, *rows = side_by_side("latency", [embedded, several]).splitlines()
+    assert "embedded: p50 × floor" in cells(header) and "several machines: p50 × floor" in cells(header)
+    overlay = next(cells(row) for row in rows if row.startswith("| (a)"))
+    # embedded: 40 ms, 80 ms, 80× the loopback, 10× its floor; several machines: 60 ms, 120 ms, 120×, 7.5×.
+    assert overlay[1:] == ["40 ms", "80 ms", "80×", "10×", "60 ms", "120 ms", "120×", "7.5×"]
+    loopback, floor = cells(rows[0]), cells(rows[1])
+    assert loopback[3] == loopback[7] == "1×" and floor[3:5] == ["8×", "1×"] and floor[7:9] == ["16×", "1×"]
+
+
+@given(
+    runs=st.lists(
+        st.tuples(*(st.floats(min_value=0.01, max_value=5000) for _ in range(3))), min_size=1, max_size=3
+    )
+)
+def test_side_by_side_has_one_row_per_path_and_one_cell_per_column(runs):
+    table = side_by_side("latency", [latency_run("several-machines", *run) for run in runs])
+    lines = table.splitlines()
+    assert len(lines) == 2 + len(LATENCY_ROWS)
+    assert len({line.count("|") for line in lines}) == 1 and lines[0].count("|") == 2 + 4 * len(runs)
