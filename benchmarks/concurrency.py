@@ -123,7 +123,11 @@ async def start_agentctl(profile: str, env: dict[str, str], directory: Path, clo
     if profile == profiles.EMBEDDED:
         agentctl = await launch(support.bench_agent_command(), env={**os.environ, **env})
         return agentctl, agentctl.url, agentctl.url
-    host = replace(profiles.Services.from_environ("concurrency").ssh, workdir_root=str(directory / "ssh-workdirs"))
+    host = replace(
+        profiles.Services.from_environ("concurrency").ssh,
+        workdir_root=str(directory / "ssh-workdirs"),
+        worktree_root=str(directory / "ssh-worktrees"),
+    )
     holder, other = SshExecutor(host), SshExecutor(host)
     closing.push_async_callback(holder.close)
     closing.push_async_callback(other.close)

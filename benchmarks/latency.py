@@ -235,7 +235,7 @@ def main(argv: list[str] | None = None) -> int:
     with support.workdir(keep=args.keep or bool(args.py_spy)) as directory, ElicitationStack(
         directory, headless=not args.headed, trace=args.trace, patches=tuple(args.patch), profile=args.profile
     ) as stack, FrameworkFloor(
-        directory, stack.browser, redis_url=stack.services.redis_url if several else None
+        directory, stack.browser, redis_url=stack.services.redis_url if stack.services else None
     ) as floor:
         stack.open_extra_pages(args.extra_sockets)
         print(f"   stack up in {time.monotonic() - started:.1f} s, {args.extra_sockets} extra task pages open; "

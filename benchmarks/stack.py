@@ -45,6 +45,7 @@ from . import profiles, support
 from .bench_agent import CONTROL_VAR, RECORD_VAR
 
 PROFILE_NAME = "Bench agent"
+WORKSPACE = "Bench"
 EXECUTOR_NAME = "bench-ssh"
 
 #: How long the page must have received nothing before Submit is clicked.
@@ -198,6 +199,8 @@ class ElicitationStack:
             raise ValueError("probes, patches and tracemalloc run on the embedded profile only")
         self.directory = directory
         self.profile = profile
+        #: The several-machines profile's PostgreSQL, Redis and SSH host (None on the embedded one).
+        self.services: profiles.Services | None = None
         self.trace_path = directory / "server-trace.jsonl" if trace else None
         self.patches = patches
         self.tracemalloc = tracemalloc
@@ -240,17 +243,13 @@ class ElicitationStack:
         else:
             env = support.server_environ(support.migrated_database(self.directory), extra)
         module = "benchmarks.trace_server" if (self.trace_path or self.patches or self.tracemalloc) else "daphne"
+        logs = [self.directory / "server.log", *([self.directory / "server-b.log"] if several else [])]
+        servers = self._exit.enter_context(support.running_servers(env, logs, module=module))
         #: The process that starts the session and holds its agent stream.
-        self.server = self._exit.enter_context(
-            support.running_server(env, self.directory / "server.log", module=module)
-        )
+        self.server = servers[0]
         #: The process the measured page is on: the same one, or the other one.
-        self.page_server = self.server
-        if several:
-            self.page_server = self._exit.enter_context(
-                support.running_server(env, self.directory / "server-b.log", module=module)
-            )
-        ids = self.server.create_operator("bench")
+        self.page_server = servers[-1]
+        ids = self.server.create_operator("bench", workspace=WORKSPACE)
         self.task_id = ids["task_ids"][0]
         self.record = support.AgentRecord(self.directory / "agent-record.jsonl")
         self.control = support.Control(self.directory / "control.fifo")
@@ -263,10 +262,15 @@ class ElicitationStack:
             {RECORD_VAR: str(self.record.path), CONTROL_VAR: str(self.control.path), "PYTHONPATH": str(support.ROOT)},
             str(self.directory / "workdir"),
         )
-        if several:
-            host = replace(self.services.ssh, workdir_root=str(self.directory / "ssh-workdirs"))
+        if self.services:
+            # Anything the host would put in its login's home goes in the run's folder instead.
+            host = replace(
+                self.services.ssh,
+                workdir_root=str(self.directory / "ssh-workdirs"),
+                worktree_root=str(self.directory / "ssh-worktrees"),
+            )
             self.server.manage(
-                *ssh_executor_command(EXECUTOR_NAME, host), "--assign", PROFILE_NAME, "--workspace", "bench's workspace"
+                *ssh_executor_command(EXECUTOR_NAME, host), "--assign", PROFILE_NAME, "--workspace", WORKSPACE
             )
         self.echo = support.EchoBaseline()
         self._exit.callback(self.echo.close)

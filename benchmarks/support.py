@@ -25,7 +25,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -299,17 +299,37 @@ def running_server(
 
     ``module`` is what runs Daphne: ``daphne`` itself, or ``benchmarks.trace_server``.
     """
-    port = free_port()
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), application],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        try:
-            wait_for_port(port, process, time.monotonic() + 30)
-            yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process, log_path=log_path)
-        finally:
-            stop_group(process)
+    with running_servers(env, [log_path], module=module, application=application) as (server,):
+        yield server
+
+
+@contextmanager
+def running_servers(
+    env: dict[str, str],
+    log_paths: list[Path],
+    *,
+    module: str = "daphne",
+    application: str = "kandev_web.asgi:application",
+):
+    """One Daphne per log path, as ``running_server``, started at once: each takes seconds to import Django."""
+    ports = [free_port() for _ in log_paths]
+    with ExitStack() as closing:
+        processes = []
+        for port, log_path in zip(ports, log_paths, strict=True):
+            log = closing.enter_context(log_path.open("w"))
+            process = subprocess.Popen(
+                [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), application],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+            closing.callback(stop_group, process)
+            processes.append(process)
+        deadline = time.monotonic() + 30
+        for port, process in zip(ports, processes, strict=True):
+            wait_for_port(port, process, deadline)
+        yield [
+            Server(url=f"http://127.0.0.1:{port}", env=env, process=process, log_path=log_path)
+            for port, process, log_path in zip(ports, processes, log_paths, strict=True)
+        ]
 
 
 @contextmanager

@@ -63,14 +63,12 @@ class FrameworkFloor:
         if self.redis_url:
             env.update({"KANDEV_BENCH_FLOOR_REDIS_URL": self.redis_url,
                         "KANDEV_BENCH_FLOOR_PREFIX": f"floor-{uuid.uuid4().hex[:8]}"})
-        server = self._exit.enter_context(
-            support.running_server(env, self.directory / "floor-server.log", application=APPLICATION)
-        )
-        trigger_server = server
+        logs = [self.directory / "floor-server.log"]
         if self.redis_url:
-            trigger_server = self._exit.enter_context(
-                support.running_server(env, self.directory / "floor-server-b.log", application=APPLICATION)
-            )
+            logs.append(self.directory / "floor-server-b.log")
+        servers = self._exit.enter_context(support.running_servers(env, logs, application=APPLICATION))
+        # The page's server, and the trigger's: the same one, or the other one on the same Redis.
+        server, trigger_server = servers[0], servers[-1]
         context = self.browser.new_context()
         self._exit.callback(context.close)
         self.page = context.new_page()
