@@ -26,6 +26,7 @@ from pathlib import Path
 #: (key in the benchmark's JSON, row label), in the order the table lists them.
 LATENCY_ROWS = (
     ("baseline", "loopback WebSocket round trip (floor)"),
+    ("ssh_baseline", "… the same through an SSH tunnel (several machines)"),
     ("floor", "framework floor: `group_send` → element in the DOM"),
     ("create_to_overlay", "(a) `elicitation/create` → overlay in the DOM"),
     ("create_to_ws", "… of which: → the overlay's frame reached the page"),
@@ -35,6 +36,7 @@ LATENCY_ROWS = (
 )
 CONCURRENCY_ROWS = (
     ("baseline", "loopback WebSocket round trip (floor)"),
+    ("ssh_baseline", "… the same through an SSH tunnel (several machines)"),
     ("sent_to_read", "answer sent → ACP answer read, all at once"),
     ("sent_to_response", "answer sent → agentctl's response, all at once"),
 )

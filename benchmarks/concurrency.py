@@ -123,11 +123,7 @@ async def start_agentctl(profile: str, env: dict[str, str], directory: Path, clo
     if profile == profiles.EMBEDDED:
         agentctl = await launch(support.bench_agent_command(), env={**os.environ, **env})
         return agentctl, agentctl.url, agentctl.url
-    host = replace(
-        profiles.Services.from_environ("concurrency").ssh,
-        workdir_root=str(directory / "ssh-workdirs"),
-        worktree_root=str(directory / "ssh-worktrees"),
-    )
+    host = ssh_host(directory)
     holder, other = SshExecutor(host), SshExecutor(host)
     closing.push_async_callback(holder.close)
     closing.push_async_callback(other.close)
@@ -136,6 +132,15 @@ async def start_agentctl(profile: str, env: dict[str, str], directory: Path, clo
         workdir_name="bench",
     )
     return agentctl, agentctl.url, await other.tunnel(agentctl.remote_url)
+
+
+def ssh_host(directory: Path):
+    """The several-machines profile's SSH host, its folders in the run's own."""
+    return replace(
+        profiles.Services.from_environ("concurrency").ssh,
+        workdir_root=str(directory / "ssh-workdirs"),
+        worktree_root=str(directory / "ssh-worktrees"),
+    )
 
 
 async def run(args, directory: Path) -> dict:
@@ -157,6 +162,10 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         "KANDEV_AGENTCTL_LOG_LEVEL": "WARNING",
     }
     baseline = support.EchoBaseline()
+    tunnelled = None
+    if args.profile == profiles.SEVERAL_MACHINES:
+        tunnelled = support.EchoBaseline(via=ssh_host(directory))
+        closing.callback(tunnelled.close)
     agentctl, first_url, second_url = await start_agentctl(args.profile, env, directory, closing)
     notes = Notes()
     clients = [
@@ -224,6 +233,7 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         await wait_agent(record, lambda e: e["event"] == "written", n, 30)
         written = {e["session"]: e for e in record.events if e["event"] == "written"}
         baseline_before = [baseline.round_trip() for _ in range(args.baseline)]
+        tunnelled_before = [tunnelled.round_trip() for _ in range(args.baseline)] if tunnelled else []
         t0 = time.monotonic()
         answers = await asyncio.gather(*(respond(client, pending_by_session[s]) for s in session_ids))
         round1_seconds = time.monotonic() - t0
@@ -249,6 +259,9 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         response_summary = support.Summary(f"answer sent -> agentctl response ({n} at once)", to_response)
         print(f"   round 1: {n} answers sent at once, all settled in {round1_seconds * 1000:.0f} ms")
         print(base.line())
+        tunnelled_summary = support.Summary("    the same round trip through an SSH tunnel", tunnelled_before)
+        if tunnelled_before:
+            print(tunnelled_summary.line(base))
         print(read_summary.line(base))
         print(response_summary.line(base))
         print(
@@ -300,6 +313,7 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         result.update(
             {
                 "baseline": base.as_dict(),
+                **({"ssh_baseline": tunnelled_summary.as_dict(base)} if tunnelled_before else {}),
                 "sent_to_read": read_summary.as_dict(base),
                 "sent_to_response": response_summary.as_dict(base),
                 "round1_seconds": round1_seconds,

@@ -66,9 +66,14 @@ def figures(
     }
 
 
-def report(cycles, baseline: list[float], floors, *, quiet: bool = False, extra_sockets: int = 0) -> dict:
+def report(
+    cycles, baseline: list[float], floors, *, quiet: bool = False, extra_sockets: int = 0, ssh_baseline=()
+) -> dict:
     base, floor, parts = figures(cycles, baseline, floors)
     print(base.line())
+    tunnelled = support.Summary("    the same round trip through an SSH tunnel", list(ssh_baseline))
+    if tunnelled.values:
+        print(tunnelled.line(base))
     print(floor.line(base))
     for summary in parts.values():
         print(summary.line(base, floor))
@@ -113,6 +118,7 @@ def report(cycles, baseline: list[float], floors, *, quiet: bool = False, extra_
     )
     return {
         "baseline": base.as_dict(),
+        **({"ssh_baseline": tunnelled.as_dict(base)} if tunnelled.values else {}),
         "floor": floor.as_dict(base),
         **{key: s.as_dict(base, floor) for key, s in parts.items()},
         "targets": {
@@ -253,6 +259,7 @@ def main(argv: list[str] | None = None) -> int:
             stack.baseline(args.baseline_per_run)
             floor.cycle()
         baseline: list[float] = []
+        ssh_baseline: list[float] = []
         floors = []
         cycles = []
         spies = profiler(args, stack, directory)
@@ -265,12 +272,13 @@ def main(argv: list[str] | None = None) -> int:
             # The references are taken in the quiet between cycles, on the same machine in the same run.
             time.sleep(args.gap)
             baseline += stack.baseline(args.baseline_per_run)
+            ssh_baseline += stack.ssh_baseline(args.baseline_per_run)
             floors += [floor.cycle() for _ in range(args.floor_per_run)]
         for spy in spies:
             spy.send_signal(2)
             spy.wait(timeout=30)
         print(f"   measured in {time.monotonic() - deadline + args.max_seconds:.1f} s; RSS KiB {stack.process_rss()}")
-        measured = report(cycles, baseline, floors, extra_sockets=args.extra_sockets)
+        measured = report(cycles, baseline, floors, extra_sockets=args.extra_sockets, ssh_baseline=ssh_baseline)
         result = {"profile": args.profile, **placement, **measured}
         if stack.trace_path:
             result["server_breakdown"] = trace_breakdown(cycles, stack.trace_path)

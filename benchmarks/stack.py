@@ -274,6 +274,9 @@ class ElicitationStack:
             )
         self.echo = support.EchoBaseline()
         self._exit.callback(self.echo.close)
+        self.tunnelled_echo = support.EchoBaseline(via=self.services.ssh) if self.services else None
+        if self.tunnelled_echo:
+            self._exit.callback(self.tunnelled_echo.close)
 
         playwright = self._exit.enter_context(sync_playwright())
         self.browser = browser = playwright.chromium.launch(
@@ -359,6 +362,10 @@ class ElicitationStack:
 
     def baseline(self, count: int) -> list[float]:
         return [self.echo.round_trip() for _ in range(count)]
+
+    def ssh_baseline(self, count: int) -> list[float]:
+        """The same round trips through an SSH tunnel (several machines); none on the embedded profile."""
+        return [self.tunnelled_echo.round_trip() for _ in range(count)] if self.tunnelled_echo else []
 
     def cycle(self, index: int, *, timeout: float = 20.0) -> Cycle:
         page = self.page

@@ -15,6 +15,7 @@ whatever the editable install points at.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import os
@@ -24,6 +25,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
@@ -33,6 +35,7 @@ from e2e.processes import CHROMIUM as E2E_CHROMIUM
 from e2e.processes import CHROMIUM_ARGS as E2E_CHROMIUM_ARGS
 from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
 from e2e.processes import server_environ as e2e_server_environ
+from kandev_web.executor.ssh import SshAddress
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
@@ -354,19 +357,34 @@ class EchoBaseline:
     ``time.perf_counter`` in this process. The server is ``benchmarks/echo_server.py``
     (the ``websockets`` asyncio server, as agentctl uses), so both ends are
     separate processes talking over 127.0.0.1, like browser and Daphne.
+
+    ``via`` (the several-machines profile's SSH host): the client reaches the
+    server through an SSH tunnel to the host's loopback, made as a web process
+    makes its tunnel to an agentctl there (``SshExecutor.tunnel``), so the
+    round trip shows what one SSH hop adds.
     """
 
     PAYLOAD = "x" * 100
 
-    def __init__(self) -> None:
+    def __init__(self, via: SshAddress | None = None) -> None:
         self.process = subprocess.Popen(
             [PYTHON, str(BENCH_DIR / "echo_server.py")], stdout=subprocess.PIPE, text=True, start_new_session=True
         )
         assert self.process.stdout
-        port = int(self.process.stdout.readline())
+        url = f"ws://127.0.0.1:{int(self.process.stdout.readline())}"
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ssh = None
+        if via is not None:
+            from kandev_web.executor.ssh import SshExecutor
+
+            # asyncssh serves the tunnel's local end from a loop of its own, beside this thread's sync client.
+            self._loop = asyncio.new_event_loop()
+            threading.Thread(target=self._loop.run_forever, name="echo-ssh", daemon=True).start()
+            self._ssh = SshExecutor(via)
+            url = asyncio.run_coroutine_threadsafe(self._ssh.tunnel(url), self._loop).result(30)
         from websockets.sync.client import connect
 
-        self.connection = connect(f"ws://127.0.0.1:{port}", compression=None)
+        self.connection = connect(url, compression=None, proxy=None)
         self.samples: list[float] = []
 
     def round_trip(self) -> float:
@@ -380,6 +398,10 @@ class EchoBaseline:
     def close(self) -> None:
         with suppress(Exception):
             self.connection.close()
+        if self._loop is not None and self._ssh is not None:
+            with suppress(Exception):
+                asyncio.run_coroutine_threadsafe(self._ssh.close(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
         stop_group(self.process)
 
 

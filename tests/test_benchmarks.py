@@ -52,6 +52,7 @@ def test_concurrency_on_several_machines_answers_every_pending_once_through_two_
     assert result["exactly_once"] and result["round1_delivered"] == 20
     assert result["round2_outcomes"] == {"ok": 20, "NOT_FOUND": 20}
     assert result["baseline"]["n"] == 20 and result["sent_to_read"]["n"] == 20
+    assert result["ssh_baseline"]["n"] == 20 and result["ssh_baseline"]["ratio_p50"] > 0
     assert math.isfinite(result["sent_to_read"]["ratio_p50"]) and result["sent_to_read"]["ratio_p50"] > 1
 
 
@@ -64,6 +65,7 @@ def test_latency_on_several_machines_measures_both_paths_against_floors_of_the_s
     assert result["page_on"] != result["stream_held_by"]
     assert started_over_ssh(result["agentctl_started_by"])
     assert result["baseline"]["n"] == 4 and result["floor"]["n"] == 2
+    assert result["ssh_baseline"]["n"] == 4 and result["ssh_baseline"]["ratio_p50"] > 0
     for path in ("create_to_overlay", "submit_to_read"):
         assert result[path]["n"] == 2
         assert result[path]["p50"] > 0 and math.isfinite(result[path]["floor_ratio_p50"])
@@ -79,9 +81,11 @@ def figures(p50: float, p99: float, *, baseline: float, floor: float | None = No
 
 
 def latency_run(profile: str, baseline: float, floor: float, overlay: float) -> dict:
+    several = {"ssh_baseline": figures(baseline * 3, baseline * 6, baseline=baseline)} if profile != "embedded" else {}
     return {
         "profile": profile,
         "baseline": figures(baseline, baseline * 2, baseline=baseline),
+        **several,
         "floor": figures(floor, floor * 2, baseline=baseline),
         "create_to_overlay": figures(overlay, overlay * 2, baseline=baseline, floor=floor),
         "submit_to_read": figures(overlay / 4, overlay, baseline=baseline, floor=floor),
@@ -99,8 +103,11 @@ def test_side_by_side_gives_each_path_its_ratios_to_the_floors_of_its_own_run():
     overlay = next(cells(row) for row in rows if row.startswith("| (a)"))
     # embedded: 40 ms, 80 ms, 80× the loopback, 10× its floor; several machines: 60 ms, 120 ms, 120×, 7.5×.
     assert overlay[1:] == ["40 ms", "80 ms", "80×", "10×", "60 ms", "120 ms", "120×", "7.5×"]
-    loopback, floor = cells(rows[0]), cells(rows[1])
+    loopback, tunnelled, floor = (next(cells(row) for row in rows if row.startswith(f"| {start}"))
+                                  for start in ("loopback", "… the same through an SSH tunnel", "framework floor"))
     assert loopback[3] == loopback[7] == "1×" and floor[3:5] == ["8×", "1×"] and floor[7:9] == ["16×", "1×"]
+    # Only the several-machines run has an SSH hop: 1.5 ms, 3× its loopback round trip.
+    assert tunnelled[1:5] == ["", "", "", ""] and tunnelled[5] == "1.5 ms" and tunnelled[7] == "3×"
 
 
 @given(
