@@ -32,7 +32,8 @@ web process starts it), and the two connections reach it as two web processes
 do, each through an SSH connection and tunnel of its own: the first holds the
 stream (it gets the notifications), the second is the other web process's.
 Round 1 goes through the first; round 2 races the two tunnels. PostgreSQL and
-Redis play no part at this level. The loopback round trip is the same one.
+Redis play no part at this level. The loopback round trip is the same one,
+and beside it the same round trip through an SSH tunnel to the host.
 """
 
 from __future__ import annotations
@@ -162,10 +163,10 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         "KANDEV_AGENTCTL_LOG_LEVEL": "WARNING",
     }
     baseline = support.EchoBaseline()
-    tunnelled = None
+    tunnelled_echo = None
     if args.profile == profiles.SEVERAL_MACHINES:
-        tunnelled = support.EchoBaseline(via=ssh_host(directory))
-        closing.callback(tunnelled.close)
+        tunnelled_echo = support.EchoBaseline(via=ssh_host(directory))
+        closing.callback(tunnelled_echo.close)
     agentctl, first_url, second_url = await start_agentctl(args.profile, env, directory, closing)
     notes = Notes()
     clients = [
@@ -233,7 +234,7 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         await wait_agent(record, lambda e: e["event"] == "written", n, 30)
         written = {e["session"]: e for e in record.events if e["event"] == "written"}
         baseline_before = [baseline.round_trip() for _ in range(args.baseline)]
-        tunnelled_before = [tunnelled.round_trip() for _ in range(args.baseline)] if tunnelled else []
+        tunnelled_before = [tunnelled_echo.round_trip() for _ in range(args.baseline)] if tunnelled_echo else []
         t0 = time.monotonic()
         answers = await asyncio.gather(*(respond(client, pending_by_session[s]) for s in session_ids))
         round1_seconds = time.monotonic() - t0
