@@ -1,6 +1,7 @@
 """500 sessions, each with a pending elicitation, answered concurrently (agentctl level).
 
     .venv/bin/python -m benchmarks.concurrency [--sessions 500] [--batches 5]
+    scripts/bench concurrency --profile several-machines [--sessions 500]
 
 One real ``kandev-agentctl`` runs ``benchmarks/bench_agent.py``; this script is
 its client over the agent stream (``AgentStreamClient``, as the web app is).
@@ -24,6 +25,15 @@ process (about 40 MiB together, and a Python start-up each) and the web app
 re-renders the task page for every change; 500 of them on this 2-core machine
 would measure process start-up and swapping, not answering. The web app's
 share of one answer is what ``benchmarks.latency`` measures.
+
+``--profile several-machines``: agentctl is started on the SSH executor host
+(the private sshd ``scripts/bench`` runs, through ``SshExecutor.launch`` as a
+web process starts it), and the two connections reach it as two web processes
+do, each through an SSH connection and tunnel of its own: the first holds the
+stream (it gets the notifications), the second is the other web process's.
+Round 1 goes through the first; round 2 races the two tunnels. PostgreSQL and
+Redis play no part at this level. The loopback round trip is the same one,
+and beside it the same round trip through an SSH tunnel to the host.
 """
 
 from __future__ import annotations
@@ -40,10 +50,13 @@ import asyncio
 import collections
 import json
 import os
+import secrets
 import time
+from contextlib import AsyncExitStack
+from dataclasses import replace
 from pathlib import Path
 
-from benchmarks import support
+from benchmarks import profiles, support
 from benchmarks.bench_agent import CONTROL_VAR, RECORD_VAR
 
 ANSWER = [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}]
@@ -97,28 +110,79 @@ async def respond(client, pending_id: str) -> tuple[float, float, str]:
     return sent, time.time(), outcome
 
 
-async def run(args, directory: Path) -> dict:
+async def start_agentctl(profile: str, env: dict[str, str], directory: Path, closing: AsyncExitStack):
+    """(agentctl, the stream URL of the first connection, of the second) on this profile.
+
+    Embedded: agentctl is this process's child and both connections go
+    straight to it. Several machines: started on the SSH host through one
+    SSH connection, whose tunnel the first connection uses; the second gets a
+    tunnel through an SSH connection of its own.
+    """
     from kandev_web.agentctl.launcher import launch
+    from kandev_web.executor.ssh import SshExecutor
+
+    if profile == profiles.EMBEDDED:
+        agentctl = await launch(support.bench_agent_command(), env={**os.environ, **env})
+        return agentctl, agentctl.url, agentctl.url
+    host = ssh_host(directory)
+    holder, other = SshExecutor(host), SshExecutor(host)
+    closing.push_async_callback(holder.close)
+    closing.push_async_callback(other.close)
+    agentctl = await holder.launch(
+        support.bench_agent_command(), env=env, token=secrets.token_urlsafe(32), workdir=str(directory),
+        workdir_name="bench",
+    )
+    return agentctl, agentctl.url, await other.tunnel(agentctl.remote_url)
+
+
+def ssh_host(directory: Path):
+    """The several-machines profile's SSH host, its folders in the run's own."""
+    return replace(
+        profiles.Services.from_environ("concurrency").ssh,
+        workdir_root=str(directory / "ssh-workdirs"),
+        worktree_root=str(directory / "ssh-worktrees"),
+    )
+
+
+async def run(args, directory: Path) -> dict:
+    async with AsyncExitStack() as closing:
+        return await _run(args, directory, closing)
+
+
+async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
+    from kandev_web.agentctl.stream_client import AgentStreamClient
     from kandev_web.agentctl.testing import text_prompt
 
     n = args.sessions
     record = support.AgentRecord(directory / "agent-record.jsonl")
     control = support.Control(directory / "control.fifo")
     env = {
-        **os.environ,
         RECORD_VAR: str(record.path),
         CONTROL_VAR: str(control.path),
         "PYTHONPATH": str(support.ROOT),
         "KANDEV_AGENTCTL_LOG_LEVEL": "WARNING",
     }
     baseline = support.EchoBaseline()
-    agentctl = await launch(support.bench_agent_command(), env=env)
+    tunnelled_echo = None
+    if args.profile == profiles.SEVERAL_MACHINES:
+        tunnelled_echo = support.EchoBaseline(via=ssh_host(directory))
+        closing.callback(tunnelled_echo.close)
+    agentctl, first_url, second_url = await start_agentctl(args.profile, env, directory, closing)
     notes = Notes()
-    clients = [agentctl.client(on_notification=notes), agentctl.client()]
+    clients = [
+        AgentStreamClient(first_url, agentctl.token, on_notification=notes),
+        AgentStreamClient(second_url, agentctl.token),
+    ]
     for client in clients:
         await client.connect()
     client = clients[0]
-    result: dict = {"sessions": n}
+    result: dict = {
+        "profile": args.profile,
+        "sessions": n,
+        "agentctl_started_by": support.ancestors(agentctl.pid)[:3],
+        "tunnelled": first_url != second_url,
+    }
+    print(f"   agentctl started by {' < '.join(result['agentctl_started_by'])}")
     try:
         rss_start = agentctl_rss(agentctl.pid)
         await client.request(
@@ -170,6 +234,7 @@ async def run(args, directory: Path) -> dict:
         await wait_agent(record, lambda e: e["event"] == "written", n, 30)
         written = {e["session"]: e for e in record.events if e["event"] == "written"}
         baseline_before = [baseline.round_trip() for _ in range(args.baseline)]
+        tunnelled_before = [tunnelled_echo.round_trip() for _ in range(args.baseline)] if tunnelled_echo else []
         t0 = time.monotonic()
         answers = await asyncio.gather(*(respond(client, pending_by_session[s]) for s in session_ids))
         round1_seconds = time.monotonic() - t0
@@ -195,6 +260,9 @@ async def run(args, directory: Path) -> dict:
         response_summary = support.Summary(f"answer sent -> agentctl response ({n} at once)", to_response)
         print(f"   round 1: {n} answers sent at once, all settled in {round1_seconds * 1000:.0f} ms")
         print(base.line())
+        tunnelled_summary = support.Summary("    the same round trip through an SSH tunnel", tunnelled_before)
+        if tunnelled_before:
+            print(tunnelled_summary.line(base))
         print(read_summary.line(base))
         print(response_summary.line(base))
         print(
@@ -246,6 +314,7 @@ async def run(args, directory: Path) -> dict:
         result.update(
             {
                 "baseline": base.as_dict(),
+                **({"ssh_baseline": tunnelled_summary.as_dict(base)} if tunnelled_before else {}),
                 "sent_to_read": read_summary.as_dict(base),
                 "sent_to_response": response_summary.as_dict(base),
                 "round1_seconds": round1_seconds,
@@ -280,9 +349,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-seconds", type=float, default=300, help="give up after this long (default 300)")
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (agent record)")
+    profiles.add_profile_option(parser)
     args = parser.parse_args(argv)
 
-    support.header(f"concurrency: {args.sessions} sessions with a pending elicitation each, one agentctl")
+    support.header(
+        f"concurrency: {args.sessions} sessions with a pending elicitation each, one agentctl (profile {args.profile})"
+    )
+    if args.profile == profiles.SEVERAL_MACHINES:
+        print("   several machines: agentctl on the SSH executor host, each connection through its own SSH tunnel")
 
     async def bounded(directory):
         async with asyncio.timeout(args.max_seconds):

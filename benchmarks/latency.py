@@ -1,6 +1,7 @@
 """Latency of an elicitation through the whole stack, over N runs in one agent session.
 
     .venv/bin/python -m benchmarks.latency [--runs 200] [--warmup 5] [--json out.json]
+    scripts/bench latency --profile several-machines [--runs 100]
 
 (a) ``elicitation/create`` written by the agent -> overlay in the operator's
 page; (b) Submit clicked -> ACP answer read by the agent. Each with p50, p95,
@@ -10,6 +11,11 @@ and the framework floor (``--floor-per-run``), a minimal Channels consumer's
 ``group_send`` of a small out-of-band fragment to an htmx ws page in the same
 chromium (``benchmarks/floor/``). How each timestamp is taken, and on which
 clock: ``benchmarks/stack.py``, ``benchmarks/floor/probe.py`` and BENCHMARKS.md.
+
+``--profile several-machines`` runs the same cycles on PostgreSQL, Redis, two
+web processes and an SSH executor (``benchmarks/profiles.py``), the framework
+floor then in two processes on the same Redis; both references are measured
+in the same run on that profile, so each profile's ratios compare.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchmarks import support
+from benchmarks import profiles, support
 from benchmarks.floor.probe import FrameworkFloor
 from benchmarks.stack import ElicitationStack
 from benchmarks.trace_server import PATCHES
@@ -61,9 +67,14 @@ def figures(
     }
 
 
-def report(cycles, baseline: list[float], floors, *, quiet: bool = False, extra_sockets: int = 0) -> dict:
+def report(
+    cycles, baseline: list[float], floors, *, quiet: bool = False, extra_sockets: int = 0, ssh_baseline=()
+) -> dict:
     base, floor, parts = figures(cycles, baseline, floors)
     print(base.line())
+    tunnelled = support.Summary("    the same round trip through an SSH tunnel", list(ssh_baseline))
+    if tunnelled.values:
+        print(tunnelled.line(base))
     print(floor.line(base))
     for summary in parts.values():
         print(summary.line(base, floor))
@@ -108,6 +119,7 @@ def report(cycles, baseline: list[float], floors, *, quiet: bool = False, extra_
     )
     return {
         "baseline": base.as_dict(),
+        **({"ssh_baseline": tunnelled.as_dict(base)} if tunnelled.values else {}),
         "floor": floor.as_dict(base),
         **{key: s.as_dict(base, floor) for key, s in parts.items()},
         "targets": {
@@ -174,7 +186,9 @@ def profiler(args, stack: ElicitationStack, directory: Path) -> list[subprocess.
     """py-spy (if asked for) on the server and agentctl, sampling all threads."""
     if not args.py_spy:
         return []
-    targets = {"server": stack.server.pid, **{f"agentctl-{p}": p for p in stack.server.agentctl_pids()}}
+    targets = {"server": stack.server.pid, **{f"agentctl-{p}": p for p in stack.agentctl_pids()}}
+    if stack.page_server is not stack.server:
+        targets["server-b"] = stack.page_server.pid
     processes = []
     for name, pid in targets.items():
         out = directory / f"py-spy-{name}.txt"
@@ -206,11 +220,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--extra-sockets", type=int, default=0, help="more task pages open on the same task, each with its socket"
     )
+    profiles.add_profile_option(parser)
     args = parser.parse_args(argv)
     if args.floor_per_run < 1:
         parser.error("--floor-per-run must be at least 1: every run reports its paths against the floor")
+    several = args.profile == profiles.SEVERAL_MACHINES
+    if several and (args.trace or args.patch):
+        parser.error("--trace and --patch run on the embedded profile only")
 
-    support.header("latency: elicitation/create -> overlay, Submit -> ACP answer")
+    support.header(f"latency: elicitation/create -> overlay, Submit -> ACP answer (profile {args.profile})")
+    if several:
+        print("   several machines: PostgreSQL (pool), Redis, agent stream held by web process A over SSH, "
+              "page on web process B; floor across two processes on Redis")
     print(
         f"   runs {args.runs} (+{args.warmup} warm-up), {args.baseline_per_run} baseline round trips and "
         f"{args.floor_per_run} framework floor cycles per run"
@@ -219,17 +240,27 @@ def main(argv: list[str] | None = None) -> int:
     if args.patch:
         print(f"   server patched with candidate fix(es): {', '.join(args.patch)} (not the product as committed)")
     with support.workdir(keep=args.keep or bool(args.py_spy)) as directory, ElicitationStack(
-        directory, headless=not args.headed, trace=args.trace, patches=tuple(args.patch)
-    ) as stack, FrameworkFloor(directory, stack.browser) as floor:
+        directory, headless=not args.headed, trace=args.trace, patches=tuple(args.patch), profile=args.profile
+    ) as stack, FrameworkFloor(
+        directory, stack.browser, redis_url=stack.services.redis_url if stack.services else None
+    ) as floor:
         stack.open_extra_pages(args.extra_sockets)
         print(f"   stack up in {time.monotonic() - started:.1f} s, {args.extra_sockets} extra task pages open; "
               f"RSS KiB {stack.process_rss()}")
+        placement = {
+            "stream_held_by": stack.server.url,
+            "page_on": stack.page_server.url,
+            "agentctl_started_by": [name for pid in stack.agentctl_pids() for name in support.ancestors(pid)[:3]],
+        }
+        print(f"   agent stream held by {placement['stream_held_by']}, page on {placement['page_on']}; "
+              f"agentctl started by {' < '.join(placement['agentctl_started_by'])}")
         for i in range(args.warmup):
             stack.cycle(-1 - i)
             time.sleep(args.gap)
             stack.baseline(args.baseline_per_run)
             floor.cycle()
         baseline: list[float] = []
+        ssh_baseline: list[float] = []
         floors = []
         cycles = []
         spies = profiler(args, stack, directory)
@@ -242,12 +273,14 @@ def main(argv: list[str] | None = None) -> int:
             # The references are taken in the quiet between cycles, on the same machine in the same run.
             time.sleep(args.gap)
             baseline += stack.baseline(args.baseline_per_run)
+            ssh_baseline += stack.ssh_baseline(args.baseline_per_run)
             floors += [floor.cycle() for _ in range(args.floor_per_run)]
         for spy in spies:
             spy.send_signal(2)
             spy.wait(timeout=30)
         print(f"   measured in {time.monotonic() - deadline + args.max_seconds:.1f} s; RSS KiB {stack.process_rss()}")
-        result = report(cycles, baseline, floors, extra_sockets=args.extra_sockets)
+        measured = report(cycles, baseline, floors, extra_sockets=args.extra_sockets, ssh_baseline=ssh_baseline)
+        result = {"profile": args.profile, **placement, **measured}
         if stack.trace_path:
             result["server_breakdown"] = trace_breakdown(cycles, stack.trace_path)
     support.footer()

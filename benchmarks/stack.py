@@ -6,6 +6,14 @@ SQLite file database, in-memory channel layer) -> the web app starts one
 ``benchmarks/bench_agent.py`` -> headless Debian chromium (Playwright) has the
 task page open as the operator.
 
+On the several-machines profile (``benchmarks/profiles.py``) there are two
+Daphne processes on a fresh PostgreSQL database and one Redis: process A
+starts the session, so its agentctl runs on the SSH executor host (started
+through sshd) and A holds its stream through its SSH tunnel; the measured page
+is on process B. A question then goes agent -> agentctl -> A's tunnel -> A
+(recorded in PostgreSQL, the overlay rendered) -> Redis -> B's socket -> the
+page, and the page's answer goes B -> B's own SSH tunnel -> agentctl -> agent.
+
 One cycle: the benchmark tells the agent ``go 1``; the agent writes one
 ``elicitation/create``; the overlay appears in the page; Playwright picks
 "Blue" and clicks Submit; the agent reads agentctl's ACP answer; the overlay
@@ -28,13 +36,17 @@ from __future__ import annotations
 
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from . import support
+from kandev_web.executor.testing import ssh_executor_command
+
+from . import profiles, support
 from .bench_agent import CONTROL_VAR, RECORD_VAR
 
 PROFILE_NAME = "Bench agent"
+WORKSPACE = "Bench"
+EXECUTOR_NAME = "bench-ssh"
 
 #: How long the page must have received nothing before Submit is clicked.
 QUIET_MS = 50
@@ -181,8 +193,14 @@ class ElicitationStack:
         patches: tuple[str, ...] = (),
         headless: bool = True,
         tracemalloc: bool = False,
+        profile: str = profiles.EMBEDDED,
     ) -> None:
+        if profile == profiles.SEVERAL_MACHINES and (trace or patches or tracemalloc):
+            raise ValueError("probes, patches and tracemalloc run on the embedded profile only")
         self.directory = directory
+        self.profile = profile
+        #: The several-machines profile's PostgreSQL, Redis and SSH host (None on the embedded one).
+        self.services: profiles.Services | None = None
         self.trace_path = directory / "server-trace.jsonl" if trace else None
         self.patches = patches
         self.tracemalloc = tracemalloc
@@ -208,7 +226,6 @@ class ElicitationStack:
     def _start(self) -> None:
         from playwright.sync_api import sync_playwright
 
-        database = support.migrated_database(self.directory)
         extra = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
         if self.trace_path:
             extra["KANDEV_BENCH_TRACE"] = str(self.trace_path)
@@ -216,12 +233,23 @@ class ElicitationStack:
             extra["KANDEV_BENCH_PATCH"] = ",".join(self.patches)
         if self.tracemalloc:
             extra["KANDEV_BENCH_TRACEMALLOC"] = str(self.directory)
-        env = support.server_environ(database, extra)
+        several = self.profile == profiles.SEVERAL_MACHINES
+        if several:
+            self.services = profiles.Services.from_environ("latency")
+            self.database_url = self._exit.enter_context(profiles.fresh_database(self.services.postgres_url))
+            extra.update(profiles.web_environ(self.services, self.database_url))
+            env = support.server_environ(self.directory / "unused.sqlite3", extra)
+            support.migrate(env)
+        else:
+            env = support.server_environ(support.migrated_database(self.directory), extra)
         module = "benchmarks.trace_server" if (self.trace_path or self.patches or self.tracemalloc) else "daphne"
-        self.server = self._exit.enter_context(
-            support.running_server(env, self.directory / "server.log", module=module)
-        )
-        ids = self.server.create_operator("bench")
+        logs = [self.directory / "server.log", *([self.directory / "server-b.log"] if several else [])]
+        servers = self._exit.enter_context(support.running_servers(env, logs, module=module))
+        #: The process that starts the session and holds its agent stream.
+        self.server = servers[0]
+        #: The process the measured page is on: the same one, or the other one.
+        self.page_server = servers[-1]
+        ids = self.server.create_operator("bench", workspace=WORKSPACE)
         self.task_id = ids["task_ids"][0]
         self.record = support.AgentRecord(self.directory / "agent-record.jsonl")
         self.control = support.Control(self.directory / "control.fifo")
@@ -234,28 +262,58 @@ class ElicitationStack:
             {RECORD_VAR: str(self.record.path), CONTROL_VAR: str(self.control.path), "PYTHONPATH": str(support.ROOT)},
             str(self.directory / "workdir"),
         )
+        if self.services:
+            # Anything the host would put in its login's home goes in the run's folder instead.
+            host = replace(
+                self.services.ssh,
+                workdir_root=str(self.directory / "ssh-workdirs"),
+                worktree_root=str(self.directory / "ssh-worktrees"),
+            )
+            self.server.manage(
+                *ssh_executor_command(EXECUTOR_NAME, host), "--assign", PROFILE_NAME, "--workspace", WORKSPACE
+            )
         self.echo = support.EchoBaseline()
         self._exit.callback(self.echo.close)
+        self.tunnelled_echo = support.EchoBaseline(via=self.services.ssh) if self.services else None
+        if self.tunnelled_echo:
+            self._exit.callback(self.tunnelled_echo.close)
 
         playwright = self._exit.enter_context(sync_playwright())
         self.browser = browser = playwright.chromium.launch(
             executable_path=support.CHROMIUM, args=support.CHROMIUM_ARGS, headless=self.headless
         )
         self._exit.callback(browser.close)
-        self.page = page = browser.new_context().new_page()
+        context = browser.new_context()
+        starter = self._task_page(context, self.server, login=True)
+        starter.get_by_test_id("session-start-profile").select_option(label=PROFILE_NAME)
+        starter.get_by_test_id("session-start-prompt").fill("Benchmark: ask me questions")
+        starter.get_by_test_id("session-start-submit").click()
+        self.record.wait_for(lambda e: e["event"] == "prompt", timeout=30)
+        starter.wait_for_selector("[data-testid=task-sessions][data-session-state=RUNNING]")
+        if several:
+            starter.wait_for_selector(f"[data-testid=session-executor][data-executor={EXECUTOR_NAME}]")
+            # The measured page is the only one open, as on the embedded profile.
+            self.page = self._task_page(context, self.page_server)
+            self.page.wait_for_selector("[data-testid=task-sessions][data-session-state=RUNNING]")
+            starter.close()
+        else:
+            self.page = starter
+
+    def _task_page(self, context, server: support.Server, *, login: bool = False):
+        """The task page on ``server`` in ``context``, instrumented, its socket connected."""
+        page = context.new_page()
         page.set_default_timeout(20_000)
         page.add_init_script(INSTRUMENT_JS)
-        page.goto(f"{self.server.url}/login/?next=/tasks/{self.task_id}/")
-        page.get_by_test_id("login-username").fill("bench")
-        page.get_by_test_id("login-password").fill(support.PASSWORD)
-        page.get_by_test_id("login-submit").click()
-        page.wait_for_url(lambda url: "/login/" not in url)
+        if login:
+            page.goto(f"{server.url}/login/?next=/tasks/{self.task_id}/")
+            page.get_by_test_id("login-username").fill("bench")
+            page.get_by_test_id("login-password").fill(support.PASSWORD)
+            page.get_by_test_id("login-submit").click()
+            page.wait_for_url(lambda url: "/login/" not in url)
+        else:
+            page.goto(f"{server.url}/tasks/{self.task_id}/")
         page.wait_for_selector("[data-testid=task-live][data-live=connected]")
-        page.get_by_test_id("session-start-profile").select_option(label=PROFILE_NAME)
-        page.get_by_test_id("session-start-prompt").fill("Benchmark: ask me questions")
-        page.get_by_test_id("session-start-submit").click()
-        self.record.wait_for(lambda e: e["event"] == "prompt", timeout=30)
-        page.wait_for_selector("[data-testid=task-sessions][data-session-state=RUNNING]")
+        return page
 
     def open_extra_pages(self, count: int) -> None:
         """``count`` more windows of the operator on the same task page, each with its own socket.
@@ -267,7 +325,7 @@ class ElicitationStack:
         login = self.page.context.storage_state()
         for _ in range(count):
             page = self.browser.new_context(storage_state=login).new_page()
-            page.goto(f"{self.server.url}/tasks/{self.task_id}/")
+            page.goto(f"{self.page_server.url}/tasks/{self.task_id}/")
             page.wait_for_selector("[data-testid=task-live][data-live=connected]")
 
     def open_inbox(self):
@@ -275,16 +333,28 @@ class ElicitationStack:
         login = self.page.context.storage_state()
         page = self.browser.new_context(storage_state=login).new_page()
         page.add_init_script(INBOX_INSTRUMENT_JS)
-        page.goto(f"{self.server.url}/inbox/")
+        page.goto(f"{self.page_server.url}/inbox/")
         page.wait_for_selector("[data-testid=inbox-live][data-live=connected]")
         return page
 
     # Measuring ------------------------------------------------------------------
 
+    def agentctl_pids(self) -> list[int]:
+        """The session's agentctl: the web process's child, or on the SSH host the pid its execution records."""
+        if self.profile == profiles.EMBEDDED:
+            return self.server.agentctl_pids()
+        import psycopg
+
+        with psycopg.connect(self.database_url) as db:
+            rows = db.execute("SELECT pid FROM agent_sessions_agentexecution WHERE pid IS NOT NULL").fetchall()
+        return [pid for (pid,) in rows]
+
     def process_rss(self) -> dict[str, int]:
-        """RSS (KiB) of the Daphne process, its agentctl, and the agent."""
+        """RSS (KiB) of the web process(es), the session's agentctl, and the agent."""
         out = {"server": support.rss_kib(self.server.pid)}
-        agentctls = self.server.agentctl_pids()
+        if self.page_server is not self.server:
+            out["server_b"] = support.rss_kib(self.page_server.pid)
+        agentctls = self.agentctl_pids()
         out["agentctl"] = sum(support.rss_kib(pid) for pid in agentctls)
         agents = [c for pid in agentctls for c in support.children_of(pid)]
         out["agent"] = sum(support.rss_kib(pid) for pid in agents)
@@ -292,6 +362,10 @@ class ElicitationStack:
 
     def baseline(self, count: int) -> list[float]:
         return [self.echo.round_trip() for _ in range(count)]
+
+    def ssh_baseline(self, count: int) -> list[float]:
+        """The same round trips through an SSH tunnel (several machines); none on the embedded profile."""
+        return [self.tunnelled_echo.round_trip() for _ in range(count)] if self.tunnelled_echo else []
 
     def cycle(self, index: int, *, timeout: float = 20.0) -> Cycle:
         page = self.page

@@ -15,6 +15,7 @@ whatever the editable install points at.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import math
 import os
@@ -24,8 +25,9 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
-from contextlib import contextmanager, suppress
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from e2e.processes import CHROMIUM as E2E_CHROMIUM
 from e2e.processes import CHROMIUM_ARGS as E2E_CHROMIUM_ARGS
 from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
 from e2e.processes import server_environ as e2e_server_environ
+from kandev_web.executor.ssh import SshAddress
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
@@ -195,6 +198,16 @@ def cmdline(pid: int) -> str:
     return ""
 
 
+def ancestors(pid: int) -> list[str]:
+    """The command names (``/proc/<pid>/comm``) of ``pid``'s parent, its parent, ...: who started it."""
+    names = []
+    with suppress(OSError, ValueError, IndexError):
+        while pid > 1:
+            pid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+            names.append(Path(f"/proc/{pid}/comm").read_text().strip())
+    return names
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU time of one process so far."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -213,10 +226,13 @@ def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[
 
 def migrated_database(directory: Path) -> Path:
     database = directory / "db.sqlite3"
-    subprocess.run(
-        [PYTHON, "manage.py", "migrate", "-v0"], cwd=ROOT, env=server_environ(database), check=True
-    )
+    migrate(server_environ(database))
     return database
+
+
+def migrate(env: dict[str, str]) -> None:
+    """``manage.py migrate`` on the database ``env`` names."""
+    subprocess.run([PYTHON, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
 
 
 @dataclass
@@ -286,17 +302,37 @@ def running_server(
 
     ``module`` is what runs Daphne: ``daphne`` itself, or ``benchmarks.trace_server``.
     """
-    port = free_port()
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), application],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        )
-        try:
-            wait_for_port(port, process, time.monotonic() + 30)
-            yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process, log_path=log_path)
-        finally:
-            stop_group(process)
+    with running_servers(env, [log_path], module=module, application=application) as (server,):
+        yield server
+
+
+@contextmanager
+def running_servers(
+    env: dict[str, str],
+    log_paths: list[Path],
+    *,
+    module: str = "daphne",
+    application: str = "kandev_web.asgi:application",
+):
+    """One Daphne per log path, as ``running_server``, started at once: each takes seconds to import Django."""
+    ports = [free_port() for _ in log_paths]
+    with ExitStack() as closing:
+        processes = []
+        for port, log_path in zip(ports, log_paths, strict=True):
+            log = closing.enter_context(log_path.open("w"))
+            process = subprocess.Popen(
+                [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), application],
+                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+            closing.callback(stop_group, process)
+            processes.append(process)
+        deadline = time.monotonic() + 30
+        for port, process in zip(ports, processes, strict=True):
+            wait_for_port(port, process, deadline)
+        yield [
+            Server(url=f"http://127.0.0.1:{port}", env=env, process=process, log_path=log_path)
+            for port, process, log_path in zip(ports, processes, log_paths, strict=True)
+        ]
 
 
 @contextmanager
@@ -321,19 +357,34 @@ class EchoBaseline:
     ``time.perf_counter`` in this process. The server is ``benchmarks/echo_server.py``
     (the ``websockets`` asyncio server, as agentctl uses), so both ends are
     separate processes talking over 127.0.0.1, like browser and Daphne.
+
+    ``via`` (the several-machines profile's SSH host): the client reaches the
+    server through an SSH tunnel to the host's loopback, made as a web process
+    makes its tunnel to an agentctl there (``SshExecutor.tunnel``), so the
+    round trip shows what one SSH hop adds.
     """
 
     PAYLOAD = "x" * 100
 
-    def __init__(self) -> None:
+    def __init__(self, via: SshAddress | None = None) -> None:
         self.process = subprocess.Popen(
             [PYTHON, str(BENCH_DIR / "echo_server.py")], stdout=subprocess.PIPE, text=True, start_new_session=True
         )
         assert self.process.stdout
-        port = int(self.process.stdout.readline())
+        url = f"ws://127.0.0.1:{int(self.process.stdout.readline())}"
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._ssh = None
+        if via is not None:
+            from kandev_web.executor.ssh import SshExecutor
+
+            # asyncssh serves the tunnel's local end from a loop of its own, beside this thread's sync client.
+            self._loop = asyncio.new_event_loop()
+            threading.Thread(target=self._loop.run_forever, name="echo-ssh", daemon=True).start()
+            self._ssh = SshExecutor(via)
+            url = asyncio.run_coroutine_threadsafe(self._ssh.tunnel(url), self._loop).result(30)
         from websockets.sync.client import connect
 
-        self.connection = connect(f"ws://127.0.0.1:{port}", compression=None)
+        self.connection = connect(url, compression=None, proxy=None)
         self.samples: list[float] = []
 
     def round_trip(self) -> float:
@@ -347,6 +398,10 @@ class EchoBaseline:
     def close(self) -> None:
         with suppress(Exception):
             self.connection.close()
+        if self._loop is not None and self._ssh is not None:
+            with suppress(Exception):
+                asyncio.run_coroutine_threadsafe(self._ssh.close(), self._loop).result(10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
         stop_group(self.process)
 
 

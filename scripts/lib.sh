@@ -1,4 +1,4 @@
-# Shared by scripts/run and scripts/test: find Python >= 3.12 and set up .venv.
+# Shared by scripts/run, scripts/test and scripts/bench: find Python >= 3.12, set up .venv, start private services.
 # shellcheck shell=bash
 set -euo pipefail
 
@@ -43,4 +43,100 @@ setup_venv() {
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT${extras:+[$extras]}" 2>&1 | grep -v '^WARNING: Location' || true
   "$VENV/bin/python" -c 'import kandev_web, django, channels' || { echo "installing kandev-web failed" >&2; exit 1; }
+}
+
+# Debian packages the named services need, installed when missing. Names:
+# chromium, redis, postgresql, sshd, gettext.
+install_missing_packages() {
+  local name need_apt=()
+  for name in "$@"; do
+    case "$name" in
+      chromium) command -v chromium >/dev/null 2>&1 || need_apt+=(chromium) ;;
+      redis) command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server) ;;
+      postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql) ;;
+      sshd) [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server) ;;
+      gettext) command -v msgfmt >/dev/null 2>&1 || need_apt+=(gettext) ;;
+      *) echo "install_missing_packages: unknown name $name" >&2; return 1 ;;
+    esac
+  done
+  if [ "${#need_apt[@]}" -gt 0 ]; then
+    say "Installing Debian packages: ${need_apt[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  fi
+}
+
+free_port() {
+  "$VENV/bin/python" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# The several-machines profile's services, private to this run: Redis,
+# PostgreSQL and an sshd on free loopback ports, each in a temporary folder,
+# all stopped on exit. Used by scripts/test and scripts/bench. Exports
+# KANDEV_TEST_REDIS_URL, KANDEV_TEST_POSTGRES_URL and KANDEV_TEST_SSH_* (what
+# e2e/conftest.py, kandev_web/executor/testing.py and benchmarks/profiles.py read).
+start_private_services() {
+  REDIS_DIR="$(mktemp -d)"
+  PG_DIR="$(mktemp -d)"
+  SSH_DIR="$(mktemp -d)"
+  trap stop_private_services EXIT
+  start_redis
+  start_postgres
+  start_sshd
+}
+
+stop_private_services() {
+  kill "$(cat "$REDIS_DIR/redis.pid" 2>/dev/null)" 2>/dev/null || true
+  kill "$(cat "$SSH_DIR/sshd.pid" 2>/dev/null)" 2>/dev/null || true
+  [ -f "$PG_DIR/data/postmaster.pid" ] && runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1
+  rm -rf "$REDIS_DIR" "$PG_DIR" "$SSH_DIR"
+}
+
+start_redis() {
+  REDIS_PORT="$(free_port)"
+  say "Starting Redis on 127.0.0.1:$REDIS_PORT"
+  redis-server --bind 127.0.0.1 --port "$REDIS_PORT" --save '' --appendonly no --daemonize yes \
+    --dir "$REDIS_DIR" --pidfile "$REDIS_DIR/redis.pid" --logfile "$REDIS_DIR/redis.log"
+  for _ in $(seq 50); do redis-cli -p "$REDIS_PORT" ping >/dev/null 2>&1 && break; sleep 0.1; done
+  export KANDEV_TEST_REDIS_URL="redis://127.0.0.1:$REDIS_PORT/0"
+}
+
+start_postgres() {
+  PG_BIN="$(dirname "$(ls /usr/lib/postgresql/*/bin/initdb | sort -V | tail -n 1)")"
+  PG_PORT="$(free_port)"
+  chown postgres "$PG_DIR"
+  say "Starting PostgreSQL on 127.0.0.1:$PG_PORT"
+  runuser -u postgres -- "$PG_BIN/initdb" -D "$PG_DIR/data" -A trust -U postgres >/dev/null
+  runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -l "$PG_DIR/log" -w \
+    -o "-c listen_addresses=127.0.0.1 -p $PG_PORT -k $PG_DIR -c fsync=off" start >/dev/null
+  export KANDEV_TEST_POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_PORT/postgres"
+}
+
+# An executor host on this machine's loopback, with its own host key and one
+# client key. It runs the same venv's kandev-agentctl (KANDEV_TEST_SSH_AGENTCTL).
+start_sshd() {
+  SSH_PORT="$(free_port)"
+  ssh-keygen -q -t ed25519 -N '' -f "$SSH_DIR/host_key"
+  ssh-keygen -q -t ed25519 -N '' -f "$SSH_DIR/client_key"
+  cp "$SSH_DIR/client_key.pub" "$SSH_DIR/authorized_keys"
+  cat >"$SSH_DIR/sshd_config" <<SSHD
+ListenAddress 127.0.0.1
+Port $SSH_PORT
+HostKey $SSH_DIR/host_key
+AuthorizedKeysFile $SSH_DIR/authorized_keys
+PidFile $SSH_DIR/sshd.pid
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+UsePAM no
+StrictModes no
+AllowTcpForwarding local
+SSHD
+  mkdir -p /run/sshd
+  say "Starting sshd on 127.0.0.1:$SSH_PORT"
+  /usr/sbin/sshd -f "$SSH_DIR/sshd_config" -E "$SSH_DIR/sshd.log"
+  for _ in $(seq 50); do [ -s "$SSH_DIR/sshd.pid" ] && break; sleep 0.1; done
+  export KANDEV_TEST_SSH_HOST=127.0.0.1 KANDEV_TEST_SSH_PORT="$SSH_PORT" KANDEV_TEST_SSH_USER="$(id -un)"
+  export KANDEV_TEST_SSH_KEY="$SSH_DIR/client_key" KANDEV_TEST_SSH_AGENTCTL="$VENV/bin/kandev-agentctl"
+  export KANDEV_TEST_SSH_HOST_KEY="$(cat "$SSH_DIR/host_key.pub")"
 }

@@ -7,12 +7,18 @@ MutationObserver saw it (``performance.timeOrigin + performance.now()``) onto
 the same clock. The trigger socket is in the group too; it reads its own copy
 of the fragment so nothing piles up, and that copy is not timed (its arrival
 in this process says more about this process's threads than about the server).
+
+Given a Redis URL (the several-machines profile), the floor runs two servers on
+that Redis: the page's socket on one, the trigger's on the other, so the
+floor's ``group_send`` crosses Redis between processes as the product's
+question does.
 """
 
 from __future__ import annotations
 
 import os
 import time
+import uuid
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,9 +38,10 @@ class FloorCycle:
 class FrameworkFloor:
     """The floor's server and page, for as long as the ``with`` block lasts."""
 
-    def __init__(self, directory: Path, browser) -> None:
+    def __init__(self, directory: Path, browser, *, redis_url: str | None = None) -> None:
         self.directory = directory
         self.browser = browser
+        self.redis_url = redis_url
         self.seq = 0
         self._exit = ExitStack()
 
@@ -53,16 +60,22 @@ class FrameworkFloor:
         from websockets.sync.client import connect
 
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.floor.settings", "PYTHONPATH": str(support.ROOT)}
-        server = self._exit.enter_context(
-            support.running_server(env, self.directory / "floor-server.log", application=APPLICATION)
-        )
+        if self.redis_url:
+            env.update({"KANDEV_BENCH_FLOOR_REDIS_URL": self.redis_url,
+                        "KANDEV_BENCH_FLOOR_PREFIX": f"floor-{uuid.uuid4().hex[:8]}"})
+        logs = [self.directory / "floor-server.log"]
+        if self.redis_url:
+            logs.append(self.directory / "floor-server-b.log")
+        servers = self._exit.enter_context(support.running_servers(env, logs, application=APPLICATION))
+        # The page's server, and the trigger's: the same one, or the other one on the same Redis.
+        server, trigger_server = servers[0], servers[-1]
         context = self.browser.new_context()
         self._exit.callback(context.close)
         self.page = context.new_page()
         self.page.set_default_timeout(20_000)
         self.page.goto(f"{server.url}/")
         self.page.wait_for_selector("[data-testid=floor-live][data-live=connected]", state="attached")
-        ws_url = server.url.replace("http://", "ws://", 1) + "/ws/floor/"
+        ws_url = trigger_server.url.replace("http://", "ws://", 1) + "/ws/floor/"
         self.trigger = self._exit.enter_context(connect(ws_url, compression=None, proxy=None))
 
     def cycle(self, *, timeout: float = 20.0) -> FloorCycle:
