@@ -185,9 +185,9 @@ class SshExecutor:
     An agentctl's tunnel goes through the connection that holds its session,
     so it lives as long as that agentctl can. Tunnels are direct-tcpip
     channels, which ``MaxSessions`` does not count. A connection whose sessions
-    have all ended is kept: there are never more than the most sessions held
-    at once need, an idle one costs one sshd process there, and it spares the
-    next session a handshake.
+    have all ended is kept, not closed: there are never more connections than
+    the busiest moment needed, an idle one costs one sshd process there, and
+    the next session skips a handshake (and a tunnel may still use it).
     """
 
     def __init__(self, address: SshAddress, *, connect_timeout: float = CONNECT_TIMEOUT) -> None:

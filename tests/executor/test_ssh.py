@@ -199,7 +199,7 @@ async def test_a_process_adopting_more_agents_than_the_host_s_max_sessions_follo
                 async with AgentStreamClient(agentctl.url, "t") as stream:
                     await open_session(stream, agent_id="mock-agent")
             # The adopter's connections are full of followers; its stop of each still reaches the host.
-            assert ssh_connections_to(address.port) == 2 + 2
+            assert ssh_connections_to(address.port) == 2 + 2  # the launcher's two and the adopter's two
             assert [await agentctl.stop() for agentctl in adopted] == [None] * 4
             assert [await asyncio.wait_for(agentctl.wait(), 10) for agentctl in started] == [0] * 4
         finally:
