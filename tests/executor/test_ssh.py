@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from kandev_web.agentctl.stream_client import AgentStreamClient
 from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
 from kandev_web.executor.checkout_cli import answer as checkout_answer
-from kandev_web.executor.ssh import SshError, SshExecutor, SshFailure, trusted_host_key
+from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor, SshFailure, trusted_host_key
 from kandev_web.executor.testing import private_sshd, ssh_test_host
 
 MOCK_AGENT = [sys.executable, "-m", "kandev_web.mock_agent"]
@@ -157,10 +157,16 @@ async def test_more_agents_than_the_host_s_max_sessions_run_and_stop_through_one
         host = SshExecutor(address)
         agentctls = []
         try:
-            for task in range(6):
-                agentctls.append(
-                    await host.launch(MOCK_AGENT, env={}, token=f"t{task}", workdir="", workdir_name=f"task-{task}")
-                )
+            # Started at once, as several tasks' sessions are.
+            started = await asyncio.gather(
+                *(
+                    host.launch(MOCK_AGENT, env={}, token=f"t{task}", workdir="", workdir_name=f"task-{task}")
+                    for task in range(6)
+                ),
+                return_exceptions=True,
+            )
+            agentctls += [agentctl for agentctl in started if isinstance(agentctl, SshAgentctl)]
+            assert agentctls == started  # every launch got a session
             assert len({agentctl.pid for agentctl in agentctls}) == 6
             assert ssh_connections_to(address.port) == 3
             # Each is reached through its tunnel, though its connection holds all the sessions it may.
