@@ -139,4 +139,5 @@ SSHD
   export KANDEV_TEST_SSH_HOST=127.0.0.1 KANDEV_TEST_SSH_PORT="$SSH_PORT" KANDEV_TEST_SSH_USER="$(id -un)"
   export KANDEV_TEST_SSH_KEY="$SSH_DIR/client_key" KANDEV_TEST_SSH_AGENTCTL="$VENV/bin/kandev-agentctl"
   export KANDEV_TEST_SSH_HOST_KEY="$(cat "$SSH_DIR/host_key.pub")"
+  export KANDEV_TEST_SSH_CONFIG="$SSH_DIR/sshd_config"  # for tests that start another sshd like it
 }

@@ -1,11 +1,12 @@
 """Executor hosts reached over SSH: agentctl started there, its stream tunnelled back.
 
-The host needs only sshd and the project installed. The web process opens one
-SSH connection per host (its key checked against the one recorded for it),
-starts ``kandev-agentctl`` there bound to the host's own loopback, reads its
-ready line, and reaches its stream through a direct-tcpip channel of that same
-connection, forwarded from a loopback port on the web machine. No agentctl
-port is ever open on the network, and no service of ours listens there.
+The host needs only sshd and the project installed. The web process opens an
+SSH connection to the host (its key checked against the one recorded for it),
+more when sshd's session limit is reached, starts ``kandev-agentctl`` there
+bound to the host's own loopback, reads its ready line, and reaches its stream
+through a direct-tcpip channel of that same connection, forwarded from a
+loopback port on the web machine. No agentctl port is ever open on the
+network, and no service of ours listens there.
 
 The token and the profile's secrets travel on agentctl's stdin
 (``--environment-from-stdin``), never in argv, which every user of that host
@@ -45,6 +46,12 @@ CONNECT_TIMEOUT = 10.0
 READY_TIMEOUT = 20.0
 #: Key types a known_hosts line (or ``ssh-keyscan`` output) may name.
 _KEY_TYPE_PREFIXES = ("ssh-", "ecdsa-", "sk-", "rsa-")
+#: Why a host refuses a session channel on a connection at its limit (sshd's ``MaxSessions``):
+#: OpenSSH 9.2 says "connect failed" (its default reason; checked against a real sshd), older
+#: releases "administratively prohibited", other servers may say "resource shortage".
+_NO_ROOM_FOR_A_SESSION = frozenset(
+    {asyncssh.OPEN_CONNECT_FAILED, asyncssh.OPEN_ADMINISTRATIVELY_PROHIBITED, asyncssh.OPEN_RESOURCE_SHORTAGE}
+)
 
 
 class SshFailure(enum.StrEnum):
@@ -166,23 +173,65 @@ class SshAgentctl:
 
 
 class SshExecutor:
-    """One SSH connection to one executor host, opened when first needed, kept until ``close()``."""
+    """This web process's SSH connections to one executor host: opened when needed, kept until ``close()``.
+
+    Every agentctl running there holds one session channel (its exec) for as
+    long as it runs, and each command (a kill, a checkout step, a pid follow)
+    one while it runs; sshd caps sessions per connection (``MaxSessions``, 10
+    by default). So a session goes to the first connection that takes it, and
+    when all of them refuse, to a new one (same host key check, same login).
+    A stop never waits for the agent's own connection: it takes any room.
+
+    An agentctl's tunnel goes through the connection that holds its session,
+    so it lives as long as that agentctl can. Tunnels are direct-tcpip
+    channels, which ``MaxSessions`` does not count. A connection whose sessions
+    have all ended is kept, not closed: there are never more connections than
+    the busiest moment needed, an idle one costs one sshd process there, and
+    the next session skips a handshake (and a tunnel may still use it).
+    """
 
     def __init__(self, address: SshAddress, *, connect_timeout: float = CONNECT_TIMEOUT) -> None:
         self.address = address
         self.connect_timeout = connect_timeout
-        self._connection: asyncssh.SSHClientConnection | None = None
+        #: Oldest first; the first with room takes the next session.
+        self._connections: list[asyncssh.SSHClientConnection] = []
         self._connecting = asyncio.Lock()
-        #: Remote agentctl port → this machine's forwarded listener for it.
-        self._tunnels: dict[int, asyncssh.SSHListener] = {}
+        #: Remote agentctl port → the connection and this machine's forwarded listener for it.
+        self._tunnels: dict[int, tuple[asyncssh.SSHClientConnection, asyncssh.SSHListener]] = {}
         self._tasks: set[asyncio.Task] = set()
 
-    async def connection(self) -> asyncssh.SSHClientConnection:
+    async def _session(
+        self, command: str, *, input: str | None = None
+    ) -> tuple[asyncssh.SSHClientConnection, asyncssh.SSHClientProcess]:
+        """``command`` started on the first connection with room for a session, or on a new one.
+
+        Raises ``ChannelOpenError`` when even a new connection refuses it (that
+        is not a full connection: nothing else would take it either).
+        """
         async with self._connecting:
-            if self._connection is None or self._connection.is_closed():
-                self._tunnels.clear()
-                self._connection = await self._connect()
-            return self._connection
+            self._connections = [connection for connection in self._connections if not connection.is_closed()]
+            for connection in self._connections:
+                try:
+                    return connection, await connection.create_process(command, input=input)
+                except asyncssh.ChannelOpenError as error:
+                    if error.code not in _NO_ROOM_FOR_A_SESSION:
+                        raise
+            connection = await self._connect()
+            try:
+                process = await connection.create_process(command, input=input)
+            except BaseException:
+                connection.close()
+                raise
+            self._connections.append(connection)
+            return connection, process
+
+    async def _any_connection(self) -> asyncssh.SSHClientConnection:
+        """A live connection, for a tunnel that belongs to no agentctl this process follows."""
+        async with self._connecting:
+            self._connections = [connection for connection in self._connections if not connection.is_closed()]
+            if not self._connections:
+                self._connections.append(await self._connect())
+            return self._connections[0]
 
     async def _connect(self) -> asyncssh.SSHClientConnection:
         address = self.address
@@ -229,15 +278,12 @@ class SshExecutor:
         workdir_name: str,
     ) -> SshAgentctl:
         """Start agentctl for this agent command on the host, and tunnel to its stream."""
-        connection = await self.connection()
         command = shlex.join(
             [self.address.agentctl, "--host", "127.0.0.1", "--port", "0", "--environment-from-stdin", "--", *argv]
         )
         spec = {"env": {**env, TOKEN_VAR: token}, "workdir": workdir or f"{self.address.workdir_root}/{workdir_name}"}
         try:
-            process = await connection.create_process(command)
-            process.stdin.write(json.dumps(spec) + "\n")
-            process.stdin.write_eof()
+            connection, process = await self._session(command, input=json.dumps(spec) + "\n")
             line = await asyncio.wait_for(process.stdout.readline(), READY_TIMEOUT)
         except (asyncssh.Error, OSError) as error:
             raise SshError(SshFailure.NOT_STARTED, str(error)) from None
@@ -256,7 +302,7 @@ class SshExecutor:
             self,
             f"ssh-{pid}",
             remote_url,
-            await self.tunnel(remote_url),
+            await self.tunnel(remote_url, connection),
             pid,
             token,
             cwd=str(ready.get("cwd", "")),
@@ -271,40 +317,42 @@ class SshExecutor:
         Its exit status went to that process's channel; here its end is learnt
         by waiting on its pid there (so the code is unknown).
         """
-        connection = await self.connection()
-        agentctl = SshAgentctl(self, launch_id, url, await self.tunnel(url), pid, token)
         try:
-            follower = await connection.create_process(f"tail --pid={int(pid)} -f /dev/null")
+            connection, follower = await self._session(f"tail --pid={int(pid)} -f /dev/null")
         except (asyncssh.Error, OSError) as error:
             raise SshError(SshFailure.UNREACHABLE, str(error)) from None
+        try:
+            agentctl = SshAgentctl(self, launch_id, url, await self.tunnel(url, connection), pid, token)
+        except BaseException:
+            follower.close()
+            raise
         self._spawn(self._wait(follower, agentctl, known_code=False))
         return agentctl
 
-    async def tunnel(self, remote_url: str) -> str:
-        """A URL on this machine that reaches ``remote_url`` (on the host's loopback) through the connection.
+    async def tunnel(self, remote_url: str, connection: asyncssh.SSHClientConnection) -> str:
+        """A URL on this machine that reaches ``remote_url`` (on the host's loopback) through ``connection``.
 
         Kept while that agentctl runs: for the streams this process follows.
         """
         port = urlsplit(remote_url).port or 0
-        listener = self._tunnels.get(port)
-        if listener is None:
-            listener = self._tunnels[port] = await self._forward(remote_url)
-        return _local_url(remote_url, listener)
+        kept = self._tunnels.get(port)
+        if kept is None or kept[0].is_closed():
+            kept = self._tunnels[port] = (connection, await self._forward(remote_url, connection))
+        return _local_url(remote_url, kept[1])
 
     @contextlib.asynccontextmanager
     async def transient_tunnel(self, remote_url: str) -> AsyncIterator[str]:
         """Like ``tunnel``, closed when the block ends: for one request to an agentctl owned elsewhere."""
-        listener = await self._forward(remote_url)
+        listener = await self._forward(remote_url, await self._any_connection())
         try:
             yield _local_url(remote_url, listener)
         finally:
             listener.close()
 
-    async def _forward(self, remote_url: str) -> asyncssh.SSHListener:
+    async def _forward(self, remote_url: str, connection: asyncssh.SSHClientConnection) -> asyncssh.SSHListener:
         parts = urlsplit(remote_url)
         if parts.port is None:
             raise SshError(SshFailure.NOT_STARTED, f"no port in {remote_url}")
-        connection = await self.connection()
         try:
             return await connection.forward_local_port("127.0.0.1", 0, parts.hostname or "127.0.0.1", parts.port)
         except (asyncssh.Error, OSError) as error:
@@ -312,12 +360,10 @@ class SshExecutor:
 
     async def checkout(self, operation: str, args: dict[str, Any], *, timeout: float) -> dict:
         """Run one checkout step there (``kandev-checkout``); its answer, ``{"result"}`` or ``{"error"}``."""
-        connection = await self.connection()
         command = shlex.join([self.address.checkout_command, "--root", self.address.worktree_root])
+        request = json.dumps({"op": operation, "args": args})
         try:
-            done = await asyncio.wait_for(
-                connection.run(command, input=json.dumps({"op": operation, "args": args}), check=False), timeout
-            )
+            done = await asyncio.wait_for(self._run(command, input=request), timeout)
             return json.loads(str(done.stdout or "").strip().splitlines()[-1])
         except (asyncssh.Error, OSError) as error:
             raise SshError(SshFailure.UNREACHABLE, str(error)) from None
@@ -328,16 +374,21 @@ class SshExecutor:
 
     async def signal(self, pid: int, name: str) -> None:
         with contextlib.suppress(SshError, asyncssh.Error, OSError):
-            connection = await self.connection()
-            await connection.run(f"kill -{name} {int(pid)}", check=False)
+            await self._run(f"kill -{name} {int(pid)}")
+
+    async def _run(self, command: str, *, input: str | None = None) -> asyncssh.SSHCompletedProcess:
+        _, process = await self._session(command, input=input)
+        return await process.wait(check=False)
 
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()
-        if self._connection is not None:
-            self._connection.close()
+        for connection in self._connections:
+            connection.close()
+        for connection in self._connections:
             with contextlib.suppress(Exception):
-                await self._connection.wait_closed()
+                await connection.wait_closed()
+        self._connections.clear()
 
     def _spawn(self, coroutine) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
@@ -348,9 +399,9 @@ class SshExecutor:
         self, process: asyncssh.SSHClientProcess, agentctl: SshAgentctl, *, known_code: bool = True
     ) -> None:
         completed = await process.wait(check=False)
-        listener = self._tunnels.pop(urlsplit(agentctl.remote_url).port or 0, None)
-        if listener is not None:
-            listener.close()
+        tunnel = self._tunnels.pop(urlsplit(agentctl.remote_url).port or 0, None)
+        if tunnel is not None:
+            tunnel[1].close()
         code = None
         if known_code:
             if completed.exit_signal:

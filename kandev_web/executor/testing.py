@@ -7,8 +7,10 @@ import json
 import os
 import secrets
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -79,6 +81,8 @@ SSH_TEST_VARS = (
     "KANDEV_TEST_SSH_HOST_KEY",
     "KANDEV_TEST_SSH_AGENTCTL",
 )
+#: Its config file, for another sshd like it (``private_sshd``).
+SSH_TEST_CONFIG_VAR = "KANDEV_TEST_SSH_CONFIG"
 
 
 def ssh_test_host(**changes: object) -> SshAddress:
@@ -95,6 +99,40 @@ def ssh_test_host(**changes: object) -> SshAddress:
         key_file=os.environ["KANDEV_TEST_SSH_KEY"],
     )
     return dataclasses.replace(address, **changes)
+
+
+@contextmanager
+def private_sshd(log: Path, **options: str) -> Iterator[SshAddress]:
+    """Another sshd like ``scripts/test``'s, on a free loopback port, with sshd ``options``, until the block ends.
+
+    Same config, host key and login as that one, so ``ssh_test_host`` reaches it
+    with only the port changed; ``options`` (``MaxSessions="2"``) override the
+    config, as ``sshd -o`` does. It runs as this process's user (root under
+    ``scripts/test``), in the foreground, logging to ``log``.
+    """
+    config = os.environ.get(SSH_TEST_CONFIG_VAR)
+    if not config:
+        raise RuntimeError(f"{SSH_TEST_CONFIG_VAR} not set: run the tests with scripts/test, which starts an sshd")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = [f"-o{name}={value}" for name, value in {"PidFile": "none", **options}.items()]
+    # -p replaces the config's Port; -D keeps sshd this process's child, so the block's end stops it.
+    process = subprocess.Popen(["/usr/sbin/sshd", "-D", "-f", config, "-p", str(port), "-E", str(log), *settings])
+    try:
+        began = time.monotonic()
+        while f"Server listening on 127.0.0.1 port {port}" not in (log.read_text() if log.exists() else ""):
+            if process.poll() is not None or time.monotonic() - began > 15:
+                raise RuntimeError(f"sshd did not start on port {port}: {log.read_text() if log.exists() else ''}")
+            time.sleep(0.05)
+        yield ssh_test_host(port=port)
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
 
 
 def ssh_executor_command(name: str, host: SshAddress) -> list[str]:

@@ -23,8 +23,8 @@ from hypothesis import strategies as st
 from kandev_web.agentctl.stream_client import AgentStreamClient
 from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
 from kandev_web.executor.checkout_cli import answer as checkout_answer
-from kandev_web.executor.ssh import SshError, SshExecutor, SshFailure, trusted_host_key
-from kandev_web.executor.testing import ssh_test_host
+from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor, SshFailure, trusted_host_key
+from kandev_web.executor.testing import private_sshd, ssh_test_host
 
 MOCK_AGENT = [sys.executable, "-m", "kandev_web.mock_agent"]
 #: Another host's key: what a host that is not the recorded one would show.
@@ -130,6 +130,89 @@ async def test_a_request_from_a_process_that_does_not_own_the_stream_uses_a_tunn
     assert await started.stop() == 0
     await owner.close()
     await other.close()
+
+
+def ssh_connections_to(port: int) -> int:
+    """How many SSH connections this process holds to the sshd on ``port``."""
+    return sum(
+        1
+        for c in psutil.Process().net_connections(kind="tcp")
+        if c.raddr and c.raddr.port == port and c.status == psutil.CONN_ESTABLISHED
+    )
+
+
+async def answer_a_prompt(agentctl) -> None:
+    inbox = Inbox()
+    async with AgentStreamClient(agentctl.url, agentctl.token, on_notification=inbox) as stream:
+        session_id = await open_session(stream, agent_id="mock-agent", cwd=agentctl.cwd)
+        await stream.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("hello")})
+        await inbox.next("turn.completed")
+        assert message_text(inbox, session_id)
+
+
+@pytest.mark.asyncio
+async def test_more_agents_than_the_host_s_max_sessions_run_and_stop_through_one_executor(tmp_path):
+    # sshd refuses a third session on a connection: six agents fill three connections.
+    with private_sshd(tmp_path / "sshd.log", MaxSessions="2") as address:
+        host = SshExecutor(address)
+        agentctls = []
+        try:
+            # Started at once, as several tasks' sessions are.
+            started = await asyncio.gather(
+                *(
+                    host.launch(MOCK_AGENT, env={}, token=f"t{task}", workdir="", workdir_name=f"task-{task}")
+                    for task in range(6)
+                ),
+                return_exceptions=True,
+            )
+            agentctls += [agentctl for agentctl in started if isinstance(agentctl, SshAgentctl)]
+            assert agentctls == started  # every launch got a session
+            assert len({agentctl.pid for agentctl in agentctls}) == 6
+            assert ssh_connections_to(address.port) == 3
+            # Each is reached through its tunnel, though its connection holds all the sessions it may.
+            for agentctl in agentctls:
+                await answer_a_prompt(agentctl)
+            # Every connection is full: stopping the first agent still works (its kill takes a new one)...
+            assert await agentctls[0].stop() == 0
+            assert ssh_connections_to(address.port) == 4
+            # ...and the next agent goes where there is room now, without another connection.
+            agentctls[0] = await host.launch(MOCK_AGENT, env={}, token="t6", workdir="", workdir_name="task-6")
+            await answer_a_prompt(agentctls[0])
+            assert ssh_connections_to(address.port) == 4
+            # A checkout step, too, finds room.
+            answer = await host.checkout("no-such-step", {}, timeout=30)
+            assert set(answer) == {"error"}
+        finally:
+            assert [await agentctl.stop() for agentctl in agentctls] == [0] * len(agentctls)
+            await host.close()
+        assert ssh_connections_to(address.port) == 0
+
+
+@pytest.mark.asyncio
+async def test_a_process_adopting_more_agents_than_the_host_s_max_sessions_follows_and_stops_each(tmp_path):
+    with private_sshd(tmp_path / "sshd.log", MaxSessions="2") as address:
+        launcher, adopter = SshExecutor(address), SshExecutor(address)
+        started = [
+            await launcher.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name=f"task-adopt-{task}")
+            for task in range(4)
+        ]
+        try:
+            adopted = [
+                await adopter.attach(agentctl.launch_id, agentctl.remote_url, agentctl.pid, "t")
+                for agentctl in started
+            ]
+            for agentctl in adopted:
+                async with AgentStreamClient(agentctl.url, "t") as stream:
+                    await open_session(stream, agent_id="mock-agent")
+            # The adopter's connections are full of followers; its stop of each still reaches the host.
+            assert ssh_connections_to(address.port) == 2 + 2  # the launcher's two and the adopter's two
+            assert [await agentctl.stop() for agentctl in adopted] == [None] * 4
+            assert [await asyncio.wait_for(agentctl.wait(), 10) for agentctl in started] == [0] * 4
+        finally:
+            for agentctl in started:
+                await agentctl.stop()
+            await launcher.close()
+            await adopter.close()
 
 
 @pytest.mark.asyncio
