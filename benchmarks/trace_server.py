@@ -22,7 +22,6 @@ snapshot and still alive at a later one matters.
 ``KANDEV_BENCH_PATCH=<name,...>``: candidate fixes, to measure before
 proposing them:
 
-- ``switch-interval``: threads hand the GIL over every 0.5 ms instead of 5;
 - ``persistent-db``: ``CONN_MAX_AGE = 600``, so consumers and the runner reuse
   their SQLite connection instead of opening one (and running the WAL pragma)
   for every ``database_sync_to_async`` call and request;
@@ -142,13 +141,7 @@ def patch_sqlite_synchronous_normal() -> None:
     options["init_command"] = options.get("init_command", "") + "PRAGMA synchronous=NORMAL;"
 
 
-def patch_switch_interval() -> None:
-    """Threads hand the GIL over every 0.5 ms instead of 5: the server's loop waits less on the agent runner."""
-    sys.setswitchinterval(0.0005)
-
-
 PATCHES = {
-    "switch-interval": patch_switch_interval,
     "persistent-db": patch_persistent_db,
     "sqlite-synchronous-normal": patch_sqlite_synchronous_normal,
 }

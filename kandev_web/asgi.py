@@ -11,6 +11,13 @@ import sys
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "kandev_web.settings")
 
+# The server's event loop shares the GIL with the threads doing its database
+# work and rendering (the consumers' thread, the agent runner). A thread that
+# wants the GIL waits for a busy one to hand it over, by default up to 5 ms: a
+# new question's overlay, queued by the runner, waited that long for the loop
+# to send it while the runner rendered the rest of the question.
+sys.setswitchinterval(0.0005)
+
 from django.core.asgi import get_asgi_application  # noqa: E402
 
 django_asgi_app = get_asgi_application()

@@ -11,7 +11,7 @@ import asyncio
 import logging
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
@@ -70,22 +70,25 @@ def record_requested(execution_id: int, session_id: int, payload: dict) -> Clari
 
 @transaction.atomic
 def _create_record(execution_id: int, session_id: int, payload: dict) -> tuple[Clarification, bool]:
-    existing = Clarification.objects.select_related("session").filter(pending_id=payload["pending_id"]).first()
-    if existing is not None:
-        return existing, False
     session = TaskSession.objects.select_for_update().get(pk=session_id)
-    record = Clarification.objects.create(
-        pending_id=payload["pending_id"],
-        session=session,
-        turn=events.current_turn(session),
-        execution_id=execution_id,
-        source=Source.ELICITATION,
-        questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
-        context=payload.get("message") or "",
-        tool_call_id=payload.get("tool_call_id") or "",
-        form_title=payload.get("form_title") or "",
-        form_description=payload.get("form_description") or "",
-    )
+    # Nearly every one is new: the unique pending_id tells one announced again, with no read before
+    # the insert on the way to the overlay.
+    try:
+        with transaction.atomic():
+            record = Clarification.objects.create(
+                pending_id=payload["pending_id"],
+                session=session,
+                turn=events.current_turn(session),
+                execution_id=execution_id,
+                source=Source.ELICITATION,
+                questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
+                context=payload.get("message") or "",
+                tool_call_id=payload.get("tool_call_id") or "",
+                form_title=payload.get("form_title") or "",
+                form_description=payload.get("form_description") or "",
+            )
+    except IntegrityError:
+        return Clarification.objects.select_related("session").get(pending_id=payload["pending_id"]), False
     return record, True
 
 

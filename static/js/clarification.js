@@ -455,13 +455,11 @@
         if (!input.value) sent.value = "";
       });
       refresh(overlay);
-      // Take the keyboard unless the operator is typing somewhere else. In the frame that first
-      // paints the overlay: the layout focusing needs is then the paint's own, not one more.
-      requestAnimationFrame(() => {
-        if (!overlay.isConnected || (document.activeElement && document.activeElement !== document.body)) return;
+      // Take the keyboard unless the operator is typing somewhere else.
+      if (!document.activeElement || document.activeElement === document.body) {
         const first = overlay.querySelector("[data-testid=clarification-option][tabindex='0'], [data-testid=clarification-input]");
         if (first) first.focus({ preventScroll: false });
-      });
+      }
     });
   }
   document.addEventListener("DOMContentLoaded", () => init(document));
