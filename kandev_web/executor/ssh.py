@@ -329,14 +329,17 @@ class SshExecutor:
         self._spawn(self._wait(follower, agentctl, known_code=False))
         return agentctl
 
-    async def tunnel(self, remote_url: str, connection: asyncssh.SSHClientConnection) -> str:
+    async def tunnel(self, remote_url: str, connection: asyncssh.SSHClientConnection | None = None) -> str:
         """A URL on this machine that reaches ``remote_url`` (on the host's loopback) through ``connection``.
 
-        Kept while that agentctl runs: for the streams this process follows.
+        Kept while that agentctl runs: for the streams this process follows,
+        through the connection holding the agentctl's session; with no
+        ``connection``, through any live one.
         """
         port = urlsplit(remote_url).port or 0
         kept = self._tunnels.get(port)
         if kept is None or kept[0].is_closed():
+            connection = connection or await self._any_connection()
             kept = self._tunnels[port] = (connection, await self._forward(remote_url, connection))
         return _local_url(remote_url, kept[1])
 
