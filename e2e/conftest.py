@@ -32,6 +32,9 @@ from .processes import CHROMIUM, CHROMIUM_ARGS, free_port, server_environ, stop_
 
 ROOT = Path(__file__).resolve().parent.parent
 PASSWORD = "e2e-password-123"
+#: How long an agent may take, on a busy machine, from Start to its first question on the page: agentctl
+#: and the agent start, ACP's handshake and turn, the question asked (through MCP, for the ask path).
+AGENT_STARTS_MS = 20_000
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import expect
 
-from .conftest import login
+from .conftest import AGENT_STARTS_MS, login
 from .elicitation_support import agent_said, option, start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
@@ -76,7 +76,7 @@ def test_an_ask_user_question_answer_is_a_frame_on_the_task_socket(browser, serv
     page, traffic = _open(browser, server, "frames-ask")
     start(page, "clarification")
     overlay = page.get_by_test_id("clarification-overlay")
-    expect(overlay).to_be_visible()
+    expect(overlay).to_be_visible(timeout=AGENT_STARTS_MS)
     traffic.posts.clear()
 
     page.get_by_test_id("clarification-option").filter(has_text="SQLite").click()
@@ -92,7 +92,7 @@ def test_skip_is_sent_on_the_socket_with_its_reason(browser, server):
     page, traffic = _open(browser, server, "frames-skip")
     start(page, "elicit-single")
     overlay = page.get_by_test_id("clarification-overlay")
-    expect(overlay).to_be_visible()
+    expect(overlay).to_be_visible(timeout=AGENT_STARTS_MS)
     traffic.posts.clear()
 
     page.get_by_test_id("clarification-skip-reason").fill("Not my call")
@@ -108,7 +108,7 @@ def test_an_answer_that_does_not_fit_is_told_inline_and_can_be_sent_again(browse
     page, traffic = _open(browser, server, "frames-bad")
     start(page, "elicit-single")
     overlay = page.get_by_test_id("clarification-overlay")
-    expect(overlay).to_be_visible()
+    expect(overlay).to_be_visible(timeout=AGENT_STARTS_MS)
     # As a tampered page would send it: an option that is not one of the question's.
     page.evaluate(
         """() => {
@@ -139,7 +139,7 @@ def test_forty_answer_frames_from_two_windows_one_delivery(browser, server):
     other, other_traffic = _open(browser, server, "frames-burst", task_id=task_id)
     start(page, "elicit-single")
     for each in (page, other):
-        expect(each.get_by_test_id("clarification-overlay")).to_be_visible()
+        expect(each.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
     burst = """(choice) => {
         const form = document.querySelector("[data-testid=clarification-form]");
         form.querySelector("input[data-role=selected]").value = choice;

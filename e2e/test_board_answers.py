@@ -8,10 +8,9 @@ the task page open in another tab is told the answer came from the board.
 
 from playwright.sync_api import expect
 
-from .conftest import login, open_task, start_scenario
+from .conftest import AGENT_STARTS_MS, login, open_task, start_scenario
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
-AGENT_STARTS_MS = 20_000
 
 
 def open_board(browser, server, username, board_id):

@@ -11,10 +11,9 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import login, open_task, start_scenario
+from .conftest import AGENT_STARTS_MS, login, open_task, start_scenario
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
-AGENT_STARTS_MS = 20_000
 
 
 def open_inbox(browser, server, username):

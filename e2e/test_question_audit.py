@@ -10,11 +10,10 @@ question says why.
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login
+from .conftest import AGENT_STARTS_MS, login
 from .conftest import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
-AGENT_STARTS_MS = 20_000
 
 
 def two_tabs(browser, server, username):
