@@ -72,6 +72,8 @@ class KeptConnections:
         #: One opening at a time per execution: two requests at once share what it
         #: opens. Weak: a lock lives while a request holds or waits for it.
         self._opening: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
+        #: Failed connections still closing (see ``_discard``).
+        self._closing: set[asyncio.Task[None]] = set()
 
     def holds(self, execution_id: int) -> bool:
         """Whether a connection to this execution's agentctl is kept now."""
@@ -109,6 +111,22 @@ class KeptConnections:
     async def close(self) -> None:
         for execution_id in list(self._kept):
             await self.drop(execution_id)
+        await asyncio.gather(*self._closing)
+
+    def _discard(self, execution_id: int, kept: _Kept) -> None:
+        """Forget a connection that failed at once, and close it meanwhile.
+
+        Closing waits for agentctl's side of the close handshake, up to its
+        timeout (seconds, when the route is what failed): the request sent
+        again must not wait for it.
+        """
+        if self._kept.get(execution_id) is not kept:
+            return
+        del self._kept[execution_id]
+        kept.stop_tasks()
+        closing = asyncio.get_running_loop().create_task(kept.resources.aclose(), name="closing agentctl connection")
+        self._closing.add(closing)
+        closing.add_done_callback(self._closing.discard)
 
     async def _send(
         self, execution_id: int, route: Route, token: str, action: str, payload: Payload, timeout: float
@@ -121,8 +139,7 @@ class KeptConnections:
         try:
             return await kept.client.request(action, payload, timeout=timeout)
         except AgentStreamNotConnected:
-            if self._kept.get(execution_id) is kept:
-                await self.drop(execution_id)
+            self._discard(execution_id, kept)
             raise
         finally:
             kept.in_flight -= 1

@@ -17,7 +17,7 @@ import pytest_asyncio
 from channels.db import database_sync_to_async
 
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
-from kandev_web.agentctl.stream_client import AgentStreamClient
+from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, NotSent
 from kandev_web.agentctl.testing import open_session
 from kandev_web.executor.ssh import SshAgentctl, SshExecutor
 from kandev_web.executor.testing import ssh_test_host
@@ -47,6 +47,10 @@ async def until(condition: Callable[[], bool], timeout: float = 10.0) -> None:
             await asyncio.sleep(0.02)
 
 
+#: A WebSocket close frame (code 1000) as a server sends it, unmasked.
+CLOSE_FRAME = b"\x88\x02\x03\xe8"
+
+
 class Relay:
     """A TCP relay in front of agentctl: what a route between two machines is, and can lose."""
 
@@ -54,6 +58,14 @@ class Relay:
         self._target = urlsplit(target)
         self._writers: list[asyncio.StreamWriter] = []
         self._server: asyncio.Server | None = None
+        #: The client sides of the connections ``hang_up`` left hanging.
+        self._hung: set[asyncio.StreamWriter] = set()
+        #: Set when the client answered a close frame ``hang_up`` sent in agentctl's name.
+        self.client_closing = asyncio.Event()
+        #: Set by ``cut_after_the_next_frame``: the next client frame reaches agentctl, and no answer comes back.
+        self._cutting = False
+        #: How many connections the relay took.
+        self.accepted = 0
         self.url = ""
 
     async def start(self) -> None:
@@ -66,6 +78,21 @@ class Relay:
             writer.close()
         self._writers.clear()
 
+    async def hang_up(self) -> None:
+        """Close the first connection's WebSocket as agentctl would, then relay nothing more on it, keeping it open.
+
+        The client is left closing: it has the close frame, and waits for the
+        TCP connection to end, which it does only after its close timeout.
+        """
+        client = self._writers[0]
+        self._hung.add(client)
+        client.write(CLOSE_FRAME)
+        await client.drain()
+
+    def cut_after_the_next_frame(self) -> None:
+        """Lose the route just after the client's next frame went through: it was written, its answer is lost."""
+        self._cutting = True
+
     async def close(self) -> None:
         await self.break_connections()
         if self._server is not None:
@@ -74,18 +101,27 @@ class Relay:
     async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         up_reader, up_writer = await asyncio.open_connection(self._target.hostname, self._target.port)
         self._writers += [writer, up_writer]
+        self.accepted += 1
 
-        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter, *, from_client: bool) -> None:
             try:
                 while data := await source.read(65536):
+                    if writer in self._hung:
+                        if from_client and data[0] & 0x0F == 0x8:  # the client's close frame
+                            self.client_closing.set()
+                        continue
                     sink.write(data)
+                    if from_client and self._cutting:
+                        self._cutting = False
+                        await self.break_connections()
+                        return
                     await sink.drain()
             except (ConnectionError, OSError):
                 pass
             finally:
                 sink.close()
 
-        await asyncio.gather(pipe(reader, up_writer), pipe(up_reader, writer))
+        await asyncio.gather(pipe(reader, up_writer, from_client=True), pipe(up_reader, writer, from_client=False))
 
 
 @pytest_asyncio.fixture
@@ -145,6 +181,44 @@ async def test_a_connection_broken_between_requests_is_replaced_and_the_next_req
     assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}
     after = accepted(process.pid, process.url) - others
     assert len(after) == 1 and after != before
+    await runner._kept.close()
+    await relay.close()
+
+
+async def test_a_request_on_a_connection_agentctl_was_closing_is_sent_again_on_a_new_one(agentctl):
+    """The kept connection still looks open, but its close began: the request was never written, so it is resent."""
+    process, owner = agentctl
+    relay = Relay(process.url)
+    await relay.start()
+    runner = Runner()
+    endpoint = Endpoint(7, relay.url, process.token)
+    others = accepted(process.pid, process.url)
+    await runner.request(endpoint, "agent.permissions.list", {})
+    hung = accepted(process.pid, process.url) - others
+    await relay.hang_up()
+    await relay.client_closing.wait()
+    async with asyncio.timeout(5):  # not after the hung connection's close timeout (20 s)
+        assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}
+    assert len(accepted(process.pid, process.url) - others - hung) == 1  # a new connection carried it
+    await relay.close()
+    await runner._kept.close()
+
+
+async def test_a_request_whose_answer_was_lost_is_not_sent_again(agentctl):
+    """It reached agentctl, which may have acted on it: an answer sent twice would be refused the second time."""
+    process, owner = agentctl
+    relay = Relay(process.url)
+    await relay.start()
+    runner = Runner()
+    endpoint = Endpoint(7, relay.url, process.token)
+    await runner.request(endpoint, "agent.permissions.list", {})
+    relay.cut_after_the_next_frame()
+    with pytest.raises(AgentStreamNotConnected) as lost:
+        await runner.request(endpoint, "agent.permissions.list", {})
+    assert not isinstance(lost.value, NotSent)
+    assert relay.accepted == 1  # no second connection tried to send it again
+    assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}
+    assert relay.accepted == 2  # the next request has a connection of its own
     await runner._kept.close()
     await relay.close()
 
