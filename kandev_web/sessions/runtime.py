@@ -22,7 +22,7 @@ import os
 import secrets
 import socket
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -439,13 +439,17 @@ class Runner:
             raise AgentStreamNotConnected("the agent has not started yet")
         # Another process owns this stream; a connection this process keeps
         # carries the request, and the notifications it also receives are ignored.
-        via = endpoint.via or await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id)
 
-        def route() -> contextlib.AbstractAsyncContextManager[str]:
+        @contextlib.asynccontextmanager
+        async def route() -> AsyncIterator[str]:
+            # Looked up only when the connection opens: its kept requests skip a database hop.
+            via = endpoint.via or await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id)
             if via is None:
-                return contextlib.nullcontext(endpoint.url)
+                yield endpoint.url
+                return
             # Over SSH: through a tunnel of this process's own, kept as long as the connection.
-            return self._executor(via).transient_tunnel(endpoint.url)
+            async with self._executor(via).transient_tunnel(endpoint.url) as url:
+                yield url
 
         return await self._kept.request(endpoint.execution_id, route, endpoint.token, action, payload, timeout)
 
