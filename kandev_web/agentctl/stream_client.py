@@ -23,6 +23,7 @@ from typing import Self
 
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.protocol import State
 
 from kandev_web.agentctl import envelope
 from kandev_web.agentctl.envelope import BadFrame, ErrorCode, FrameType, Payload
@@ -72,6 +73,14 @@ class AgentStreamNotConnected(StreamError):
     """There is no connection to agentctl right now (or any more)."""
 
     code = "NOT_CONNECTED"
+
+
+class NotSent(AgentStreamNotConnected):
+    """The connection had already closed: the request was never written, so agentctl did nothing with it.
+
+    Unlike a connection that drops after the request went out, this is always
+    safe to send again, on another connection.
+    """
 
 
 _ERRORS_BY_CODE: dict[str, type[StreamError]] = {
@@ -191,12 +200,14 @@ class AgentStreamClient:
         """Send a request and return its response payload.
 
         Raises ``NotFound``, ``ValidationFailed``, ``Conflict`` or another
-        ``StreamError`` for an error answer; ``AgentStreamNotConnected`` when
-        the connection is down or drops before the answer; ``TimeoutError``.
+        ``StreamError`` for an error answer; ``NotSent`` when the connection
+        was down (or closing) before anything was written,
+        ``AgentStreamNotConnected`` when it drops later, before the answer;
+        ``TimeoutError``.
         """
         connection = self._connection
-        if connection is None:
-            raise AgentStreamNotConnected("not connected to agentctl")
+        if connection is None or connection.state is not State.OPEN:
+            raise NotSent("not connected to agentctl")
         request_id = str(uuid.uuid4())
         answer: asyncio.Future[Payload] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = answer
@@ -265,7 +276,8 @@ class AgentStreamClient:
                 return None
             logger.info("reconnected to agentctl")
             return connection
-        logger.warning("gave up reconnecting to agentctl after %d attempts", attempt)
+        if attempt:
+            logger.warning("gave up reconnecting to agentctl after %d attempts", attempt)
         return None
 
     async def _run_hook(self, hook: ReconnectHook) -> None:

@@ -345,7 +345,7 @@ class SshExecutor:
 
     @contextlib.asynccontextmanager
     async def transient_tunnel(self, remote_url: str) -> AsyncIterator[str]:
-        """Like ``tunnel``, closed when the block ends: for one request to an agentctl owned elsewhere."""
+        """Like ``tunnel``, closed when the block ends: under the connection kept to an agentctl owned elsewhere."""
         listener = await self._forward(remote_url, await self._any_connection())
         try:
             yield _local_url(remote_url, listener)

@@ -9,7 +9,8 @@ their request threads) hands it a coroutine with :meth:`Runner.call`.
 An execution started by this process is *owned*: the runner keeps its stream
 connected and applies every notification, exactly once. Any process reaches
 any live execution for requests (prompt, cancel, answers) through its stored
-URL and token, so an operator may be connected to whichever web process.
+URL and token, so an operator may be connected to whichever web process; it
+keeps that connection for its next requests (:mod:`.kept_connections`).
 """
 
 import asyncio
@@ -21,7 +22,7 @@ import os
 import secrets
 import socket
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecut
 from kandev_web.logs import bound
 from kandev_web.secret_box import SecretUnreadable
 
-from . import events
+from . import events, kept_connections
 from .models import secret_box
 
 logger = logging.getLogger(__name__)
@@ -151,7 +152,7 @@ class NotServing(RuntimeError):
 
 
 class Runner:
-    def __init__(self) -> None:
+    def __init__(self, *, kept_idle_seconds: float = kept_connections.IDLE_SECONDS) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._owned: dict[int, AgentStreamClient] = {}
         self._processes: dict[int, AgentctlProcess | RemoteAgentctl | SshAgentctl] = {}
@@ -159,6 +160,8 @@ class Runner:
         #: Adopted executions whose agentctl nobody here can wait on: the
         #: process that started it is gone. Their URL, to check on them.
         self._unwatched: dict[int, str] = {}
+        #: Connections for requests to executions another process owns.
+        self._kept = kept_connections.KeptConnections(kept_idle_seconds)
 
     # The server's loop -----------------------------------------------------
 
@@ -365,6 +368,8 @@ class Runner:
             )
             return
         self._owned[orphan.execution_id] = client
+        # Its owning stream carries this process's requests from now on.
+        await self._kept.drop(orphan.execution_id)
         logger.info("adopted the agent execution %s", orphan.execution_id)
         if followed is not None:
             self._processes[orphan.execution_id] = followed
@@ -432,14 +437,21 @@ class Runner:
             return await client.request(action, payload, timeout=timeout)
         if not endpoint.url:
             raise AgentStreamNotConnected("the agent has not started yet")
-        # Another process owns this stream; a connection of our own carries
-        # the request, and the notifications it also receives are ignored.
-        via = endpoint.via or await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id)
-        if via is None:
-            return await _request_once(endpoint.url, endpoint.token, action, payload, timeout)
-        # Over SSH: through a tunnel of this process's own, for this request only.
-        async with self._executor(via).transient_tunnel(endpoint.url) as url:
-            return await _request_once(url, endpoint.token, action, payload, timeout)
+        # Another process owns this stream; a connection this process keeps
+        # carries the request, and the notifications it also receives are ignored.
+
+        @contextlib.asynccontextmanager
+        async def route() -> AsyncIterator[str]:
+            # Looked up only when the connection opens: its kept requests skip a database hop.
+            via = endpoint.via or await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id)
+            if via is None:
+                yield endpoint.url
+                return
+            # Over SSH: through a tunnel of this process's own, kept as long as the connection.
+            async with self._executor(via).transient_tunnel(endpoint.url) as url:
+                yield url
+
+        return await self._kept.request(endpoint.execution_id, route, endpoint.token, action, payload, timeout)
 
     async def shutdown(self, endpoint: Endpoint) -> None:
         try:
@@ -447,11 +459,6 @@ class Runner:
         except (StreamError, TimeoutError):
             # agentctl is already gone; make sure the process is too.
             await self._stop_process(endpoint.execution_id)
-
-
-async def _request_once(url: str, token: str, action: str, payload: dict, timeout: float):
-    async with AgentStreamClient(url, token, backoff=Backoff(attempts=0)) as transient:
-        return await transient.request(action, payload, timeout=timeout)
 
 
 def executor_client(address: ExecutorAddress | SshAddress) -> ExecutorClient | SshExecutor:
