@@ -10,7 +10,7 @@ import dataclasses
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_task, start_agent, start_scenario, watched_page
+from .conftest import AGENT_STARTS_MS, open_task, start_agent, start_scenario, watched_page
 from .tcp_proxy import TcpProxy
 
 #: An upper bound on coming back once the network is: a retry is at most
@@ -62,18 +62,23 @@ def expect_live(page, live: str, *, timeout: float = 5000) -> None:
     expect(status).to_be_hidden()
 
 
+def ask_while_cut_off(browser, server, proxy, away, live: str, username: str, task_id: int):
+    """Cut ``away`` off, have the agent of ``task_id`` ask a question on a tab that is not, then restore: that tab."""
+    proxy.cut()
+    expect_paused(away, live)
+    here = open_task(browser, server, username, task_id)
+    start_scenario(here, "clarification")
+    expect(here.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
+    return here
+
+
 def test_a_question_asked_while_the_tab_was_cut_off_appears_when_it_is_back(browser, server, proxy, through_proxy):
     task_id = server.create_operator("carol", workspace="Carol's", tasks=True)["task_ids"][0]
     away = open_task(browser, through_proxy, "carol", task_id)
     expect_live(away, "task-live")
     same_document(away)
 
-    proxy.cut()
-    expect_paused(away, "task-live")
-
-    here = open_task(browser, server, "carol", task_id)
-    start_scenario(here, "clarification")
-    expect(here.get_by_test_id("clarification-overlay")).to_be_visible()
+    here = ask_while_cut_off(browser, server, proxy, away, "task-live", "carol", task_id)
     expect(away.get_by_test_id("clarification-overlay")).to_have_count(0)
 
     proxy.restore()
@@ -120,11 +125,7 @@ def test_a_question_asked_while_the_inbox_was_cut_off_is_in_it_and_counted_when_
     expect(inbox.get_by_test_id("inbox-empty")).to_be_visible()
     same_document(inbox)
 
-    proxy.cut()
-    expect_paused(inbox, "inbox-live")
-    here = open_task(browser, server, "gus", task_id)
-    start_scenario(here, "clarification")
-    expect(here.get_by_test_id("clarification-overlay")).to_be_visible()
+    here = ask_while_cut_off(browser, server, proxy, inbox, "inbox-live", "gus", task_id)
 
     proxy.restore()
     waiting = inbox.locator("[data-testid=inbox-item][data-kind=question][data-state=waiting]")

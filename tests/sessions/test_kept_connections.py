@@ -9,6 +9,7 @@ is what agentctl sees: the connections it has accepted and still holds.
 import asyncio
 import sys
 from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import psutil
@@ -136,6 +137,35 @@ async def agentctl() -> AsyncIterator[tuple[AgentctlProcess, AgentStreamClient]]
     await process.stop()
 
 
+@dataclass
+class Relayed:
+    """A non-owning runner reaching ``process`` through ``relay``, and the connections agentctl held before."""
+
+    process: AgentctlProcess
+    relay: Relay
+    runner: Runner
+    endpoint: Endpoint
+    others: set[int]
+
+    async def ask(self) -> dict:
+        return await self.runner.request(self.endpoint, "agent.permissions.list", {})
+
+    def held(self) -> set[int]:
+        """The connections agentctl holds that the runner opened."""
+        return accepted(self.process.pid, self.process.url) - self.others
+
+
+@pytest_asyncio.fixture
+async def relayed(agentctl) -> AsyncIterator[Relayed]:
+    process, _owner = agentctl
+    relay = Relay(process.url)
+    await relay.start()
+    runner = Runner()
+    yield Relayed(process, relay, runner, Endpoint(7, relay.url, process.token), accepted(process.pid, process.url))
+    await runner._kept.close()
+    await relay.close()
+
+
 @database_sync_to_async
 def an_execution(task, url: str, token: str) -> tuple[int, int]:
     """A running session's execution at ``url``: (its id, its session's)."""
@@ -167,60 +197,37 @@ async def test_two_requests_at_once_share_the_connection_and_both_get_their_answ
     await runner._kept.close()
 
 
-async def test_a_connection_broken_between_requests_is_replaced_and_the_next_request_succeeds(agentctl):
-    process, owner = agentctl
-    relay = Relay(process.url)
-    await relay.start()
-    runner = Runner()
-    endpoint = Endpoint(7, relay.url, process.token)
-    others = accepted(process.pid, process.url)
-    await runner.request(endpoint, "agent.permissions.list", {})
-    before = accepted(process.pid, process.url) - others
-    await relay.break_connections()
-    await until(lambda: not accepted(process.pid, process.url) - others)
-    assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}
-    after = accepted(process.pid, process.url) - others
+async def test_a_connection_broken_between_requests_is_replaced_and_the_next_request_succeeds(relayed):
+    await relayed.ask()
+    before = relayed.held()
+    await relayed.relay.break_connections()
+    await until(lambda: not relayed.held())
+    assert await relayed.ask() == {"pending": []}
+    after = relayed.held()
     assert len(after) == 1 and after != before
-    await runner._kept.close()
-    await relay.close()
 
 
-async def test_a_request_on_a_connection_agentctl_was_closing_is_sent_again_on_a_new_one(agentctl):
+async def test_a_request_on_a_connection_agentctl_was_closing_is_sent_again_on_a_new_one(relayed):
     """The kept connection still looks open, but its close began: the request was never written, so it is resent."""
-    process, owner = agentctl
-    relay = Relay(process.url)
-    await relay.start()
-    runner = Runner()
-    endpoint = Endpoint(7, relay.url, process.token)
-    others = accepted(process.pid, process.url)
-    await runner.request(endpoint, "agent.permissions.list", {})
-    hung = accepted(process.pid, process.url) - others
-    await relay.hang_up()
-    await relay.client_closing.wait()
+    await relayed.ask()
+    hung = relayed.held()
+    await relayed.relay.hang_up()
+    await relayed.relay.client_closing.wait()
     async with asyncio.timeout(5):  # not after the hung connection's close timeout (20 s)
-        assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}
-    assert len(accepted(process.pid, process.url) - others - hung) == 1  # a new connection carried it
-    await relay.close()
-    await runner._kept.close()
+        assert await relayed.ask() == {"pending": []}
+    assert len(relayed.held() - hung) == 1  # a new connection carried it
 
 
-async def test_a_request_whose_answer_was_lost_is_not_sent_again(agentctl):
+async def test_a_request_whose_answer_was_lost_is_not_sent_again(relayed):
     """It reached agentctl, which may have acted on it: an answer sent twice would be refused the second time."""
-    process, owner = agentctl
-    relay = Relay(process.url)
-    await relay.start()
-    runner = Runner()
-    endpoint = Endpoint(7, relay.url, process.token)
-    await runner.request(endpoint, "agent.permissions.list", {})
-    relay.cut_after_the_next_frame()
+    await relayed.ask()
+    relayed.relay.cut_after_the_next_frame()
     with pytest.raises(AgentStreamNotConnected) as lost:
-        await runner.request(endpoint, "agent.permissions.list", {})
+        await relayed.ask()
     assert not isinstance(lost.value, NotSent)
-    assert relay.accepted == 1  # no second connection tried to send it again
-    assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}
-    assert relay.accepted == 2  # the next request has a connection of its own
-    await runner._kept.close()
-    await relay.close()
+    assert relayed.relay.accepted == 1  # no second connection tried to send it again
+    assert await relayed.ask() == {"pending": []}
+    assert relayed.relay.accepted == 2  # the next request has a connection of its own
 
 
 async def test_an_idle_kept_connection_is_closed_after_the_idle_time(agentctl):
