@@ -386,7 +386,11 @@ class ElicitationStack:
             f"() => performance.timeOrigin + performance.now() - window.__bench.lastFrame > {QUIET_MS}"
         )
         submit_answer(page, pending_id, "Blue")
-        read = self.record.wait_for(lambda e: e["event"] == "read" and e["id"] == written["id"], timeout=timeout)
+        try:
+            read = self.record.wait_for(lambda e: e["event"] == "read" and e["id"] == written["id"], timeout=timeout)
+        except TimeoutError:
+            told = page.evaluate("(id) => window.__benchMarks(id)", pending_id).get("status")
+            raise TimeoutError(f"the agent never read answer {index}; the page was told {told!r}") from None
         page.wait_for_selector(scope, state="detached", timeout=timeout * 1000)
         marks = page.evaluate("(id) => window.__benchMarks(id)", pending_id)
         deadline = time.monotonic() + 5
