@@ -8,6 +8,11 @@ class FakeRunner:
 
     def __init__(self, answer):
         self.sent, self.answer = [], answer
+        #: The endpoints a page opened a connection to ahead of an answer (``Runner.reach``).
+        self.reached = []
+
+    async def reach(self, endpoint):
+        self.reached.append(endpoint)
 
     async def request(self, endpoint, action, payload, timeout=None):
         self.sent.append((action, payload))

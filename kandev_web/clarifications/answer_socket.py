@@ -18,7 +18,7 @@ from django.utils.translation import gettext as _
 
 from kandev_web.db import database_sync_to_async
 
-from . import answer_frames, answering
+from . import answer_frames, answering, elicitations
 from .delivery import Outcome
 from .models import Clarification, Surface
 from .settlement import Answerer, describe, ending_of_record, tab_id
@@ -36,6 +36,8 @@ class AnswerSocket:
     #: Questions announced to this page, read for answering ahead of the operator's Submit;
     #: dropped when the question or the agent may have changed since.
     _read_ahead: dict[str, asyncio.Task]
+    #: Connections to those questions' agentctls being opened meanwhile (``read_ahead``).
+    _reaching: set[asyncio.Task]
 
     #: Questions this page was told the end of, and those its own answers are on their way to.
     _told: set[str]
@@ -43,7 +45,7 @@ class AnswerSocket:
 
     async def connect(self):
         self._answers, self._told, self._in_flight = set(), set(), collections.Counter()
-        self._read_ahead = {}
+        self._read_ahead, self._reaching = {}, set()
         #: Left on the questions this page answers, so every page can tell "this tab" from another.
         self.tab = tab_id(self.channel_name)
         await super().connect()
@@ -65,8 +67,20 @@ class AnswerSocket:
             return None
 
     def read_ahead(self, pending_id: str) -> None:
-        """Read the question while the operator reads it: their Submit then goes out without a database read."""
-        self._read_ahead[pending_id] = asyncio.create_task(self._question_or_none(pending_id))
+        """Read the question while the operator reads it: their Submit then goes out without a database read.
+
+        Then, when another process holds its agent's stream, this one opens
+        the connection the answer will go through; Submit does not wait for it.
+        """
+        question = self._read_ahead[pending_id] = asyncio.create_task(self._question_or_none(pending_id))
+        reaching = asyncio.create_task(self._reach_agent_of(question))
+        self._reaching.add(reaching)
+        reaching.add_done_callback(self._reaching.discard)
+
+    async def _reach_agent_of(self, question: asyncio.Task) -> None:
+        record = await question
+        if record is not None:
+            await elicitations.reach_agent(record)
 
     async def _answerable(self, pending_id):
         """The question to answer: read ahead when it was announced here, else now; the viewer's access checked.

@@ -178,6 +178,13 @@ def _live_execution(record: Clarification) -> AgentExecution | None:
     return execution
 
 
+async def reach_agent(record: Clarification) -> None:
+    """Ahead of an answer to ``record``, open this process's connection to its agentctl (``Runner.reach``)."""
+    execution = _live_execution(record) if record.source == Source.ELICITATION else None
+    if execution is not None:
+        await runner.reach(Endpoint(execution.pk, execution.url, execution.token))
+
+
 async def forward(
     record: Clarification,
     *,

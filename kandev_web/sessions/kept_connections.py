@@ -100,6 +100,14 @@ class KeptConnections:
             logger.info("a kept connection to agentctl had closed; sending on a new one")
             return await self._send(execution_id, route, token, action, payload, timeout)
 
+    async def open(self, execution_id: int, route: Route, token: str) -> None:
+        """Open the execution's connection ahead of its first request; closed after the idle time if none comes."""
+        kept = await self._connection(execution_id, route, token)
+        if kept.in_flight == 0 and kept.idle is None:
+            kept.idle = asyncio.get_running_loop().create_task(
+                self._drop_when_idle(execution_id, kept), name="kept agentctl connection idle"
+            )
+
     async def drop(self, execution_id: int) -> None:
         """Close the execution's kept connection, if any (requests in flight on it fail)."""
         kept = self._kept.pop(execution_id, None)

@@ -439,7 +439,26 @@ class Runner:
             raise AgentStreamNotConnected("the agent has not started yet")
         # Another process owns this stream; a connection this process keeps
         # carries the request, and the notifications it also receives are ignored.
+        return await self._kept.request(
+            endpoint.execution_id, self._route(endpoint), endpoint.token, action, payload, timeout
+        )
 
+    async def reach(self, endpoint: Endpoint) -> None:
+        """Open the connection a request to an agentctl owned elsewhere will need, before it is needed.
+
+        For a question shown here whose agent's stream another process holds:
+        the first answer from here then skips the SSH tunnel and the
+        handshake. A connection that cannot be opened now is left to the
+        request, which says why.
+        """
+        if endpoint.execution_id in self._owned or not endpoint.url or self._kept.holds(endpoint.execution_id):
+            return
+        try:
+            await self._kept.open(endpoint.execution_id, self._route(endpoint), endpoint.token)
+        except (StreamError, SshError, OSError) as error:
+            logger.info("no connection to agentctl %s ahead of a request: %s", endpoint.execution_id, error)
+
+    def _route(self, endpoint: Endpoint):
         @contextlib.asynccontextmanager
         async def route() -> AsyncIterator[str]:
             # Looked up only when the connection opens: its kept requests skip a database hop.
@@ -451,7 +470,7 @@ class Runner:
             async with self._executor(via).transient_tunnel(endpoint.url) as url:
                 yield url
 
-        return await self._kept.request(endpoint.execution_id, route, endpoint.token, action, payload, timeout)
+        return route
 
     async def shutdown(self, endpoint: Endpoint) -> None:
         try:

@@ -7,6 +7,7 @@ is what agentctl sees: the connections it has accepted and still holds.
 """
 
 import asyncio
+import socket
 import sys
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -238,6 +239,34 @@ async def test_an_idle_kept_connection_is_closed_after_the_idle_time(agentctl):
     assert len(accepted(process.pid, process.url) - others) == 1
     await until(lambda: not accepted(process.pid, process.url) - others)
     assert accepted(process.pid, process.url) == others  # the owner's stream is untouched
+
+
+async def test_a_connection_opened_ahead_carries_the_first_request(relayed):
+    """A question shown here whose stream another process holds: the connection is opened before Submit."""
+    await relayed.runner.reach(relayed.endpoint)
+    assert relayed.relay.accepted == 1 and len(relayed.held()) == 1
+    assert await relayed.ask() == {"pending": []}
+    assert relayed.relay.accepted == 1  # the answer found it open
+
+
+async def test_a_connection_opened_ahead_and_not_used_is_closed_after_the_idle_time(agentctl):
+    process, owner = agentctl
+    others = accepted(process.pid, process.url)
+    runner = Runner(kept_idle_seconds=0.5)
+    await runner.reach(Endpoint(7, process.url, process.token))
+    assert len(accepted(process.pid, process.url) - others) == 1
+    await until(lambda: not accepted(process.pid, process.url) - others)
+
+
+async def test_an_agentctl_that_cannot_be_reached_ahead_is_left_to_the_request():
+    with socket.socket() as unused:
+        unused.bind(("127.0.0.1", 0))
+        url = f"ws://127.0.0.1:{unused.getsockname()[1]}/agent/stream"
+    runner = Runner()
+    endpoint = Endpoint(7, url, "token")
+    await runner.reach(endpoint)  # nothing to say yet: no one asked for anything
+    with pytest.raises(AgentStreamNotConnected):
+        await runner.request(endpoint, "agent.permissions.list", {})
 
 
 async def test_a_kept_connection_ends_when_agentctl_does():

@@ -6,6 +6,7 @@ through the same answer service as the HTTP endpoint, and its outcome comes
 back as the overlay's outcome marker.
 """
 
+import asyncio
 import json
 
 import pytest
@@ -248,6 +249,26 @@ async def test_a_submit_for_a_question_the_page_was_shown_goes_to_agentctl_even_
     await communicator.send_to(text_data=_answer(record, action="submit", **{"answer-question_0-option": "Red"}))
     assert 'data-outcome="already_settled"' in await _reply(communicator, OUTCOME)
     assert [payload["pending_id"] for _, payload in fake.sent] == [record.pending_id]
+    await communicator.disconnect()
+
+
+async def test_a_page_shown_an_elicitation_reaches_its_agentctl_before_the_operator_answers(fake_agentctl):
+    """The answer's connection is opened while the operator reads (``Runner.reach``), and the answer then uses it."""
+    mine, _, cookie = await two_running_tasks()
+    fake = fake_agentctl({"success": True, "action": "accept", "content": {"question_0": "Blue"}})
+    communicator = await _open(mine, cookie)
+    await communicator.receive_output(timeout=20)
+    record = await _elicit(mine)
+    await _reply(communicator, 'data-testid="clarification-overlay"')
+    async with asyncio.timeout(10):
+        while not fake.reached:
+            await asyncio.sleep(0.01)
+    execution = await database_sync_to_async(lambda: Clarification.objects.get(pk=record.pk).execution)()
+    assert [(e.execution_id, e.url, e.token) for e in fake.reached] == [(execution.pk, execution.url, execution.token)]
+    assert fake.sent == []  # nothing is sent before the operator answers
+    await communicator.send_to(text_data=_answer(record, **{"answer-question_0-option": ["Blue"]}))
+    assert 'data-outcome="delivered"' in await _reply(communicator, OUTCOME)
+    assert [action for action, _ in fake.sent] == ["agent.elicitations.respond"]
     await communicator.disconnect()
 
 
