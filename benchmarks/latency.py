@@ -59,6 +59,7 @@ def figures(
     return base, floor, {
         "create_to_overlay": summary("(a) create -> overlay in DOM", "create_to_overlay"),
         "create_to_frame": summary("    create -> next animation frame", "create_to_frame"),
+        "create_to_rendered": summary("    create -> that frame rendered", "create_to_rendered"),
         "create_to_ws": summary("    create -> WS frame reached page", "create_to_ws"),
         "submit_to_read": summary("(b) Submit click -> ACP answer read", "submit_to_read"),
         "click_to_send": summary("    click -> answer frame sent", "click_to_send"),
@@ -161,6 +162,13 @@ def trace_breakdown(cycles, trace_path: Path) -> dict:
         overlay_out = first("ws", handled or c.t_written, lambda d: d["overlay"])
         add("agent write -> runner applies elicitation.requested", c.t_written, applied)
         rendering = first("overlay>", applied or c.t_written)
+        handling = first("handler>", applied or c.t_written)
+        recording = first("record>", handling or c.t_written)
+        recorded = first("record<", recording or c.t_written)
+        add("runner applies -> its thread runs the handler", applied, handling)
+        add("handler runs -> record transaction starts", handling, recording)
+        add("record transaction (insert, commit)", recording, recorded)
+        add("record committed -> overlay rendering starts", recorded, rendering)
         add("runner applies -> record committed", applied, rendering)
         add("overlay rendered (query + template)", rendering, first("overlay<", rendering or c.t_written))
         add("runner applies -> overlay queued", applied, sent)
@@ -170,7 +178,10 @@ def trace_breakdown(cycles, trace_path: Path) -> dict:
         add("handler runs -> overlay frame written to the socket", handled, overlay_out)
         received = first("receive>", c.t_click)
         forwarded = first("forward>", c.t_click)
+        arrived = first("frame-in>", c.t_click)
         add("Submit click -> TaskConsumer.receive starts", c.t_click, received)
+        add("Submit click -> the server reads the answer's frame", c.t_click, arrived)
+        add("the server reads the frame -> TaskConsumer.receive starts", arrived, received)
         add("receive starts -> forward() starts", received, forwarded)
         add("forward() starts -> agent reads the answer", forwarded, c.t_read)
         add("agent reads the answer -> forward() returns", c.t_read, first("forward<", c.t_read))

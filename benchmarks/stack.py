@@ -66,8 +66,15 @@ INSTRUMENT_JS = r"""
     for (const el of found) {
       const id = el.dataset.pendingId;
       if (id && !(id in B.overlays)) {
-        const mark = B.overlays[id] = {dom: t, frame: null};
-        requestAnimationFrame(() => { mark.frame = now(); });
+        const mark = B.overlays[id] = {dom: t, frame: null, rendered: null};
+        // The next frame's callbacks start, then its style, layout and paint run in the same task:
+        // a message posted from the callback is handled after them.
+        requestAnimationFrame(() => {
+          mark.frame = now();
+          const channel = new MessageChannel();
+          channel.port1.onmessage = () => { mark.rendered = now(); };
+          channel.port2.postMessage(null);
+        });
       }
     }
   }
@@ -112,7 +119,8 @@ INSTRUMENT_JS = r"""
     if (id && !(id in B.clicks)) B.clicks[id] = now();
   }, true);
   window.__benchMarks = (id) => ({
-    dom: (B.overlays[id] || {}).dom, frame: (B.overlays[id] || {}).frame, ws: B.frames[id],
+    dom: (B.overlays[id] || {}).dom, frame: (B.overlays[id] || {}).frame, rendered: (B.overlays[id] || {}).rendered,
+    ws: B.frames[id],
     click: B.clicks[id], send: B.sends[id], answer: (B.answers[id] || {}).t, status: (B.answers[id] || {}).status,
   });
 })();
@@ -125,6 +133,7 @@ class Cycle:
     t_start: float  # time.time() when the agent was told to ask
     create_to_overlay: float  # ms: elicitation/create written -> overlay in the DOM
     create_to_frame: float  # ms: ... -> first animation frame after that
+    create_to_rendered: float  # ms: ... -> that frame's style, layout and paint done on the page's main thread
     create_to_ws: float  # ms: ... -> WebSocket frame with the overlay arrived in the page
     submit_to_read: float  # ms: Submit click -> ACP answer read by the agent
     click_to_send: float  # ms: Submit click -> the answer's frame leaves on the task socket
@@ -408,6 +417,7 @@ class ElicitationStack:
             t_start=t_start,
             create_to_overlay=wall("dom") - t_written,
             create_to_frame=wall("frame") - t_written,
+            create_to_rendered=wall("rendered") - t_written,
             create_to_ws=wall("ws") - t_written,
             submit_to_read=t_read - wall("click"),
             click_to_send=marks["send"] - marks["click"] if marks.get("send") else float("nan"),

@@ -75,7 +75,9 @@ def _wrap_async(owner, attribute: str, label: str, detail=lambda *a, **k: None) 
 
 
 def _wrap_sync(owner, attribute: str, label: str) -> None:
-    original = getattr(owner, attribute)
+    """Probe a function of a module or class (``owner``), or an entry of a mapping (``owner`` a dict)."""
+    mapping = isinstance(owner, dict)
+    original = owner[attribute] if mapping else getattr(owner, attribute)
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
@@ -85,7 +87,10 @@ def _wrap_sync(owner, attribute: str, label: str) -> None:
         finally:
             probe(f"{label}<")
 
-    setattr(owner, attribute, wrapper)
+    if mapping:
+        owner[attribute] = wrapper
+    else:
+        setattr(owner, attribute, wrapper)
 
 
 def install_probes() -> None:
@@ -96,6 +101,8 @@ def install_probes() -> None:
 
     _wrap_async(runtime.Runner, "_apply", "apply", lambda self, ref, action, payload: action)
     _wrap_sync(overlay, "render", "overlay")
+    _wrap_sync(elicitations, "_create_record", "record")
+    _wrap_sync(runtime.NOTIFICATION_HANDLERS, "elicitation.requested", "handler")
 
     def send_after_commit(group, event):
         from django.db import transaction
@@ -122,6 +129,9 @@ def install_probes() -> None:
         return await original_send(self, text_data=text_data, bytes_data=bytes_data, close=close)
 
     live_consumer.LiveConsumer.send = send
+    from daphne.ws_protocol import WebSocketProtocol
+
+    _wrap_sync(WebSocketProtocol, "onMessage", "frame-in")
     _wrap_async(TaskConsumer, "receive", "receive", lambda self, text_data=None, bytes_data=None: "frame")
     _wrap_async(elicitations, "forward", "forward", lambda record, **answer: record.pending_id)
 

@@ -12,6 +12,7 @@ import logging
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
@@ -61,24 +62,36 @@ def record_requested(execution_id: int, session_id: int, payload: dict) -> Clari
     Two transactions: the record, which makes the question answerable and is
     shown at once (``records.show_overlay``), then the rest of what it brings.
     """
-    record, created = _create_record(execution_id, session_id, payload)
+    record, created, alone = _create_record(execution_id, session_id, payload)
     if created:
-        records.show_overlay(record)
+        records.show_overlay(record, pending=[record] if alone else None)
     records.announce(record)
     return record if created else None
 
 
 @transaction.atomic
-def _create_record(execution_id: int, session_id: int, payload: dict) -> tuple[Clarification, bool]:
-    session = TaskSession.objects.select_for_update().get(pk=session_id)
-    # Nearly every one is new: the unique pending_id tells one announced again, with no read before
-    # the insert on the way to the overlay.
+def _create_record(execution_id: int, session_id: int, payload: dict) -> tuple[Clarification, bool, bool]:
+    """The record, whether it is new, and whether it is its task's only pending question.
+
+    On the way to the overlay every statement counts: one read brings the
+    session (locked), its turn, its agent's name and whether the task waits on
+    anything else; the unique ``pending_id`` tells a question announced again,
+    with no read before the insert.
+    """
+    others = Clarification.objects.filter(session__task=OuterRef("task"), status=Status.PENDING)
+    session = (
+        TaskSession.objects.select_for_update(of=("self",))
+        .select_related("agent_profile")
+        .with_current_turn()
+        .annotate(others_pending=Exists(others))
+        .get(pk=session_id)
+    )
     try:
         with transaction.atomic():
             record = Clarification.objects.create(
                 pending_id=payload["pending_id"],
                 session=session,
-                turn=events.current_turn(session),
+                turn_id=session.current_turn_id,
                 execution_id=execution_id,
                 source=Source.ELICITATION,
                 questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
@@ -88,8 +101,8 @@ def _create_record(execution_id: int, session_id: int, payload: dict) -> tuple[C
                 form_description=payload.get("form_description") or "",
             )
     except IntegrityError:
-        return Clarification.objects.select_related("session").get(pending_id=payload["pending_id"]), False
-    return record, True
+        return Clarification.objects.select_related("session").get(pending_id=payload["pending_id"]), False, False
+    return record, True, not session.others_pending
 
 
 @transaction.atomic

@@ -36,15 +36,18 @@ def _question_metadata(record: Clarification, index: int, question: dict) -> dic
     }
 
 
-def show_overlay(record: Clarification) -> None:
+def show_overlay(record: Clarification, *, pending: list[Clarification] | None = None) -> None:
     """Put a newly committed ``record`` in front of every open view of its task, before anything else about it.
 
     Called once the record is committed, so an operator can answer what they
     see; the timeline rows, icon and notification follow (:func:`announce`).
+    ``pending`` is the task's pending questions when the caller knows them
+    already (``overlay.pending_for_task``): read here otherwise.
     """
     task_id = record.session.task_id
-    # Once in each language, each sent as soon as it is rendered: one query for all of them.
-    pending = overlay.pending_for_task(task_id)
+    # Once in each language, each sent as soon as it is rendered: one read for all of them.
+    if pending is None:
+        pending = overlay.pending_for_task(task_id)
     for language, html in live.in_every_language(lambda: overlay.render(task_id, pending)):
         live.question_asked(task_id, record.pending_id, language, html)
     # Then every inbox, before the timeline rows and the rest: its item, as every member sees it.

@@ -387,6 +387,11 @@ class TaskSessionQuerySet(models.QuerySet):
     def for_user(self, user):
         return self.filter(task__board__workspace__members=user)
 
+    def with_current_turn(self):
+        """Each session's newest turn as ``current_turn_id`` (``None`` before the first), read with the session."""
+        newest = Turn.objects.filter(session=models.OuterRef("pk")).order_by("-started_at", "-pk").values("pk")[:1]
+        return self.annotate(current_turn_id=models.Subquery(newest))
+
 
 class TaskSession(models.Model):
     task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="sessions")

@@ -455,11 +455,18 @@
         if (!input.value) sent.value = "";
       });
       refresh(overlay);
-      // Take the keyboard unless the operator is typing somewhere else.
-      if (!document.activeElement || document.activeElement === document.body) {
-        const first = overlay.querySelector("[data-testid=clarification-option][tabindex='0'], [data-testid=clarification-input]");
-        if (first) first.focus({ preventScroll: false });
-      }
+      takeKeyboard(overlay);
+    });
+  }
+
+  // Take the keyboard unless the operator is typing somewhere else. At the next
+  // frame, not in the swap: focusing lays the page out, which that frame does
+  // anyway, so the overlay is in the page sooner and painted no later.
+  function takeKeyboard(overlay) {
+    requestAnimationFrame(() => {
+      if (!overlay.isConnected || (document.activeElement && document.activeElement !== document.body)) return;
+      const first = overlay.querySelector("[data-testid=clarification-option][tabindex='0'], [data-testid=clarification-input]");
+      if (first) first.focus({ preventScroll: false });
     });
   }
   document.addEventListener("DOMContentLoaded", () => init(document));

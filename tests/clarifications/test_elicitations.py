@@ -1,5 +1,7 @@
 """Elicitation-backed clarifications in the web app: mirroring agentctl, and the answer fork."""
 
+import re
+
 import pytest
 from asgiref.sync import async_to_sync
 from django.test import Client
@@ -11,9 +13,20 @@ from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.clarifications.settlement import Answerer
 from kandev_web.clarifications.templatetags.clarifications import answer_text
 from kandev_web.notifications.models import Delivery
-from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import (
+    AgentExecution,
+    AgentProfile,
+    Message,
+    MessageType,
+    SessionState,
+    TaskSession,
+    Turn,
+)
 from kandev_web.sessions.pending import pending_actions
 from tests.fake_agentctl import FakeRunner
+
+#: The record's one read (a locked session with a subquery and an EXISTS) is PostgreSQL's business too.
+pytestmark = pytest.mark.postgres
 
 REQUESTED = {
     "pending_id": "7d3c9a52-0000-4000-8000-000000000001",
@@ -300,3 +313,43 @@ def test_a_withdrawal_is_announced_at_once(execution, notices):
     record = requested(execution)
     elicitations.record_settled({"pending_id": record.pending_id, "outcome": "cancelled", "reason": "turn_cancelled"})
     assert notices == [(record.pending_id, "turn_cancelled")]
+
+
+@pytest.fixture
+def overlays_sent(monkeypatch):
+    """The overlays sent to the task's pages as questions are asked, as (pending id, language, html)."""
+    sent = []
+    monkeypatch.setattr(
+        "kandev_web.clarifications.records.live.question_asked",
+        lambda task_id, pending_id, language, html: sent.append((pending_id, language, html)),
+    )
+    return sent
+
+
+def shown_with(sent, pending_id):
+    """The questions shown (their pending ids, in order) by the English overlay sent when ``pending_id`` was asked."""
+    (html,) = [html for asked, language, html in sent if asked == pending_id and language == "en"]
+    return re.findall(r'data-testid="clarification-overlay"\s+data-pending-id="([^"]+)"', html)
+
+
+def test_a_first_question_s_overlay_names_its_agent_and_shows_only_it(execution, overlays_sent):
+    workspace = execution.session.task.board.workspace
+    profile = AgentProfile.objects.create(workspace=workspace, name="Claude", command=["claude"])
+    TaskSession.objects.filter(pk=execution.session_id).update(agent_profile=profile)
+    record = requested(execution)
+    assert shown_with(overlays_sent, record.pending_id) == [record.pending_id]
+    assert "Claude asks" in overlays_sent[0][2]
+    assert record.turn == Turn.objects.get(session=execution.session_id)
+
+
+def test_a_question_asked_while_another_waits_shows_both_the_older_first(execution, overlays_sent):
+    first = requested(execution)
+    second = requested(execution, pending_id="7d3c9a52-0000-4000-8000-000000000002")
+    assert shown_with(overlays_sent, second.pending_id) == [first.pending_id, second.pending_id]
+
+
+def test_a_question_after_the_other_was_answered_shows_only_itself(execution, overlays_sent):
+    first = requested(execution)
+    elicitations.record_settled({"pending_id": first.pending_id, "outcome": "accepted", "reason": "operator"})
+    second = requested(execution, pending_id="7d3c9a52-0000-4000-8000-000000000003")
+    assert shown_with(overlays_sent, second.pending_id) == [second.pending_id]
