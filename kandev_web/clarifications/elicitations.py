@@ -69,15 +69,20 @@ def record_requested(execution_id: int, session_id: int, payload: dict) -> Clari
     return record if created else None
 
 
-@transaction.atomic
 def _create_record(execution_id: int, session_id: int, payload: dict) -> tuple[Clarification, bool, bool]:
-    """The record, whether it is new, and whether it is its task's only pending question.
+    """The record, whether it is new, and whether it is its task's only pending question."""
+    try:
+        record, alone = _insert_record(execution_id, session_id, payload)
+    except IntegrityError:
+        # Announced again (after a reconnect): the unique pending_id says so, with no read before the insert.
+        return Clarification.objects.select_related("session").get(pending_id=payload["pending_id"]), False, False
+    return record, True, alone
 
-    On the way to the overlay every statement counts: one read brings the
-    session (locked), its turn, its agent's name and whether the task waits on
-    anything else; the unique ``pending_id`` tells a question announced again,
-    with no read before the insert.
-    """
+
+@transaction.atomic
+def _insert_record(execution_id: int, session_id: int, payload: dict) -> tuple[Clarification, bool]:
+    """On the way to the overlay every statement counts: one read brings the session (locked), its turn, its
+    agent's name and whether the task waits on anything else, then the insert; no savepoint."""
     others = Clarification.objects.filter(session__task=OuterRef("task"), status=Status.PENDING)
     session = (
         TaskSession.objects.select_for_update(of=("self",))
@@ -86,23 +91,19 @@ def _create_record(execution_id: int, session_id: int, payload: dict) -> tuple[C
         .annotate(others_pending=Exists(others))
         .get(pk=session_id)
     )
-    try:
-        with transaction.atomic():
-            record = Clarification.objects.create(
-                pending_id=payload["pending_id"],
-                session=session,
-                turn_id=session.current_turn_id,
-                execution_id=execution_id,
-                source=Source.ELICITATION,
-                questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
-                context=payload.get("message") or "",
-                tool_call_id=payload.get("tool_call_id") or "",
-                form_title=payload.get("form_title") or "",
-                form_description=payload.get("form_description") or "",
-            )
-    except IntegrityError:
-        return Clarification.objects.select_related("session").get(pending_id=payload["pending_id"]), False, False
-    return record, True, not session.others_pending
+    record = Clarification.objects.create(
+        pending_id=payload["pending_id"],
+        session=session,
+        turn_id=session.current_turn_id,
+        execution_id=execution_id,
+        source=Source.ELICITATION,
+        questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
+        context=payload.get("message") or "",
+        tool_call_id=payload.get("tool_call_id") or "",
+        form_title=payload.get("form_title") or "",
+        form_description=payload.get("form_description") or "",
+    )
+    return record, not session.others_pending
 
 
 @transaction.atomic
