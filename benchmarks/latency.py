@@ -231,6 +231,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--extra-sockets", type=int, default=0, help="more task pages open on the same task, each with its socket"
     )
+    parser.add_argument(
+        "--extra-as",
+        choices=("windows", "sockets"),
+        default="windows",
+        help="the extra pages as browser windows (the default), or as bare sockets from a process of their own "
+        "(what they cost the server, apart from what more windows cost the browser on the same cores)",
+    )
     profiles.add_profile_option(parser)
     args = parser.parse_args(argv)
     if args.floor_per_run < 1:
@@ -255,10 +262,18 @@ def main(argv: list[str] | None = None) -> int:
     ) as stack, FrameworkFloor(
         directory, stack.browser, redis_url=stack.services.redis_url if stack.services else None
     ) as floor:
-        stack.open_extra_pages(args.extra_sockets)
-        print(f"   stack up in {time.monotonic() - started:.1f} s, {args.extra_sockets} extra task pages open; "
+        if args.extra_as == "sockets":
+            stack.open_extra_sockets(args.extra_sockets)
+        else:
+            stack.open_extra_pages(args.extra_sockets)
+        print(f"   stack up in {time.monotonic() - started:.1f} s, {args.extra_sockets} extra task pages open "
+              f"(as {args.extra_as}); "
               f"RSS KiB {stack.process_rss()}")
+        open_sockets = stack.open_sockets()
+        print(f"   live sockets open on the page's process: {open_sockets}")
         placement = {
+            "extra_as": args.extra_as,
+            "open_sockets": open_sockets,
             "stream_held_by": stack.server.url,
             "page_on": stack.page_server.url,
             "agentctl_started_by": [name for pid in stack.agentctl_pids() for name in support.ancestors(pid)[:3]],

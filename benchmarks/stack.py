@@ -34,7 +34,11 @@ to the agent's clock with that offset.
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
 import time
+import urllib.request
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -47,6 +51,9 @@ from .bench_agent import CONTROL_VAR, RECORD_VAR
 PROFILE_NAME = "Bench agent"
 WORKSPACE = "Bench"
 EXECUTOR_NAME = "bench-ssh"
+
+#: The bearer token the benchmark's server takes for ``/metrics`` (its open sockets).
+METRICS_TOKEN = "bench-metrics"
 
 #: How long the page must have received nothing before Submit is clicked.
 QUIET_MS = 50
@@ -235,7 +242,7 @@ class ElicitationStack:
     def _start(self) -> None:
         from playwright.sync_api import sync_playwright
 
-        extra = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
+        extra = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_METRICS_TOKEN": METRICS_TOKEN}
         if self.trace_path:
             extra["KANDEV_BENCH_TRACE"] = str(self.trace_path)
         if self.patches:
@@ -336,6 +343,40 @@ class ElicitationStack:
             page = self.browser.new_context(storage_state=login).new_page()
             page.goto(f"{self.page_server.url}/tasks/{self.task_id}/")
             page.wait_for_selector("[data-testid=task-live][data-live=connected]")
+
+    def open_extra_sockets(self, count: int) -> None:
+        """``count`` more live sockets on the same task page, each as a page's, from a process of its own.
+
+        The server does for each what it does for a window's (the catch-up,
+        every event rendered and sent); nothing renders what they receive, so
+        the figures show what the sockets cost the server, apart from what
+        more windows cost the browser on the same cores (:meth:`open_extra_pages`).
+        """
+        cookies = "; ".join(f"{c['name']}={c['value']}" for c in self.page.context.cookies())
+        origin = self.page_server.url
+        url = f"{origin.replace('http://', 'ws://')}/ws/tasks/{self.task_id}/"
+        process = subprocess.Popen(
+            [support.PYTHON, str(support.BENCH_DIR / "socket_clients.py"), url, str(count)],
+            stdout=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "KANDEV_BENCH_COOKIE": cookies, "KANDEV_BENCH_ORIGIN": origin},
+            start_new_session=True,
+        )
+        self._exit.callback(process.kill)
+        assert process.stdout
+        line = process.stdout.readline().strip()
+        if line != f"connected {count}":
+            raise RuntimeError(f"the extra sockets did not connect (their process said {line!r})")
+
+    def open_sockets(self) -> dict[str, int]:
+        """The live page sockets open on the page's process, by page, as its ``/metrics`` says."""
+        request = urllib.request.Request(
+            f"{self.page_server.url}/metrics", headers={"Authorization": f"Bearer {METRICS_TOKEN}"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read().decode()
+        found = re.findall(r'^kandev_open_sockets\{page="([^"]+)"\} ([0-9.]+)$', text, re.MULTILINE)
+        return {page: int(float(count)) for page, count in found}
 
     def open_inbox(self):
         """The operator's inbox in a window of its own, noting when each question's item enters its DOM."""

@@ -29,10 +29,10 @@ def several_machines():
         pytest.fail("KANDEV_TEST_POSTGRES_URL is not set: run the suite with scripts/test, which starts its services.")
 
 
-def run_benchmark(name: str, tmp_path: Path, *options: str) -> dict:
+def run_benchmark(name: str, tmp_path: Path, *options: str, profile: str = "several-machines") -> dict:
     out = tmp_path / f"{name}.json"
     done = subprocess.run(
-        [sys.executable, "-m", f"benchmarks.{name}", "--profile", "several-machines", "--json", str(out), *options],
+        [sys.executable, "-m", f"benchmarks.{name}", "--profile", profile, "--json", str(out), *options],
         cwd=ROOT, capture_output=True, text=True, timeout=110,
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
@@ -70,6 +70,18 @@ def test_latency_on_several_machines_measures_both_paths_against_floors_of_the_s
         assert result[path]["n"] == 2
         assert result[path]["p50"] > 0 and math.isfinite(result[path]["floor_ratio_p50"])
         assert math.isfinite(result[path]["ratio_p50"])
+    assert result["bad_answers"] == [] and result["not_delivered"] == []
+
+
+def test_latency_with_more_sockets_open_on_the_task_measures_both_paths_with_every_answer_delivered(tmp_path):
+    result = run_benchmark(
+        "latency", tmp_path, "--runs", "2", "--warmup", "0", "--extra-sockets", "3", "--extra-as", "sockets",
+        profile="embedded",
+    )
+    assert result["targets"]["extra_sockets"] == 3 and result["extra_as"] == "sockets"
+    assert result["open_sockets"]["task"] == 4
+    for path in ("create_to_overlay", "submit_to_read"):
+        assert result[path]["n"] == 2 and math.isfinite(result[path]["floor_ratio_p50"])
     assert result["bad_answers"] == [] and result["not_delivered"] == []
 
 
