@@ -14,7 +14,7 @@ class FakeRunner:
     async def reach(self, endpoint):
         self.reached.append(endpoint)
 
-    async def request(self, endpoint, action, payload, timeout=None):
+    async def request(self, endpoint, action, payload, timeout=None, *, ordered=True):
         self.sent.append((action, payload))
         if self.answer == "hang":
             await asyncio.Event().wait()

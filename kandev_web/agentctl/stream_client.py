@@ -2,7 +2,10 @@
 
 ``request()`` returns a response's payload or raises the error's code as its
 own exception, so callers write ``except NotFound`` rather than comparing
-strings. Notifications go to one callback, in the order they arrived. When the
+strings. Notifications go to one callback, in the order they arrived, and a
+response is taken after the notifications that came before it, unless its
+request was sent with ``ordered=False``: then it is taken the moment it is
+read, behind no notification still being handled. When the
 connection drops, requests in flight fail with ``AgentStreamNotConnected`` and
 the client reconnects with exponential backoff; ``on_reconnect`` then runs, the
 place to resynchronise (``agent.elicitations.list``) what was missed.
@@ -26,7 +29,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.protocol import State
 
 from kandev_web.agentctl import envelope
-from kandev_web.agentctl.envelope import BadFrame, ErrorCode, FrameType, Payload
+from kandev_web.agentctl.envelope import BadFrame, ErrorCode, Frame, FrameType, Payload
 from kandev_web.storable import storable, unstorable_count
 
 logger = logging.getLogger(__name__)
@@ -138,6 +141,8 @@ class AgentStreamClient:
         self._ping_interval = ping_interval
         self._connection: ClientConnection | None = None
         self._pending: dict[str, asyncio.Future[Payload]] = {}
+        #: The requests in flight whose answers are taken as soon as they are read (``ordered=False``).
+        self._unordered: set[str] = set()
         self._running: asyncio.Task[None] | None = None
         self._stopped = asyncio.Event()
         self._down = asyncio.Event()
@@ -196,8 +201,15 @@ class AgentStreamClient:
     ) -> None:
         await self.close()
 
-    async def request(self, action: str, payload: Payload | None = None, *, timeout: float = 30.0) -> Payload:
+    async def request(
+        self, action: str, payload: Payload | None = None, *, timeout: float = 30.0, ordered: bool = True
+    ) -> Payload:
         """Send a request and return its response payload.
+
+        ``ordered=False`` for a request whose caller needs no notification
+        that came before its answer to have been handled first: the answer
+        then does not wait behind them (an elicitation's announcement, say,
+        which takes its handler tens of milliseconds).
 
         Raises ``NotFound``, ``ValidationFailed``, ``Conflict`` or another
         ``StreamError`` for an error answer; ``NotSent`` when the connection
@@ -211,6 +223,8 @@ class AgentStreamClient:
         request_id = str(uuid.uuid4())
         answer: asyncio.Future[Payload] = asyncio.get_running_loop().create_future()
         self._pending[request_id] = answer
+        if not ordered:
+            self._unordered.add(request_id)
         try:
             try:
                 await connection.send(envelope.request(action, payload or {}, id=request_id))
@@ -220,6 +234,7 @@ class AgentStreamClient:
                 return await answer
         finally:
             self._pending.pop(request_id, None)
+            self._unordered.discard(request_id)
 
     # Connection lifecycle -------------------------------------------------
 
@@ -289,18 +304,45 @@ class AgentStreamClient:
     # Frames ---------------------------------------------------------------
 
     async def _read(self, connection: ClientConnection) -> None:
+        # Frames are handled one at a time in the order they came, by a task
+        # of their own, so reading goes on meanwhile and an unordered
+        # request's answer is taken as soon as it is read.
+        frames: asyncio.Queue[tuple[Frame, Payload] | None] = asyncio.Queue()
+        handling = asyncio.create_task(self._handle_in_order(frames), name="agent stream frames")
         try:
             async for data in connection:
-                await self._receive(data)
+                read = self._decode(data)
+                if read is None:
+                    continue
+                frame, payload = read
+                if frame.type is not FrameType.NOTIFICATION and frame.id in self._unordered:
+                    self._answer(frame, payload)
+                else:
+                    frames.put_nowait(read)
         except ConnectionClosed:
             pass
+        except asyncio.CancelledError:
+            handling.cancel()
+            raise
+        finally:
+            frames.put_nowait(None)
+        # Every frame the connection carried is handled before it counts as down.
+        await handling
 
-    async def _receive(self, data: str | bytes) -> None:
+    async def _handle_in_order(self, frames: asyncio.Queue[tuple[Frame, Payload] | None]) -> None:
+        while (read := await frames.get()) is not None:
+            frame, payload = read
+            if frame.type is FrameType.NOTIFICATION:
+                await self._notify(frame.action, payload)
+            else:
+                self._answer(frame, payload)
+
+    def _decode(self, data: str | bytes) -> tuple[Frame, Payload] | None:
         try:
             frame = envelope.decode(data)
         except BadFrame as bad:
             logger.warning("agentctl sent a frame that is not an envelope: %s", bad.message)
-            return
+            return None
         # Every payload is the agent's text on its way to rows and pages: this is
         # the one door it comes in by, so it is made storable here.
         payload = storable(frame.payload)
@@ -310,9 +352,9 @@ class AgentStreamClient:
                 frame.action or frame.type.value,
                 unstorable_count(frame.payload),
             )
-        if frame.type is FrameType.NOTIFICATION:
-            await self._notify(frame.action, payload)
-            return
+        return frame, payload
+
+    def _answer(self, frame: Frame, payload: Payload) -> None:
         answer = self._pending.get(frame.id) if frame.id is not None else None
         if answer is None or answer.done():
             if frame.type is FrameType.ERROR:

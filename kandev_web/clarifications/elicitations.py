@@ -230,7 +230,10 @@ async def forward(
     endpoint = Endpoint(execution.pk, execution.url, execution.token)
     try:
         async with asyncio.timeout(settings.KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS):
-            result = await runner.request(endpoint, "agent.elicitations.respond", payload)
+            # Unordered: the operator is told "delivered" as soon as agentctl says so, not once this
+            # process has applied agentctl's own settlement, which came first (``_record_delivered``
+            # takes either order).
+            result = await runner.request(endpoint, "agent.elicitations.respond", payload, ordered=False)
     except NotFound:
         return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered or withdrawn."))
     except ValidationFailed as invalid:

@@ -430,11 +430,18 @@ class Runner:
 
     # Requests from any process --------------------------------------------
 
-    async def request(self, endpoint: Endpoint, action: str, payload: dict, timeout: float = REQUEST_TIMEOUT):
-        """Send one request to an execution's agentctl, owned here or not."""
+    async def request(
+        self, endpoint: Endpoint, action: str, payload: dict, timeout: float = REQUEST_TIMEOUT, *, ordered: bool = True
+    ):
+        """Send one request to an execution's agentctl, owned here or not.
+
+        ``ordered=False``: its answer does not wait for the notifications
+        read before it to be applied (``AgentStreamClient.request``); on a
+        kept connection, whose notifications are ignored, it never does.
+        """
         client = self._owned.get(endpoint.execution_id)
         if client is not None:
-            return await client.request(action, payload, timeout=timeout)
+            return await client.request(action, payload, timeout=timeout, ordered=ordered)
         if not endpoint.url:
             raise AgentStreamNotConnected("the agent has not started yet")
         # Another process owns this stream; a connection this process keeps

@@ -202,3 +202,56 @@ async def test_frames_that_are_no_envelope_are_ignored() -> None:
 
     async with fake_agentctl(junk_then_answer) as (url, _), AgentStreamClient(url, "t") as client:
         assert (await client.request("agent.elicitations.list"))["pending"] == []
+
+
+async def announce_then_answer(connection: ServerConnection) -> None:
+    """Each request: a notification first, then its answer, as agentctl settles an elicitation before answering."""
+    async for data in connection:
+        frame = envelope.decode(data)
+        await connection.send(envelope.notification("elicitation.settled", {"pending_id": "p1"}))
+        await connection.send(envelope.response(frame, {"success": True}))
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("ordered", [True, False])
+async def test_an_unordered_request_s_answer_does_not_wait_behind_a_notification_still_being_handled(ordered) -> None:
+    release, handled = asyncio.Event(), asyncio.Event()
+
+    async def slow(action, payload):
+        await release.wait()
+        handled.set()
+
+    async with fake_agentctl(lambda connection, n: announce_then_answer(connection)) as (url, _server):
+        async with AgentStreamClient(url, "t", on_notification=slow, backoff=FAST) as client:
+            request = asyncio.create_task(client.request("agent.elicitations.respond", {}, ordered=ordered))
+            done, _ = await asyncio.wait({request}, timeout=0.5)
+            # The default keeps the order the frames came in: the answer waits for the notification.
+            assert bool(done) is not ordered
+            release.set()
+            assert await request == {"success": True}
+            await asyncio.wait_for(handled.wait(), 2)
+
+
+@pytest.mark.asyncio
+async def test_the_connection_counts_as_down_only_once_every_notification_it_carried_was_handled() -> None:
+    handled, release = [], asyncio.Event()
+
+    async def slow(action, payload):
+        await release.wait()
+        handled.append(action)
+
+    async def announce_and_close(connection: ServerConnection, n: int) -> None:
+        if n == 1:
+            await connection.send(envelope.notification("agent.exited", {}))
+            await connection.close()
+        else:
+            await asyncio.Event().wait()
+
+    async with fake_agentctl(announce_and_close) as (url, _server):
+        async with AgentStreamClient(url, "t", on_notification=slow, backoff=FAST) as client:
+            down = asyncio.create_task(client.wait_disconnected())
+            await asyncio.sleep(0.2)
+            assert not down.done()
+            release.set()
+            await asyncio.wait_for(down, 2)
+            assert handled == ["agent.exited"]
