@@ -168,7 +168,7 @@ class ElicitationHandler:
         if rejected:
             # Skip: the answers, whatever they hold, are ignored (docs/decisions.md#f10-answer-validation).
             result = decline_response()
-            self._settle(pending, result, "declined", "operator_skipped")
+            self._settle(pending, result, "declined", "operator_skipped", agent_first=True)
         else:
             answers = payload.get("answers")
             problems = validate_answers(pending.form, answers)
@@ -179,7 +179,7 @@ class ElicitationHandler:
                     {"problems": [problem.to_wire() for problem in problems]},
                 )
             result = build_response(pending.form, normalise(pending.form, answers), rejected=False)
-            self._settle(pending, result, "accepted", "operator")
+            self._settle(pending, result, "accepted", "operator", agent_first=True)
         await pending.delivered.wait()
         return {"success": True, **reported_response(pending.form, result)}
 
@@ -242,7 +242,17 @@ class ElicitationHandler:
         self.emit("elicitation.requested", announcement)
         return pending
 
-    def _settle(self, pending: _Pending, result: dict[str, Any], outcome: Outcome, reason: Reason) -> None:
+    def _settle(
+        self, pending: _Pending, result: dict[str, Any], outcome: Outcome, reason: Reason, *, agent_first: bool = False
+    ) -> None:
+        """Settle ``pending`` with ``result`` for the agent, and announce it.
+
+        ``agent_first`` (an operator's answer): the announcement waits for the
+        agent to be written its answer, which ``create`` does on the loop's
+        next turn, so the agent is not kept waiting on it. It still goes out
+        before ``respond`` answers, and before anything the agent says next
+        can be read.
+        """
         # Popping first makes the first settlement the only one.
         if self._pending.pop(pending.id, None) is None:
             return
@@ -250,6 +260,12 @@ class ElicitationHandler:
             pending.timer.cancel()
         if not pending.answer.done():
             pending.answer.set_result(result)
+        if agent_first:
+            asyncio.get_running_loop().call_soon(self._announce_settled, pending, result, outcome, reason)
+        else:
+            self._announce_settled(pending, result, outcome, reason)
+
+    def _announce_settled(self, pending: _Pending, result: dict[str, Any], outcome: Outcome, reason: Reason) -> None:
         settled: Payload = {
             "pending_id": pending.id,
             "session_id": pending.session_id,

@@ -13,11 +13,13 @@
 
 from __future__ import annotations
 
+import asyncio
 import signal
 from datetime import datetime, timedelta
 
 import pytest
 
+from kandev_web.agentctl.elicitations import ElicitationHandler
 from kandev_web.agentctl.stream_client import NotFound
 from kandev_web.agentctl.testing import open_session, text_prompt
 
@@ -198,3 +200,28 @@ async def test_F7_agentctl_shutdown(start_agentctl, connect, scripted, how: str)
     # The agent was still told, before its stdin closed.
     for request_id in (0, 1):
         assert [frame["result"] for frame in answers_read(scripted, request_id)] == [{"action": "cancel"}]
+
+
+async def test_an_operators_answer_is_written_to_the_agent_before_its_settlement_is_announced() -> None:
+    """The agent waits on the answer; every client of the stream still hears the settlement before respond's answer."""
+    said = []
+    handler = ElicitationHandler(
+        lambda action, payload: said.append(action),
+        enabled=True,
+        answer_timeout=timedelta(minutes=5),
+        sessions={SESSION},
+    )
+
+    async def agent_asks():
+        result = await handler.create(COLOUR_FORM, 0)
+        # The JSON-RPC layer writes what create() returns at once, with no await between.
+        said.append(f"agent is written {result['action']}")
+
+    asking = asyncio.create_task(agent_asks())
+    await asyncio.sleep(0)
+    (pending,) = handler.list()
+    responded = await handler.respond({"pending_id": pending["pending_id"], "answers": RED})
+    said.append("respond answers")
+    await asking
+    assert responded["success"]
+    assert said == ["elicitation.requested", "agent is written accept", "elicitation.settled", "respond answers"]
