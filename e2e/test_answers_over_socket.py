@@ -5,12 +5,15 @@ ask_user_question_kandev) and the outcomes an operator is told.
 """
 
 import json
+import os
+import signal
 from urllib.parse import urlsplit
 
 from playwright.sync_api import expect
 
 from .conftest import AGENT_STARTS_MS, login
 from .elicitation_support import agent_said, option, start
+from .test_elicitations_faults import agentctl_pid
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 
@@ -145,8 +148,16 @@ def test_forty_answer_frames_from_two_windows_one_delivery(browser, server):
         form.querySelector("input[data-role=selected]").value = choice;
         for (let i = 0; i < 20; i++) htmx.trigger(form, "submit");
     }"""
-    page.evaluate(burst, "Red")
-    other.evaluate(burst, "Blue")
+    # agentctl holds still while both windows send (each burst's frames are on the socket when its
+    # evaluate returns), so the first answer's settlement cannot take the other window's overlay away
+    # first; it then takes all forty in the order they reached it.
+    pid = agentctl_pid(server, task_id)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        page.evaluate(burst, "Red")
+        other.evaluate(burst, "Blue")
+    finally:
+        os.kill(pid, signal.SIGCONT)
     answer = agent_said(page, "Answer:")
     assert answer["action"] == "accept" and answer["content"]["question_0"] in {"Red", "Blue"}
     expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)

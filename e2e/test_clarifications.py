@@ -115,6 +115,21 @@ def test_AC_57_bundle_stepper_keyboard_and_submit(browser, server):
     expect(page.get_by_test_id("clarification-record")).to_have_count(3)
 
 
+#: Hold the page's answer frames (the rest of its socket is untouched) until ``releaseAnswers()`` sends them.
+HOLD_ANSWERS = """() => {
+    const send = WebSocket.prototype.send;
+    const held = [];
+    WebSocket.prototype.send = function (data) {
+        if (!String(data).includes('"clarification.answer"')) return send.call(this, data);
+        held.push([this, data]);
+    };
+    window.releaseAnswers = () => {
+        WebSocket.prototype.send = send;
+        held.splice(0).forEach(([socket, data]) => send.call(socket, data));
+    };
+}"""
+
+
 def test_AC_57_two_tabs_race_one_answer_wins(browser, server):
     first, ids = fresh_task(browser, server, "racer")
     second = browser.new_context().new_page()
@@ -129,9 +144,13 @@ def test_AC_57_two_tabs_race_one_answer_wins(browser, server):
             .find((o) => o.textContent.includes(label));
         option.click();
     }"""
-    # Both answers go out as frames on each tab's socket (no HTTP request to race on).
+    # Both answers go out as frames on each tab's socket (no HTTP request to race on). The first tab's
+    # frame is held in the page until the second tab has answered too: whichever way the race goes,
+    # neither tab's overlay can be taken away before its operator answers.
+    first.evaluate(HOLD_ANSWERS)
     first.evaluate(send, "MongoDB")
     second.evaluate(send, "SQLite")
+    first.evaluate("() => window.releaseAnswers()")
 
     assert tool_result(first) == tool_result(second)
     answers = {tool_result(first)["db"]["selected_option"]}
