@@ -163,8 +163,9 @@ async def relayed(agentctl) -> AsyncIterator[Relayed]:
     await relay.start()
     runner = Runner()
     yield Relayed(process, relay, runner, Endpoint(7, relay.url, process.token), accepted(process.pid, process.url))
-    await runner._kept.close()
+    # The route first: a connection a test left hanging then ends at once, not after its close timeout (20 s).
     await relay.close()
+    await runner._kept.close()
 
 
 @database_sync_to_async
