@@ -389,8 +389,12 @@ class TaskSessionQuerySet(models.QuerySet):
 
     def with_current_turn(self):
         """Each session's newest turn as ``current_turn_id`` (``None`` before the first), read with the session."""
-        newest = Turn.objects.filter(session=models.OuterRef("pk")).order_by("-started_at", "-pk").values("pk")[:1]
-        return self.annotate(current_turn_id=models.Subquery(newest))
+        return self.annotate(current_turn_id=current_turn_of(models.OuterRef("pk")))
+
+
+def current_turn_of(session) -> models.Subquery:
+    """The id of ``session``'s newest turn (an ``OuterRef`` to a session), inside a query about it."""
+    return models.Subquery(Turn.objects.filter(session=session).order_by("-started_at", "-pk").values("pk")[:1])
 
 
 class TaskSession(models.Model):

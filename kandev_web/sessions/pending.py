@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
-from django.db.models import OuterRef, QuerySet, Subquery
+from django.db.models import OuterRef, QuerySet
 
 from .models import MessageType
 
@@ -60,14 +60,13 @@ def pending_actions(sessions: QuerySet) -> dict[int, PendingAction]:
 
     Sessions with nothing pending are absent from the result.
     """
-    from .models import Message, Turn
+    from .models import Message, current_turn_of
 
-    current_turn = Turn.objects.filter(session=OuterRef("session")).order_by("-started_at", "-pk")
     rows = (
         Message.objects.filter(
             session__in=sessions.values("pk"),
             type__in=[MessageType.CLARIFICATION_REQUEST, MessageType.PERMISSION_REQUEST],
-            turn=Subquery(current_turn.values("pk")[:1]),
+            turn=current_turn_of(OuterRef("session")),
         )
         .order_by("session_id", "created_at", "pk")
         .values_list("session_id", "type", "metadata__status")
