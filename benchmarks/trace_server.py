@@ -75,9 +75,8 @@ def _wrap_async(owner, attribute: str, label: str, detail=lambda *a, **k: None) 
 
 
 def _wrap_sync(owner, attribute: str, label: str) -> None:
-    """Probe a function of a module or class (``owner``), or an entry of a mapping (``owner`` a dict)."""
-    mapping = isinstance(owner, dict)
-    original = owner[attribute] if mapping else getattr(owner, attribute)
+    """Probe a function of a module or class (``owner``)."""
+    original = getattr(owner, attribute)
 
     @functools.wraps(original)
     def wrapper(*args, **kwargs):
@@ -87,10 +86,7 @@ def _wrap_sync(owner, attribute: str, label: str) -> None:
         finally:
             probe(f"{label}<")
 
-    if mapping:
-        owner[attribute] = wrapper
-    else:
-        setattr(owner, attribute, wrapper)
+    setattr(owner, attribute, wrapper)
 
 
 def install_probes() -> None:
@@ -102,7 +98,8 @@ def install_probes() -> None:
     _wrap_async(runtime.Runner, "_apply", "apply", lambda self, ref, action, payload: action)
     _wrap_sync(overlay, "render", "overlay")
     _wrap_sync(elicitations, "_create_record", "record")
-    _wrap_sync(runtime.NOTIFICATION_HANDLERS, "elicitation.requested", "handler")
+    # What the runner's elicitation.requested signal runs (``clarifications.apps``), looked up at each call.
+    _wrap_sync(elicitations, "record_requested", "handler")
 
     def send_after_commit(group, event):
         from django.db import transaction

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kandev_web.asgi import application
 from kandev_web.logs import ContextIds, bound, json_formatter
-from kandev_web.sessions import runtime
+from kandev_web.sessions import runtime, signals
 from tests.sockets import HOST
 
 
@@ -83,12 +83,18 @@ def test_a_proxy_s_request_id_is_kept_and_a_malformed_one_replaced():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_lines_logged_while_an_agent_event_is_applied_name_its_execution_and_session(json_lines, monkeypatch):
-    monkeypatch.setitem(
-        runtime.NOTIFICATION_HANDLERS, "test.event", lambda ref, payload: logging.getLogger("kandev_web").info("seen")
-    )
+def test_lines_logged_while_an_agent_event_is_applied_name_its_execution_and_session(json_lines):
+    def log(sender, **kwargs):
+        logging.getLogger("kandev_web").info("seen")
 
-    async_to_sync(runtime.Runner()._apply)(runtime.ExecutionRef(session_id=7, execution_id=12), "test.event", {})
+    # A notification the runner relays: the clarifications app ignores one with no reason.
+    signals.elicitation_declined.connect(log)
+    try:
+        async_to_sync(runtime.Runner()._apply)(
+            runtime.ExecutionRef(session_id=7, execution_id=12), "elicitation.declined", {}
+        )
+    finally:
+        signals.elicitation_declined.disconnect(log)
 
     (line,) = [line for line in json_lines() if line["message"] == "seen"]
     assert (line["execution_id"], line["session_id"]) == ("12", "7")

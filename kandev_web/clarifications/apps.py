@@ -8,28 +8,32 @@ class ClarificationsConfig(AppConfig):
 
     def ready(self):
         from kandev_web.db import agent_sync_to_async
-        from kandev_web.sessions import runtime, signals
+        from kandev_web.sessions import signals
 
         from . import elicitations, services
 
-        runtime.NOTIFICATION_HANDLERS["elicitation.requested"] = (
-            lambda ref, payload: elicitations.record_requested(ref.execution_id, ref.session_id, payload)
-        )
-        runtime.NOTIFICATION_HANDLERS["elicitation.settled"] = lambda ref, payload: elicitations.record_settled(payload)
-        runtime.NOTIFICATION_HANDLERS["elicitation.declined"] = (
-            lambda ref, payload: elicitations.record_declined(ref.session_id, payload)
-        )
+        def requested(sender, session_id, execution_id, payload, **kwargs):
+            elicitations.record_requested(execution_id, session_id, payload)
 
-        async def reconcile(ref, client):
+        def settled(sender, payload, **kwargs):
+            elicitations.record_settled(payload)
+
+        def declined(sender, session_id, payload, **kwargs):
+            elicitations.record_declined(session_id, payload)
+
+        async def reconcile(sender, session_id, execution_id, client, **kwargs):
             listed = await client.request("agent.elicitations.list", {})
-            await agent_sync_to_async(elicitations.reconcile)(
-                ref.execution_id, ref.session_id, listed.get("pending", [])
-            )
-
-        runtime.RECONNECT_HOOKS.append(reconcile)
+            await agent_sync_to_async(elicitations.reconcile)(execution_id, session_id, listed.get("pending", []))
 
         def agent_moved_on(sender, session, **kwargs):
             services.agent_moved_on(session.pk)
 
-        signals.turn_ended.connect(agent_moved_on, weak=False, dispatch_uid="clarifications.turn_ended")
-        signals.agent_gone.connect(agent_moved_on, weak=False, dispatch_uid="clarifications.agent_gone")
+        for signal, receiver in (
+            (signals.elicitation_requested, requested),
+            (signals.elicitation_settled, settled),
+            (signals.elicitation_declined, declined),
+            (signals.stream_reconnected, reconcile),
+            (signals.turn_ended, agent_moved_on),
+            (signals.agent_gone, agent_moved_on),
+        ):
+            signal.connect(receiver, weak=False, dispatch_uid=f"clarifications.{receiver.__name__}")

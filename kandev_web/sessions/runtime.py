@@ -22,15 +22,17 @@ import os
 import secrets
 import socket
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
 
 import psutil
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
+from django.dispatch import Signal
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.cli import EXECUTION_VAR, LOG_FORMAT_VAR
@@ -43,7 +45,7 @@ from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecut
 from kandev_web.logs import bound
 from kandev_web.secret_box import SecretUnreadable
 
-from . import events, kept_connections
+from . import events, kept_connections, signals
 from .models import secret_box
 
 logger = logging.getLogger(__name__)
@@ -56,19 +58,40 @@ INHERITED_PREFIXES = ("KANDEV_ELICITATION_", "KANDEV_ACP_", "KANDEV_AGENTCTL_")
 
 REQUEST_TIMEOUT = 30.0
 
-#: What to do with each agentctl notification, applied in order on the owning
-#: process: ``handler(ref, payload)``, synchronous, in a database thread.
-#: Other apps add theirs (clarifications: ``elicitation.*``) in ``ready()``.
-NOTIFICATION_HANDLERS: dict[str, Callable[["ExecutionRef", dict], None]] = {
-    "session.update": lambda ref, p: events.record_session_update(ref.session_id, p.get("update") or {}),
-    "permission.requested": lambda ref, p: events.record_permission_requested(ref.session_id, p),
-    "permission.settled": lambda ref, p: events.record_permission_settled(ref.session_id, p),
-    "turn.completed": lambda ref, p: events.record_turn_completed(ref.session_id, p),
-    "agent.exited": lambda ref, p: events.record_agent_exited(ref.execution_id, p),
-}
+#: The agentctl notifications the runner applies itself, in order, on the
+#: owning process: ``handler(ref, payload)``, synchronous, in a database thread.
+_HANDLERS: Mapping[str, Callable[["ExecutionRef", dict], None]] = MappingProxyType(
+    {
+        "session.update": lambda ref, p: events.record_session_update(ref.session_id, p.get("update") or {}),
+        "permission.requested": lambda ref, p: events.record_permission_requested(ref.session_id, p),
+        "permission.settled": lambda ref, p: events.record_permission_settled(ref.session_id, p),
+        "turn.completed": lambda ref, p: events.record_turn_completed(ref.session_id, p),
+        "agent.exited": lambda ref, p: events.record_agent_exited(ref.execution_id, p),
+    }
+)
 
-#: Coroutines ``hook(ref, client)`` run after the stream reconnects (or is adopted), to catch up.
-RECONNECT_HOOKS: list[Callable[["ExecutionRef", AgentStreamClient], Awaitable[None]]] = []
+#: Those other apps apply (clarifications: ``elicitation.*``), sent to them the
+#: same way as a signal each: the runner does not know who listens.
+_RELAYED: Mapping[str, Signal] = MappingProxyType(
+    {
+        "elicitation.requested": signals.elicitation_requested,
+        "elicitation.settled": signals.elicitation_settled,
+        "elicitation.declined": signals.elicitation_declined,
+    }
+)
+
+
+def _handler(action: str) -> Callable[["ExecutionRef", dict], None] | None:
+    """How the owning process applies agentctl's ``action``; ``None`` for one nobody here applies."""
+    if action in _HANDLERS:
+        return _HANDLERS[action]
+    signal = _RELAYED.get(action)
+    if signal is None:
+        return None
+    return lambda ref, payload: signal.send(
+        Runner, session_id=ref.session_id, execution_id=ref.execution_id, payload=payload
+    )
+
 
 #: This process, as an execution's owner: unique across hosts and restarts.
 PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
@@ -315,7 +338,7 @@ class Runner:
         )
 
     async def _apply(self, ref: ExecutionRef, action: str, payload: dict) -> None:
-        handler = NOTIFICATION_HANDLERS.get(action)
+        handler = _handler(action)
         if handler is None:
             return
         try:
@@ -327,8 +350,9 @@ class Runner:
 
     async def _reconnected(self, ref: ExecutionRef, client: AgentStreamClient) -> None:
         await agent_sync_to_async(events.record_stream_state)(ref.execution_id, True)
-        for hook in RECONNECT_HOOKS:
-            await hook(ref, client)
+        await signals.stream_reconnected.asend(
+            Runner, session_id=ref.session_id, execution_id=ref.execution_id, client=client
+        )
 
     # Ownership ------------------------------------------------------------
 

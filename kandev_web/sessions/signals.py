@@ -1,6 +1,9 @@
 """What other apps may want to react to in a session's life, without sessions knowing them.
 
-Sent inside the transaction that records the change.
+``turn_ended`` and ``agent_gone`` are sent inside the transaction that
+records the change. The rest come from the runner (``runtime``), on the
+process owning the execution's stream; receivers are told ``session_id`` and
+``execution_id``.
 """
 
 from django.dispatch import Signal
@@ -10,3 +13,27 @@ turn_ended = Signal()
 
 #: The agent process is gone (``session``); nothing more will reach it.
 agent_gone = Signal()
+
+# agentctl's notifications that the runner does not apply itself
+# (docs/agent-stream.md), one signal each, with agentctl's ``payload``. Each is
+# sent exactly once, in the order agentctl sent them, in the runner's database
+# thread and outside any transaction: receivers are synchronous and open their
+# own. A receiver's exception ends the dispatch (``Signal.send``, never
+# ``send_robust``) and is the runner's to log, as a notification it could not
+# apply; ``ObjectDoesNotExist`` means the task was deleted meanwhile.
+
+#: An agent asks the operator a question (``elicitation.requested``).
+elicitation_requested = Signal()
+
+#: agentctl settled a question: answered, skipped, timed out or withdrawn (``elicitation.settled``).
+elicitation_settled = Signal()
+
+#: agentctl declined a question without asking anyone (``elicitation.declined``).
+elicitation_declined = Signal()
+
+#: The owning stream connected again after a drop, or this process adopted
+#: the execution (``client``, the stream's ``AgentStreamClient``): what was
+#: announced meanwhile may have been missed. Receivers are coroutines that
+#: catch up through ``client``, awaited (``Signal.asend``, side by side with
+#: one another) once the execution is recorded as connected.
+stream_reconnected = Signal()
