@@ -15,9 +15,8 @@ from kandev_web.board import workflow
 from kandev_web.board.models import Task
 from kandev_web.sessions import events
 from kandev_web.sessions.models import Message, MessageType, TaskSession
-from kandev_web.webhooks import services as webhooks
 
-from . import overlay
+from . import overlay, signals
 from .models import Clarification, Source
 from .redaction import stored_response
 from .settlement import Answerer
@@ -55,16 +54,16 @@ def show_overlay(record: Clarification, *, pending: list[Clarification] | None =
     if task is not None:
         for language, html in live.in_every_language(lambda: overlay.render_inbox_item(record, task)):
             live.question_waiting(task.board.workspace_id, task_id, record.pending_id, language, html)
-    # And the operators away from every page: their notifications, each once (``announce`` asks again, in case
-    # this process stops before it gets there).
+    # And the operators away from every page: their notifications, each once (``question_asked`` tells them
+    # again, in case this process stops before it gets there).
     with transaction.atomic():
-        notify_asked(record)
+        signals.question_shown.send(Clarification, record=record)
 
 
 @transaction.atomic
 def announce(record: Clarification) -> None:
     """Everything a new question brings besides its overlay: one ``clarification_request`` message per question
-    (the last one requests input), the task's icon and state, and a notification.
+    (the last one requests input), the task's icon and state, and ``question_asked`` (a notification, webhooks).
 
     Idempotent, so a record whose process stopped between committing it and
     announcing it is announced when agentctl lists it again.
@@ -84,15 +83,7 @@ def announce(record: Clarification) -> None:
         workflow.elicitation_asked(record.session)
     else:
         workflow.question_asked(record.session)
-    notify_asked(record)
-    webhooks.question_asked(record)
-
-
-def notify_asked(record: Clarification) -> None:
-    """Tell the workspace's members a question waits; once per operator and occurrence, however often it is asked."""
-    from kandev_web.notifications import services as notifications
-
-    notifications.clarification_requested(record)
+    signals.question_asked.send(Clarification, record=record)
 
 
 def update_messages(record: Clarification, **changes) -> None:
@@ -133,7 +124,7 @@ def settle(
     record.refresh_from_db()
     update_messages(record, status=status, response=response, **_ending_metadata(record, answerer))
     workflow.question_settled(record.session)
-    webhooks.question_settled(record)
+    signals.question_settled.send(Clarification, record=record)
     if notice:
         live.clarification_settled(record.session.task_id, record.pending_id, reason)
 
