@@ -68,7 +68,7 @@ def populate(size: int, user) -> dict:
     from django.utils import timezone
 
     from kandev_web.board.models import Board, Task, TaskState, Workspace
-    from kandev_web.clarifications.models import Clarification, Source
+    from kandev_web.clarifications.models import Clarification, Source, Status
     from kandev_web.sessions.models import Activity, AgentProfile, Message, MessageType, SessionState, TaskSession, Turn
 
     workspace = Workspace.objects.create(name=f"Bench {size}")
@@ -128,6 +128,11 @@ def populate(size: int, user) -> dict:
             ))
             pending_permissions += 1
         if i % 10 == 5:  # an answered one, which must not count
+            clarifications.append(Clarification(
+                pending_id=f"old-{session.pk}", session=session, turn=turn, source=Source.ELICITATION,
+                questions=[{"id": "q", "title": "", "prompt": "Old", "kind": "text", "options": []}],
+                status=Status.ANSWERED,
+            ))
             messages.append(Message(
                 session=session, turn=turn, type=MessageType.CLARIFICATION_REQUEST, content="Old",
                 metadata={"pending_id": f"old-{session.pk}", "question_id": "q", "status": "answered"},
