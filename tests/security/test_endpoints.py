@@ -17,6 +17,7 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications.models import Clarification
+from kandev_web.executor.testing import unreachable_ssh_host
 from kandev_web.flags.registry import FLAGS
 from kandev_web.notifications.models import Event
 from kandev_web.sessions.models import (
@@ -114,7 +115,7 @@ def _objects(name: str) -> dict[str, object]:
         },
     )
     # Its check fails at once, starting nothing: nobody listens on port 9 (discard).
-    nowhere = Executor.objects.create(name=f"{name} nowhere", url="ws://127.0.0.1:9/executor/stream", token="t")
+    nowhere = Executor.objects.create(name=f"{name} nowhere", **unreachable_ssh_host())
     profile = AgentProfile.objects.create(
         workspace=workspace, name=f"{name} agent", agent_id="mock", command=["true"], executor=nowhere
     )
