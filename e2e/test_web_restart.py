@@ -10,7 +10,7 @@ import sqlite3
 import psutil
 from playwright.sync_api import expect
 
-from kandev_web.executor.testing import ssh_executor_command, ssh_test_host
+from testing_support.executor import ssh_executor_command, ssh_test_host
 
 from .conftest import login, running_server, server_environ
 from .elicitation_support import agent_said, expect_agentctl_gone, option, start

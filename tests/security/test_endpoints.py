@@ -17,7 +17,6 @@ from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications.models import Clarification
-from kandev_web.executor.testing import unreachable_ssh_host
 from kandev_web.flags.registry import FLAGS
 from kandev_web.notifications.models import Event
 from kandev_web.sessions.models import (
@@ -31,6 +30,7 @@ from kandev_web.sessions.models import (
     Turn,
 )
 from kandev_web.webhooks.models import Webhook
+from testing_support.executor import unreachable_ssh_host
 
 #: Namespaces whose views are not ours: the Django admin has its own login and its own tests.
 FOREIGN_NAMESPACES = {"admin"}

@@ -15,8 +15,8 @@ import psutil
 import pytest
 from django.test import Client
 
-from kandev_web.executor.testing import ssh_test_host, unreachable_ssh_host
 from kandev_web.sessions.models import AgentProfile, Executor
+from testing_support.executor import ssh_test_host, unreachable_ssh_host
 from tests.agentctl.conftest import ScriptedAgent
 
 MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")

@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from kandev_web import checkouts, git
 from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
-from kandev_web.executor.testing import ssh_test_host, unreachable_ssh_host
 from kandev_web.sessions import events, services, worktrees
 from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, Repository, TaskSession, Worktree
+from testing_support.executor import ssh_test_host, unreachable_ssh_host
 
 #: Run on PostgreSQL too: the worktree row is locked while git works, which SQLite and PostgreSQL do differently.
 pytestmark = pytest.mark.postgres
