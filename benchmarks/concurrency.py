@@ -151,7 +151,7 @@ async def run(args, directory: Path) -> dict:
 
 async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
     from kandev_web.agentctl.stream_client import AgentStreamClient
-    from kandev_web.agentctl.testing import text_prompt
+    from testing_support.agentctl import text_prompt
 
     n = args.sessions
     record = support.AgentRecord(directory / "agent-record.jsonl")

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 from kandev_web.executor.ssh import SshAddress
-from kandev_web.executor.testing import SSH_TEST_VARS, ssh_test_host
+from testing_support.executor import SSH_TEST_VARS, ssh_test_host
 
 EMBEDDED = "embedded"
 SEVERAL_MACHINES = "several-machines"

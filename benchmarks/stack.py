@@ -43,7 +43,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from kandev_web.executor.testing import ssh_executor_command
+from testing_support.executor import ssh_executor_command
 
 from . import profiles, support
 from .bench_agent import CONTROL_VAR, RECORD_VAR

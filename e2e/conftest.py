@@ -142,16 +142,6 @@ class Server:
         )
         return result.stdout
 
-    def register_executor(self, name: str, url: str, token: str, *, workspace: str) -> None:
-        """Run that workspace's Mock agent on the executor host at ``url`` (``manage.py executor``)."""
-        subprocess.run(
-            [sys.executable, "manage.py", "executor", name, url, "--assign", "Mock agent", "--workspace", workspace],
-            cwd=ROOT,
-            env={**self.env, "KANDEV_EXECUTOR_TOKEN": token},
-            check=True,
-            capture_output=True,
-        )
-
     def create_operator(self, username: str, *, workspace: str, staff: bool = False, tasks: bool = False) -> dict:
         # --no-showcase: no test gets the demo's flag override or repository by accident (e2e/test_demo.py does).
         args = ["demo", "--json", "--no-showcase", "--username", username, "--password", PASSWORD]

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from kandev_web.agentctl.launcher import launch
-from kandev_web.agentctl.testing import Inbox, message_text, text_prompt
 from kandev_web.sessions.mcp_tokens import mcp_server_for_agent
+from testing_support.agentctl import Inbox, message_text, text_prompt
 
 from .conftest import run_async
 

@@ -22,7 +22,7 @@ import psycopg
 import pytest
 from playwright.sync_api import expect
 
-from kandev_web.executor.testing import ssh_executor_command, ssh_test_host
+from testing_support.executor import ssh_executor_command, ssh_test_host
 
 from .conftest import ROOT, login, running_server, server_environ
 from .elicitation_support import agent_said, expect_agentctl_gone, option, start

@@ -1,18 +1,16 @@
 """A web process killed mid-question: after a restart the question is still answerable.
 
-With the agent on this machine, on an executor host over SSH, and on a
-(retired) kandev-executor host.
+With the agent on this machine, and on an executor host over SSH.
 """
 
 import os
 import signal
 import sqlite3
-from pathlib import Path
 
 import psutil
 from playwright.sync_api import expect
 
-from kandev_web.executor.testing import running_executor, ssh_executor_command, ssh_test_host
+from testing_support.executor import ssh_executor_command, ssh_test_host
 
 from .conftest import login, running_server, server_environ
 from .elicitation_support import agent_said, expect_agentctl_gone, option, start
@@ -62,23 +60,6 @@ def test_question_survives_a_killed_web_process(browser, fresh_database):
             expect_agentctl_gone(page)
 
 
-def test_an_adopted_execution_on_an_executor_host_is_still_followed_to_its_end(browser, fresh_database, tmp_path):
-    env = server_environ(fresh_database, ENV)
-    with running_executor(tmp_path / "workdirs", log=tmp_path / "executor.log") as executor, \
-            running_server(env, fresh_database.parent / "first-remote.log") as first:
-        ids = first.create_operator("atlas", workspace="Atlas", tasks=True)
-        first.register_executor("gpu-1", executor.address.url, executor.address.token, workspace="Atlas")
-        task = f"/tasks/{ids['task_ids'][0]}/"
-        ask_then_kill(browser, first, "atlas", task)
-
-        with running_server(env, fresh_database.parent / "second-remote.log") as second:
-            page = answer_through(browser, second, "atlas", task)
-            # The adopting process follows agentctl through the executor too.
-            for agentctl in executor_children(executor.process.pid):
-                os.kill(agentctl, signal.SIGKILL)
-            expect_agentctl_gone(page)
-
-
 def test_an_adopted_execution_on_an_ssh_executor_is_reached_through_its_own_tunnel_and_followed(
     browser, fresh_database, tmp_path
 ):
@@ -99,8 +80,3 @@ def test_an_adopted_execution_on_an_ssh_executor_is_reached_through_its_own_tunn
             os.kill(pid, signal.SIGKILL)
             expect_agentctl_gone(page)
 
-
-def executor_children(pid: int) -> list[int]:
-    children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-    assert children, "the executor started no agentctl"
-    return [int(child) for child in children]

@@ -3,8 +3,8 @@
 A repository is on the web machine or on an executor host. Either way the
 web app asks for the same steps, each a whole piece of work (make the
 worktree, list a turn's changes with their texts, remove it): on the web
-machine they run here, in-process; on an executor host, ``kandev-executor``
-runs them (``executor.checkout``, ``docs/agent-stream.md``), so each is one
+machine they run here, in-process; on an executor host, ``kandev-checkout``
+runs them there over SSH (``docs/agent-stream.md``), so each is one
 request however many git commands it takes. Arguments and results are JSON
 values for that reason. No Django: what a failure means to a person is the
 caller's to say (``git.GitError`` carries the kind).
@@ -51,8 +51,8 @@ def _current_text(top: Path, relative: str, limit: int) -> str:
 class Checkouts:
     """The task checkouts on one machine; each step is one ``perform`` there.
 
-    ``LocalCheckouts`` performs them here; the executor client's
-    ``RemoteCheckouts`` sends each to the host that holds the repository.
+    ``LocalCheckouts`` performs them here; ``executor.ssh.SshCheckouts``
+    runs each on the host that holds the repository.
     """
 
     def perform(self, operation: str, args: dict[str, Any]) -> Any:

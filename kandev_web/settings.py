@@ -187,9 +187,6 @@ KANDEV_AGENTCTL_HOST = env.str("KANDEV_AGENTCTL_HOST", default="127.0.0.1")
 KANDEV_SSH_KEY_FILE = env.str("KANDEV_SSH_KEY_FILE", default="")
 # How long reaching an executor host over SSH may take before its session fails saying so.
 KANDEV_SSH_CONNECT_SECONDS = env.float("KANDEV_SSH_CONNECT_SECONDS", default=10.0)
-# The retired kandev-executor service starts whatever a holder of its token
-# asks and leaves agentctl ports open on the network: off unless set.
-KANDEV_ALLOW_EXECUTOR_SERVICE = env.bool("KANDEV_ALLOW_EXECUTOR_SERVICE", default=False)
 
 # How often a web process confirms it still holds its agents' streams; another
 # process adopts them after three missed beats.

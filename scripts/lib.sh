@@ -74,7 +74,7 @@ free_port() {
 # PostgreSQL and an sshd on free loopback ports, each in a temporary folder,
 # all stopped on exit. Used by scripts/test and scripts/bench. Exports
 # KANDEV_TEST_REDIS_URL, KANDEV_TEST_POSTGRES_URL and KANDEV_TEST_SSH_* (what
-# e2e/conftest.py, kandev_web/executor/testing.py and benchmarks/profiles.py read).
+# e2e/conftest.py, testing_support/executor.py and benchmarks/profiles.py read).
 start_private_services() {
   REDIS_DIR="$(mktemp -d)"
   PG_DIR="$(mktemp -d)"

@@ -24,7 +24,6 @@ WEB = {name: service for name, service in SERVICES.items() if name.startswith("w
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 #: Each stage's name and what it starts FROM, in order.
 STAGES = re.findall(r"^FROM (\S+)(?: AS (\S+))?$", DOCKERFILE, flags=re.MULTILINE)
-RETIRED = ("KANDEV_ALLOW_EXECUTOR_SERVICE", "KANDEV_EXECUTOR_TOKEN")
 
 
 def volume_target(service: dict, volume: str) -> tuple[str, str]:
@@ -84,15 +83,6 @@ def test_the_executor_host_is_the_image_s_executor_target_reached_on_the_compose
     # Its host key (var/ssh), agents' workdirs and worktrees live on its volume, kept across restarts.
     assert volume_target(executor, "executor") == ("/home/kandev/var", "rw")
     assert "executor" in COMPOSE["volumes"]
-
-
-def test_no_service_runs_or_allows_the_retired_executor_service():
-    text = (ROOT / "deploy" / "compose.yaml").read_text() + (ROOT / "deploy" / "env.example").read_text()
-    for retired in (*RETIRED, "kandev-executor\n", "- kandev-executor"):
-        assert retired not in text
-    for name, service in SERVICES.items():
-        assert not any(Path(word).name == "kandev-executor" for word in service.get("command", [])), name
-        assert not set(RETIRED) & set(service.get("environment", {})), name
 
 
 def test_the_web_processes_log_in_with_the_private_key_the_executor_authorizes_the_public_half_of():

@@ -4,7 +4,7 @@ Code and tests cite the wire protocol (``docs/agent-stream.md``) and the
 product rules with their spec ids (``docs/decisions.md``). These checks keep
 those citations from pointing outside the repository, from naming an id the
 docs do not define, and the protocol reference from falling behind the
-actions agentctl and kandev-executor actually handle and send.
+actions agentctl actually handles and sends.
 """
 
 from __future__ import annotations
@@ -143,8 +143,6 @@ def _emitted_notifications(package: Path) -> set[str]:
 ACTION_SOURCES = {
     "agentctl request": lambda: _string_keys_of_handler_tables(ROOT / "kandev_web/agentctl/controller.py"),
     "agentctl notification": lambda: _emitted_notifications(ROOT / "kandev_web/agentctl"),
-    "executor request": lambda: _string_keys_of_handler_tables(ROOT / "kandev_web/executor/service.py"),
-    "executor notification": lambda: _emitted_notifications(ROOT / "kandev_web/executor"),
 }
 
 

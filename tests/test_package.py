@@ -6,6 +6,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import zipfile
 from pathlib import Path
 
 from e2e.processes import free_port, stop_group, wait_for_port
@@ -22,6 +23,9 @@ def run(*argv, **kwargs) -> subprocess.CompletedProcess[str]:
 def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and_static_files(tmp_path):
     run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(ROOT))
     (wheel,) = (tmp_path / "dist").glob("kandev_web-*.whl")
+    # Test helpers live beside the tests (testing_support/), never in what is installed.
+    shipped = zipfile.ZipFile(wheel).namelist()
+    assert [name for name in shipped if name.startswith("testing_support/") or name.endswith("/testing.py")] == []
     base_python = getattr(sys, "_base_executable", sys.executable)
     run(base_python, "-m", "venv", str(tmp_path / "venv"))
     bin_dir = tmp_path / "venv" / "bin"

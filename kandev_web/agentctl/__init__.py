@@ -16,5 +16,4 @@ It runs the agent over stdio and serves the agent stream WebSocket
 - ``durations``      the answer and idle timeouts (``docs/decisions.md#f13a-timeouts``)
 - ``stream_client``  an asyncio client of the stream, for the web app and tests
 - ``launcher``       start agentctl as a child process and read its ready line
-- ``testing``        helpers for tests that drive a real agentctl
 """

@@ -47,7 +47,6 @@ class ErrorCode(StrEnum):
     UNKNOWN_ACTION = "UNKNOWN_ACTION"
     INTERNAL_ERROR = "INTERNAL_ERROR"
     AUTH_REQUIRED = "AUTH_REQUIRED"
-    GIT_ERROR = "GIT_ERROR"
 
 
 class ActionError(Exception):

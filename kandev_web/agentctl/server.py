@@ -110,14 +110,9 @@ class _Client:
 
 
 class StreamServer:
-    """Serves the agent stream; ``handle`` answers each request.
+    """Serves the agent stream; ``handle`` answers each request."""
 
-    ``path`` lets the executor service (``kandev_web.executor``) speak the same
-    envelope, authentication and ordering on its own endpoint.
-    """
-
-    def __init__(self, token: str, *, path: str = PATH) -> None:
-        self._path = path
+    def __init__(self, token: str) -> None:
         self._expected_authorization = f"Bearer {token}".encode()
         self._clients: set[_Client] = set()
         self._answering: set[asyncio.Task[None]] = set()
@@ -138,7 +133,7 @@ class StreamServer:
         )
         bound_port = self._server.sockets[0].getsockname()[1]
         url_host = f"[{host}]" if ":" in host else host
-        return f"ws://{url_host}:{bound_port}{self._path}"
+        return f"ws://{url_host}:{bound_port}{PATH}"
 
     def broadcast(self, action: str, payload: Payload) -> None:
         frame = envelope.notification(action, payload)
@@ -162,7 +157,7 @@ class StreamServer:
             await self._server.wait_closed()
 
     def _authorize(self, connection: ServerConnection, request: Request) -> Response | None:
-        if urlsplit(request.path).path != self._path:
+        if urlsplit(request.path).path != PATH:
             return connection.respond(HTTPStatus.NOT_FOUND, "Not found\n")
         authorization = request.headers.get("Authorization", "").encode()
         if not hmac.compare_digest(authorization, self._expected_authorization):
@@ -228,12 +223,12 @@ async def serve_until_shutdown(
     close: Callable[[], Awaitable[None]],
     log: logging.Logger,
 ) -> int:
-    """A command's life around its server: listen, print the ready line, wait, close.
+    """agentctl's life around its server: listen, print the ready line, wait, close.
 
-    agentctl and kandev-executor both print exactly one line on stdout once
-    listening, ``{"event": "ready", "url", "pid", "cwd"}``, for whoever started them
-    to read the port (and, over SSH, the working directory) from; they stop on SIGTERM or SIGINT, or when ``shutdown``
-    is set, and ``close()`` their own work before the server goes.
+    It prints exactly one line on stdout once listening, ``{"event": "ready",
+    "url", "pid", "cwd"}``, for whoever started it to read the port (and, over
+    SSH, the working directory) from; it stops on SIGTERM or SIGINT, or when
+    ``shutdown`` is set, and ``close()``s its own work before the server goes.
     """
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -1,9 +1,7 @@
-"""The executor service: starts agentctl processes on an executor host.
+"""Executor hosts: machines where agents run apart from the web processes, reached over SSH.
 
-For deployments where agents run on other machines than the web processes.
 It imports nothing from Django.
 
-- ``cli``      the ``kandev-executor`` command: options, token, ready line, signals
-- ``service``  its actions: launch, stop and list agentctls; report their ends
-- ``client``   the web side: launch there, follow each agentctl until it ends
+- ``ssh``           the web side: log in, start agentctl there, tunnel its stream back, follow it to its end
+- ``checkout_cli``  the ``kandev-checkout`` command the web side runs there for a repository's checkout steps
 """

@@ -15,18 +15,16 @@ class WriteOnlyTextarea(forms.Textarea):
 
 @admin.register(Executor)
 class ExecutorAdmin(admin.ModelAdmin):
-    list_display = ["name", "host", "user", "url"]
+    list_display = ["name", "host", "user"]
     fieldsets = [
         (None, {"fields": ["name"]}),
         (_("Over SSH"), {"fields": ["host", "port", "user", "host_key", "private_key", "agentctl", "workdir_root"]}),
-        (_("kandev-executor (retired, KANDEV_ALLOW_EXECUTOR_SERVICE only)"), {"fields": ["url", "token"]}),
     ]
     #: Credentials are write-only here: shown once typed, never read back out; left blank, kept.
-    WRITE_ONLY = ("token", "private_key")
+    WRITE_ONLY = ("private_key",)
 
     def get_form(self, request, obj=None, **kwargs):
         form = super().get_form(request, obj, **kwargs)
-        form.base_fields["token"].widget = forms.PasswordInput(render_value=False)
         form.base_fields["private_key"].widget = WriteOnlyTextarea(attrs={"autocomplete": "off"})
         return form
 

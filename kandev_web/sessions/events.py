@@ -16,7 +16,6 @@ from django.utils.translation import gettext as _
 from kandev_web import git, live
 from kandev_web.agentctl.stderr_tail import cap_tail
 from kandev_web.board import workflow
-from kandev_web.executor.client import ExecutorAddress
 from kandev_web.executor.ssh import SshAddress
 from kandev_web.storable import storable
 
@@ -340,8 +339,8 @@ class Orphan:
     url: str
     token: str
     pid: int | None = None
-    #: Set when agentctl runs on an executor host, which reports its end.
-    executor: ExecutorAddress | SshAddress | None = None
+    #: Set when agentctl runs on an executor host: the way there, to reach and follow it.
+    executor: SshAddress | None = None
     launch_id: str = ""
     #: The process that owned it (``host:pid:nonce``): whose machine ``pid`` is on.
     previous_owner: str = ""
@@ -352,7 +351,7 @@ def ssh_host_of(execution_id: int) -> SshAddress | None:
     execution = AgentExecution.objects.select_related("executor").filter(pk=execution_id).first()
     if execution is None or execution.executor is None:
         return None
-    return execution.executor.ssh_address
+    return execution.executor.address
 
 
 def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:

@@ -11,7 +11,6 @@ from django.utils.translation import gettext_lazy as _
 from kandev_web import git
 from kandev_web.board.models import Task, Workspace
 from kandev_web.checkouts import Checkouts, LocalCheckouts
-from kandev_web.executor.client import ExecutorAddress, RemoteCheckouts
 from kandev_web.executor.ssh import SshAddress, SshCheckouts
 from kandev_web.forms import SecretEnvChange
 from kandev_web.secret_box import SecretBox, SecretUnreadable
@@ -58,17 +57,14 @@ class SealedTextField(models.TextField):
 class Executor(models.Model):
     """A machine where agents run apart from the web processes.
 
-    Over SSH (the default), the web process logs in there, starts one
-    agentctl per execution bound to that host's loopback, and tunnels its
-    stream back through the connection (``kandev_web/executor/ssh.py``); the
-    host's key must be the one recorded here. One with a ``url`` instead is
-    the retired kind: a ``kandev-executor`` service, reached by ``url`` and
-    ``token``, usable only with KANDEV_ALLOW_EXECUTOR_SERVICE. ``token`` and
-    ``private_key`` are credentials: never log them.
+    The web process logs in there over SSH, starts one agentctl per
+    execution bound to that host's loopback, and tunnels its stream back
+    through the connection (``kandev_web/executor/ssh.py``); the host's key
+    must be the one recorded here. ``private_key`` is a credential: never log it.
     """
 
     name = models.CharField(_("name"), max_length=200, unique=True)
-    host = models.CharField(_("SSH host"), max_length=255, blank=True)
+    host = models.CharField(_("SSH host"), max_length=255)
     port = models.PositiveIntegerField(_("SSH port"), default=22)
     user = models.CharField(_("SSH user"), max_length=100, blank=True)
     host_key = models.TextField(
@@ -97,13 +93,6 @@ class Executor(models.Model):
         default="kandev-worktrees",
         help_text=_("Where tasks' worktrees are made there, for its repositories; relative to the login's home."),
     )
-    url = models.CharField(
-        _("URL"),
-        max_length=500,
-        blank=True,
-        help_text=_("kandev-executor only: where it listens, e.g. ws://gpu-1:7310/executor/stream."),
-    )
-    token = SealedTextField(_("token"), blank=True, help_text=_("kandev-executor only: its KANDEV_EXECUTOR_TOKEN."))
 
     class Meta:
         ordering = ["name"]
@@ -111,31 +100,16 @@ class Executor(models.Model):
     def __str__(self):
         return self.name
 
-    @property
-    def is_service(self) -> bool:
-        """A kandev-executor service rather than an SSH host (hosts registered before SSH are)."""
-        return bool(self.url)
-
     def clean(self):
         super().clean()
-        if bool(self.host) == bool(self.url):
-            raise ValidationError(_("Give either an SSH host or, for a kandev-executor service, a URL."))
-        if self.host and not self.user:
+        if not self.user:
             raise ValidationError({"user": _("Give the user to log in as on that host.")})
-        if self.host and not self.host_key.strip():
+        if not self.host_key.strip():
             raise ValidationError({"host_key": _("Record the host's key (ssh-keyscan HOST): no key, no connection.")})
 
     @property
-    def ssh_address(self) -> SshAddress | None:
-        """How to reach it over SSH; None for a kandev-executor service."""
-        address = self.address
-        return address if isinstance(address, SshAddress) else None
-
-    @property
-    def address(self) -> ExecutorAddress | SshAddress:
-        """What the runner needs to reach it (``sessions.runtime.executor_client`` checks a service is allowed)."""
-        if self.is_service:
-            return ExecutorAddress(self.url, self.token)
+    def address(self) -> SshAddress:
+        """What the runner needs to reach it over SSH."""
         return SshAddress(
             host=self.host,
             port=self.port,
@@ -301,10 +275,7 @@ class Repository(models.Model):
         """Where this repository's task checkouts are made: on this machine, or by its executor host."""
         if self.executor_id is None:
             return LocalCheckouts(Path(settings.KANDEV_WORKTREE_ROOT))
-        address = self.executor.address
-        if isinstance(address, SshAddress):
-            return SshCheckouts(address)
-        return RemoteCheckouts(address)
+        return SshCheckouts(self.executor.address)
 
     def clean(self):
         super().clean()

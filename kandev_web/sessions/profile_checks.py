@@ -29,7 +29,6 @@ from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError
-from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
 from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecutor
 from kandev_web.secret_box import SecretUnreadable
 
@@ -54,7 +53,7 @@ class CheckSpec:
     agent_id: str
     #: Where it runs, for the sentences: "this machine" or the executor's name.
     host: str
-    executor: ExecutorAddress | SshAddress | None = None
+    executor: SshAddress | None = None
     workdir: str = ""
     #: The profile's secrets, still sealed: opened only as agentctl starts (``runtime.launch_environment``).
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
@@ -84,8 +83,8 @@ async def run_check(spec: CheckSpec, timeout: float | None = None) -> dict:
         if action == "agent.exited" and not exited.done():
             exited.set_result(payload)
 
-    executor: ExecutorClient | SshExecutor | None = None
-    process: AgentctlProcess | RemoteAgentctl | SshAgentctl | None = None
+    executor: SshExecutor | None = None
+    process: AgentctlProcess | SshAgentctl | None = None
     started = loop.time()
     try:
         async with asyncio.timeout(timeout):

@@ -40,7 +40,6 @@ from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
 from kandev_web.db import agent_sync_to_async
-from kandev_web.executor.client import ExecutorAddress, ExecutorClient, RemoteAgentctl
 from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecutor, SshFailure
 from kandev_web.logs import bound
 from kandev_web.secret_box import SecretUnreadable
@@ -121,7 +120,7 @@ class LaunchPlan:
     #: The ACP auth method the profile chose; empty leaves it to agentctl.
     auth_method: str = ""
     #: None runs agentctl here, on this web machine.
-    executor: ExecutorAddress | SshAddress | None = None
+    executor: SshAddress | None = None
     #: The profile's secrets, still sealed (``{name: token}``): opened only
     #: as agentctl is started (:func:`launch_environment`).
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
@@ -166,10 +165,6 @@ def working_dir(task_id: int, configured: str) -> str:
     return str(path)
 
 
-class ExecutorServiceDisabled(AgentStreamNotConnected):
-    """A kandev-executor host is used while KANDEV_ALLOW_EXECUTOR_SERVICE is off."""
-
-
 class NotServing(RuntimeError):
     """Agents run inside the web server; this process has none (a management command, say)."""
 
@@ -178,8 +173,8 @@ class Runner:
     def __init__(self, *, kept_idle_seconds: float = kept_connections.IDLE_SECONDS) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._owned: dict[int, AgentStreamClient] = {}
-        self._processes: dict[int, AgentctlProcess | RemoteAgentctl | SshAgentctl] = {}
-        self._executors: dict[ExecutorAddress | SshAddress, ExecutorClient | SshExecutor] = {}
+        self._processes: dict[int, AgentctlProcess | SshAgentctl] = {}
+        self._executors: dict[SshAddress, SshExecutor] = {}
         #: Adopted executions whose agentctl nobody here can wait on: the
         #: process that started it is gone. Their URL, to check on them.
         self._unwatched: dict[int, str] = {}
@@ -279,7 +274,7 @@ class Runner:
                 process.token,
                 process.pid,
                 owner=PROCESS_ID,
-                launch_id=process.launch_id if isinstance(process, RemoteAgentctl | SshAgentctl) else "",
+                launch_id=process.launch_id if isinstance(process, SshAgentctl) else "",
             )
             if not recorded:
                 raise ObjectDoesNotExist("the task was deleted while its agent started")
@@ -301,7 +296,7 @@ class Runner:
             await agent_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
             await self._stop_process(plan.execution_id)
 
-    async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | RemoteAgentctl | SshAgentctl, str]:
+    async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | SshAgentctl, str]:
         """Start agentctl where the profile says, and return it with the agent's working directory."""
         env = launch_environment(plan.env, plan.secret_env)
         # agentctl's log lines name this execution, in the format of this process's own.
@@ -318,7 +313,7 @@ class Runner:
         )
         return remote, remote.cwd
 
-    def _executor(self, address: ExecutorAddress | SshAddress) -> ExecutorClient | SshExecutor:
+    def _executor(self, address: SshAddress) -> SshExecutor:
         """This process's one connection to an executor host, shared by its executions there."""
         client = self._executors.get(address)
         if client is None:
@@ -375,7 +370,7 @@ class Runner:
         ref = ExecutionRef(orphan.session_id, orphan.execution_id)
         followed: SshAgentctl | None = None
         try:
-            if isinstance(orphan.executor, SshAddress):
+            if orphan.executor is not None:
                 # Over SSH the stream is reached through this process's own tunnel, opened first.
                 followed = await self._executor(orphan.executor).attach(
                     orphan.launch_id, orphan.url, orphan.pid, orphan.token
@@ -398,17 +393,6 @@ class Runner:
         if followed is not None:
             self._processes[orphan.execution_id] = followed
             asyncio.get_running_loop().create_task(self._watch(orphan.execution_id, followed))
-        elif orphan.executor is not None:
-            # On an executor host its end is still reported, now to us.
-            try:
-                remote = await self._executor(orphan.executor).attach(
-                    orphan.launch_id, orphan.url, orphan.pid, orphan.token
-                )
-            except (StreamError, TimeoutError) as error:
-                logger.warning("cannot follow the adopted execution %s: %s", orphan.execution_id, error)
-            else:
-                self._processes[orphan.execution_id] = remote
-                asyncio.get_running_loop().create_task(self._watch(orphan.execution_id, remote))
         else:
             self._unwatched[orphan.execution_id] = orphan.url
         await self._reconnected(ref, client)
@@ -430,7 +414,7 @@ class Runner:
                 )
                 await self._stop_process(execution_id)
 
-    async def _watch(self, execution_id: int, process: AgentctlProcess | RemoteAgentctl | SshAgentctl) -> None:
+    async def _watch(self, execution_id: int, process: AgentctlProcess | SshAgentctl) -> None:
         """When agentctl itself ends (killed, crashed, shut down), so does the execution."""
         code = await process.wait()
         client = self._owned.get(execution_id)
@@ -511,25 +495,12 @@ class Runner:
             await self._stop_process(endpoint.execution_id)
 
 
-def executor_client(address: ExecutorAddress | SshAddress) -> ExecutorClient | SshExecutor:
-    """How this process reaches an executor host: over SSH, or the retired kandev-executor's socket.
-
-    That service only where the deployment allows it: it starts whatever a
-    holder of its token asks, and its agentctls listen on the network.
-    """
-    if isinstance(address, SshAddress):
-        return SshExecutor(address, connect_timeout=settings.KANDEV_SSH_CONNECT_SECONDS)
-    if not settings.KANDEV_ALLOW_EXECUTOR_SERVICE:
-        raise ExecutorServiceDisabled(
-            _(
-                "kandev-executor hosts are retired and this deployment does not allow them "
-                "(KANDEV_ALLOW_EXECUTOR_SERVICE); register the host over SSH instead."
-            )
-        )
-    return ExecutorClient(address)
+def executor_client(address: SshAddress) -> SshExecutor:
+    """How this process reaches an executor host: over SSH, within the deployment's connect timeout."""
+    return SshExecutor(address, connect_timeout=settings.KANDEV_SSH_CONNECT_SECONDS)
 
 
-def ssh_reason(address: ExecutorAddress | SshAddress | None, error: SshError) -> str:
+def ssh_reason(address: SshAddress | None, error: SshError) -> str:
     """Why an agent could not start over SSH, for the task page."""
     where = {"host": address.url if address else "", "detail": error.detail}
     sentences = {

@@ -81,7 +81,7 @@ def _endpoint(session: TaskSession) -> Endpoint:
     if execution is None:
         raise SessionActionError(_("The agent is not running any more."))
     return Endpoint(
-        execution.pk, execution.url, execution.token, via=execution.executor.ssh_address if execution.executor else None
+        execution.pk, execution.url, execution.token, via=execution.executor.address if execution.executor else None
     )
 
 

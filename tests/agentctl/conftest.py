@@ -13,7 +13,7 @@ import pytest_asyncio
 
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.agentctl.testing import Inbox
+from testing_support.agentctl import Inbox
 
 MOCK_AGENT = [str(Path(sys.executable).parent / "kandev-mock-agent")]
 SCRIPTED_AGENT = Path(__file__).with_name("scripted_agent.py")

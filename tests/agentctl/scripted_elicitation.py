@@ -14,7 +14,7 @@ from typing import Any
 
 from kandev_web.agentctl.launcher import AgentctlProcess
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.agentctl.testing import Inbox, open_session, text_prompt
+from testing_support.agentctl import Inbox, open_session, text_prompt
 
 SESSION = "sess-1"
 

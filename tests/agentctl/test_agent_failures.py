@@ -13,7 +13,7 @@ import json
 import pytest
 
 from kandev_web.agentctl.stream_client import Conflict, NotFound, StreamError
-from kandev_web.agentctl.testing import message_text, open_session, text_prompt
+from testing_support.agentctl import message_text, open_session, text_prompt
 
 from scripted_elicitation import COLOUR_FORM
 

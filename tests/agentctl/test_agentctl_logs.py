@@ -19,7 +19,7 @@ from kandev_web.agentctl.cli import EXECUTION_VAR, LOG_FORMAT_VAR, TOKEN_VAR
 from kandev_web.agentctl.launcher import agentctl_command
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.agentctl.testing import Inbox, open_session, text_prompt
+from testing_support.agentctl import Inbox, open_session, text_prompt
 
 pytestmark = pytest.mark.asyncio
 

@@ -14,7 +14,7 @@ import pytest
 
 from kandev_web.agentctl.launcher import agentctl_command
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected
-from kandev_web.agentctl.testing import open_session, text_prompt
+from testing_support.agentctl import open_session, text_prompt
 
 READY_LINE = re.compile(
     r'\{"event": "ready", "url": "ws://127\.0\.0\.1:(\d+)/agent/stream", "pid": (\d+), "cwd": "[^"]+"\}\n'

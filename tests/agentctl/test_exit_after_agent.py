@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from kandev_web.agentctl.stream_client import AgentStreamClient, Conflict
-from kandev_web.agentctl.testing import Inbox, open_session, text_prompt
+from testing_support.agentctl import Inbox, open_session, text_prompt
 
 pytestmark = pytest.mark.asyncio
 

@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from kandev_web.agentctl.envelope import MAX_FRAME_BYTES
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.agentctl.testing import Inbox, open_session, text_prompt
+from testing_support.agentctl import Inbox, open_session, text_prompt
 
 from scripted_elicitation import COLOUR_FORM
 

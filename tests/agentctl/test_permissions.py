@@ -9,7 +9,7 @@ import uuid
 import pytest
 
 from kandev_web.agentctl.stream_client import NotFound, ValidationFailed
-from kandev_web.agentctl.testing import message_text, open_session, text_prompt
+from testing_support.agentctl import message_text, open_session, text_prompt
 
 pytestmark = pytest.mark.asyncio
 

@@ -15,7 +15,7 @@ from kandev_web.agentctl.cli import TOKEN_VAR
 from kandev_web.agentctl.launcher import agentctl_command
 from kandev_web.agentctl.scrub import MASK, SECRET_NAMES_VAR
 from kandev_web.agentctl.stream_client import AgentStreamClient, StreamError
-from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
+from testing_support.agentctl import Inbox, message_text, open_session, text_prompt
 
 pytestmark = pytest.mark.asyncio
 

@@ -26,7 +26,7 @@ from kandev_web.agentctl.stream_client import (
     ValidationFailed,
     error_from_payload,
 )
-from kandev_web.agentctl.testing import Inbox, open_session
+from testing_support.agentctl import Inbox, open_session
 
 FAST = Backoff(initial=0.01, maximum=0.05)
 

@@ -12,7 +12,7 @@ from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from kandev_web.agentctl import envelope
 from kandev_web.agentctl.stream_client import AgentStreamClient, StreamError
-from kandev_web.agentctl.testing import open_session, text_prompt
+from testing_support.agentctl import open_session, text_prompt
 
 pytestmark = pytest.mark.asyncio
 

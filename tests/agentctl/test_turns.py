@@ -10,7 +10,7 @@ from websockets.asyncio.client import connect as ws_connect
 
 from kandev_web.agentctl import envelope
 from kandev_web.agentctl.stream_client import Conflict, ValidationFailed
-from kandev_web.agentctl.testing import message_text, open_session, text_prompt
+from testing_support.agentctl import message_text, open_session, text_prompt
 
 pytestmark = pytest.mark.asyncio
 

@@ -8,7 +8,7 @@ what PostgreSQL can store.
 
 import pytest
 
-from kandev_web.agentctl.testing import open_session, text_prompt
+from testing_support.agentctl import open_session, text_prompt
 
 pytestmark = pytest.mark.asyncio
 

@@ -25,7 +25,7 @@ from typing import Any
 
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.agentctl.testing import Inbox
+from testing_support.agentctl import Inbox
 
 from .conftest import Bridge
 from .fake_messages_api import DenyingProxy, FakeMessagesApi

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from kandev_web.agentctl.testing import message_text, text_prompt
+from testing_support.agentctl import message_text, text_prompt
 
 from .ask_script import COLOUR, ENVS, FINAL_TEXT, NO_TOOL_TEXT, fake_api, prompt
 from .conftest import Bridge

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from kandev_web.agentctl.stream_client import ValidationFailed
-from kandev_web.agentctl.testing import text_prompt
+from testing_support.agentctl import text_prompt
 
 from .conftest import Bridge
 from .fake_messages_api import FakeMessagesApi, tool_result_text

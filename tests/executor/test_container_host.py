@@ -38,8 +38,8 @@ import psutil
 import pytest
 
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
 from kandev_web.executor.ssh import SshAddress, SshCheckouts, SshExecutor
+from testing_support.agentctl import Inbox, message_text, open_session, text_prompt
 
 ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ROOT / "deploy" / "executor"

@@ -21,10 +21,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.agentctl.testing import Inbox, message_text, open_session, text_prompt
 from kandev_web.executor.checkout_cli import answer as checkout_answer
 from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor, SshFailure, trusted_host_key
-from kandev_web.executor.testing import private_sshd, ssh_test_host
+from testing_support.agentctl import Inbox, message_text, open_session, text_prompt
+from testing_support.executor import private_sshd, ssh_test_host
 
 MOCK_AGENT = [sys.executable, "-m", "kandev_web.mock_agent"]
 #: Another host's key: what a host that is not the recorded one would show.

@@ -10,7 +10,7 @@ import pytest_asyncio
 
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.agentctl.testing import Inbox, open_session
+from testing_support.agentctl import Inbox, open_session
 
 MOCK_AGENT = [str(Path(sys.executable).parent / "kandev-mock-agent")]
 

@@ -19,8 +19,8 @@ import pytest_asyncio
 
 from kandev_web.agentctl.launcher import launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, NotFound
-from kandev_web.agentctl.testing import Inbox, open_session
 from kandev_web.mock_agent.engine import SCENARIOS_DIR
+from testing_support.agentctl import Inbox, open_session
 
 pytestmark = pytest.mark.asyncio
 

@@ -30,6 +30,7 @@ from kandev_web.sessions.models import (
     Turn,
 )
 from kandev_web.webhooks.models import Webhook
+from testing_support.executor import unreachable_ssh_host
 
 #: Namespaces whose views are not ours: the Django admin has its own login and its own tests.
 FOREIGN_NAMESPACES = {"admin"}
@@ -114,7 +115,7 @@ def _objects(name: str) -> dict[str, object]:
         },
     )
     # Its check fails at once, starting nothing: nobody listens on port 9 (discard).
-    nowhere = Executor.objects.create(name=f"{name} nowhere", url="ws://127.0.0.1:9/executor/stream", token="t")
+    nowhere = Executor.objects.create(name=f"{name} nowhere", **unreachable_ssh_host())
     profile = AgentProfile.objects.create(
         workspace=workspace, name=f"{name} agent", agent_id="mock", command=["true"], executor=nowhere
     )

@@ -7,48 +7,12 @@ from django.db import connection
 from django.test import RequestFactory
 
 from kandev_web.board.models import Workspace
-from kandev_web.executor.client import ExecutorAddress
 from kandev_web.sessions.models import AgentProfile, Executor
-from kandev_web.sessions.runtime import ExecutorServiceDisabled, agent_environment, executor_client
+from kandev_web.sessions.runtime import agent_environment
 
 
 def profile(workspace, name="Claude"):
     return AgentProfile.objects.create(workspace=workspace, name=name, agent_id="claude-acp", command=["claude"])
-
-
-def test_the_command_registers_an_executor_with_the_token_from_the_environment(workspace, monkeypatch):
-    claude, elsewhere = profile(workspace), profile(Workspace.objects.create(name="Other"))
-    monkeypatch.setenv("KANDEV_EXECUTOR_TOKEN", "s3cret")
-    call_command(
-        "executor", "gpu-1", "ws://gpu-1:7310/executor/stream", "--assign", "Claude", "--workspace", "Platform"
-    )
-    executor = Executor.objects.get(name="gpu-1")
-    assert (executor.url, executor.token) == ("ws://gpu-1:7310/executor/stream", "s3cret")
-    claude.refresh_from_db(), elsewhere.refresh_from_db()
-    assert claude.executor == executor and elsewhere.executor is None
-
-    monkeypatch.setenv("KANDEV_EXECUTOR_TOKEN", "rotated")
-    call_command("executor", "gpu-1", "wss://gpu-1.lan/executor/stream")
-    executor.refresh_from_db()
-    assert (executor.url, executor.token) == ("wss://gpu-1.lan/executor/stream", "rotated")
-    assert Executor.objects.count() == 1
-
-
-@pytest.mark.parametrize(
-    ("env", "args", "message"),
-    [
-        ({}, ["gpu-1", "ws://gpu-1:7310/executor/stream"], "KANDEV_EXECUTOR_TOKEN is not set"),
-        ({"KANDEV_EXECUTOR_TOKEN": "t"}, ["gpu-1", "http://gpu-1:7310/"], "ws://"),
-        ({"KANDEV_EXECUTOR_TOKEN": "t"}, ["gpu-1", "ws://gpu-1:7310/executor/stream", "--assign", "Nope"], "Nope"),
-    ],
-)
-def test_the_command_refuses_what_would_not_work(db, monkeypatch, env, args, message):
-    monkeypatch.delenv("KANDEV_EXECUTOR_TOKEN", raising=False)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    with pytest.raises(CommandError, match=message):
-        call_command("executor", *args)
-    assert not Executor.objects.exists()
 
 
 def test_an_agent_on_an_executor_host_gets_its_path_and_home_from_that_host(monkeypatch):
@@ -61,22 +25,24 @@ def test_an_agent_on_an_executor_host_gets_its_path_and_home_from_that_host(monk
         assert env["KANDEV_ELICITATION_ANSWER_TIMEOUT"] == "90s" and env["ANTHROPIC_MODEL"] == "x"
 
 
-def test_the_admin_never_shows_an_executor_token_and_keeps_it_when_left_blank(db, make_operator):
-    executor = Executor.objects.create(name="gpu-1", url="ws://gpu-1:7310/executor/stream", token="s3cret")
+HOST_KEY = "[gpu-2.lan]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIN6BomRUofCii6uq7xl1awFsIlQPttCEDhQ/+cBNkQyt"
+
+
+def test_the_admin_never_shows_an_executor_private_key_and_keeps_it_when_left_blank(db, make_operator):
+    executor = Executor.objects.create(
+        name="gpu-1", host="gpu-1.lan", user="kandev", host_key=HOST_KEY, private_key="s3cret-key"
+    )
     request = RequestFactory().get("/")
     request.user = make_operator("root", staff=True)
     model_admin = admin.site._registry[Executor]
     form_class = model_admin.get_form(request, executor)
-    assert "s3cret" not in str(form_class(instance=executor)["token"])
-    data = {"name": "gpu-1", "url": "ws://gpu-2:7310/executor/stream", "token": ""}
+    assert "s3cret-key" not in str(form_class(instance=executor)["private_key"])
+    data = {"name": "gpu-1", "host": "gpu-2.lan", "user": "kandev", "host_key": HOST_KEY, "private_key": ""}
     form = form_class({**data, "port": 22, "agentctl": "kandev-agentctl", "workdir_root": "w"}, instance=executor)
     assert form.is_valid(), form.errors
     model_admin.save_model(request, form.save(commit=False), form, change=True)
     executor.refresh_from_db()
-    assert (executor.url, executor.token) == ("ws://gpu-2:7310/executor/stream", "s3cret")
-
-
-HOST_KEY = "[gpu-2.lan]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIN6BomRUofCii6uq7xl1awFsIlQPttCEDhQ/+cBNkQyt"
+    assert (executor.host, executor.private_key) == ("gpu-2.lan", "s3cret-key")
 
 
 def test_the_command_registers_an_ssh_host_with_its_host_key_and_a_sealed_private_key(workspace, tmp_path):
@@ -100,7 +66,7 @@ def test_the_command_registers_an_ssh_host_with_its_host_key_and_a_sealed_privat
     executor = Executor.objects.get(name="gpu-2")
     address = executor.address
     assert (address.user, address.host, address.port, address.host_key) == ("kandev", "gpu-2.lan", 2222, HOST_KEY)
-    assert address.agentctl == "/srv/kandev/.venv/bin/kandev-agentctl" and not executor.is_service
+    assert address.agentctl == "/srv/kandev/.venv/bin/kandev-agentctl"
     assert address.private_key == key_file.read_text() and "not-a-real-key" not in repr(address)
     with connection.cursor() as cursor:
         cursor.execute("SELECT private_key FROM agent_sessions_executor WHERE id = %s", [executor.pk])
@@ -124,10 +90,18 @@ def test_the_command_refuses_an_ssh_host_it_could_not_verify(db, args, message):
     assert not Executor.objects.exists()
 
 
-def test_the_retired_executor_service_is_refused_unless_explicitly_allowed(db, settings, monkeypatch):
-    settings.KANDEV_ALLOW_EXECUTOR_SERVICE = False
-    monkeypatch.setenv("KANDEV_EXECUTOR_TOKEN", "t")
-    with pytest.raises(CommandError, match="KANDEV_ALLOW_EXECUTOR_SERVICE"):
-        call_command("executor", "gpu-1", "ws://gpu-1:7310/executor/stream")
-    with pytest.raises(ExecutorServiceDisabled, match="KANDEV_ALLOW_EXECUTOR_SERVICE"):
-        executor_client(ExecutorAddress("ws://gpu-1:7310/executor/stream", "t"))
+def test_the_command_assigns_that_workspace_s_profiles_only_and_updates_a_host_it_has(workspace):
+    claude, elsewhere = profile(workspace), profile(Workspace.objects.create(name="Other"))
+    ssh = ["--ssh", "kandev@gpu-2.lan", "--host-key", HOST_KEY]
+    call_command("executor", "gpu-2", *ssh, "--assign", "Claude", "--workspace", "Platform")
+    executor = Executor.objects.get(name="gpu-2")
+    claude.refresh_from_db(), elsewhere.refresh_from_db()
+    assert claude.executor == executor and elsewhere.executor is None
+
+    call_command("executor", "gpu-2", "--ssh", "kandev@gpu-2.lan:2222", "--host-key", HOST_KEY)
+    executor.refresh_from_db()
+    assert executor.port == 2222 and Executor.objects.count() == 1
+
+    with pytest.raises(CommandError, match="Nope"):
+        call_command("executor", "gpu-3", "--ssh", "kandev@gpu-3.lan", "--host-key", HOST_KEY, "--assign", "Nope")
+    assert not Executor.objects.filter(name="gpu-3").exists()

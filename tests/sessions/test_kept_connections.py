@@ -20,12 +20,12 @@ from channels.db import database_sync_to_async
 
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, NotSent
-from kandev_web.agentctl.testing import open_session
 from kandev_web.executor.ssh import SshAgentctl, SshExecutor
-from kandev_web.executor.testing import ssh_test_host
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession
 from kandev_web.sessions.runtime import Endpoint, Runner
+from testing_support.agentctl import open_session
+from testing_support.executor import ssh_test_host
 
 MOCK_AGENT = [sys.executable, "-m", "kandev_web.mock_agent"]
 

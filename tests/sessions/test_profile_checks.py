@@ -15,8 +15,8 @@ import psutil
 import pytest
 from django.test import Client
 
-from kandev_web.executor.testing import running_executor, ssh_test_host
 from kandev_web.sessions.models import AgentProfile, Executor
+from testing_support.executor import ssh_test_host, unreachable_ssh_host
 from tests.agentctl.conftest import ScriptedAgent
 
 MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")
@@ -98,21 +98,6 @@ def test_a_command_that_never_answers_times_out_and_is_stopped(client, workspace
     assert agents_left(marker) == []  # agentctl stopped the agent it started
 
 
-def test_a_profile_on_an_executor_host_is_checked_there(client, workspace, tmp_path):
-    with running_executor(tmp_path / "workdirs", agentctl_host="127.0.0.2") as running:
-        executor = Executor.objects.create(name="gpu-1", url=running.address.url, token=running.address.token)
-        profile = AgentProfile.objects.create(
-            workspace=workspace, name="Remote", agent_id="mock", command=[MOCK_AGENT], executor=executor
-        )
-        response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
-        assert "Kandev mock agent 1 answered on gpu-1." in response.text
-        missing = AgentProfile.objects.create(
-            workspace=workspace, name="Missing", agent_id="x", command=["/nonexistent/agent"], executor=executor
-        )
-        response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{missing.pk}/check/", **HTMX)
-        assert "Command not found on gpu-1: /nonexistent/agent." in response.text
-
-
 def ssh_executor(name: str, **changes) -> Executor:
     """An executor on the real sshd scripts/test runs."""
     host = ssh_test_host(**changes)
@@ -134,6 +119,11 @@ def test_a_profile_on_an_ssh_executor_is_checked_there(client, workspace):
     )
     response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
     assert "Kandev mock agent 1 answered on gpu-ssh." in response.text
+    missing = AgentProfile.objects.create(
+        workspace=workspace, name="Missing", agent_id="x", command=["/nonexistent/agent"], executor=executor
+    )
+    response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{missing.pk}/check/", **HTMX)
+    assert "Command not found on gpu-ssh: /nonexistent/agent." in response.text
 
 
 def test_an_ssh_executor_showing_another_host_key_is_said_to_be_unreachable_and_why(client, workspace, tmp_path):
@@ -148,21 +138,9 @@ def test_an_ssh_executor_showing_another_host_key_is_said_to_be_unreachable_and_
     assert "showed another host key than the one recorded" in unescape(response.text)
 
 
-def test_a_retired_executor_service_is_refused_unless_allowed(client, workspace, settings):
-    settings.KANDEV_ALLOW_EXECUTOR_SERVICE = False
-    executor = Executor.objects.create(name="old-1", url="ws://127.0.0.1:9/executor/stream", token="t")
-    profile = AgentProfile.objects.create(
-        workspace=workspace, name="Remote", agent_id="mock", command=[MOCK_AGENT], executor=executor
-    )
-    response = client.post(f"/settings/workspaces/{workspace.pk}/agents/{profile.pk}/check/", **HTMX)
-    profile.refresh_from_db()
-    assert profile.last_check["outcome"] == "unreachable"
-    assert "KANDEV_ALLOW_EXECUTOR_SERVICE" in response.text
-
-
 def test_an_executor_that_is_not_there_is_said_to_be_unreachable(client, workspace, settings):
     settings.KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = 5.0
-    executor = Executor.objects.create(name="gone-1", url="ws://127.0.0.1:9/executor/stream", token="t")
+    executor = Executor.objects.create(name="gone-1", **unreachable_ssh_host())
     profile = AgentProfile.objects.create(
         workspace=workspace, name="Remote", agent_id="mock", command=[MOCK_AGENT], executor=executor
     )

@@ -1,4 +1,4 @@
-"""agentctl and executor tokens are sealed at rest: read access to the database runs no agent."""
+"""agentctl tokens and executor hosts' private keys are sealed at rest: read access to the database runs no agent."""
 
 import logging
 import secrets
@@ -17,25 +17,25 @@ BEFORE = [("agent_sessions", "0012_agent_profile_secret_env")]
 AFTER = [("agent_sessions", "0013_sealed_tokens")]
 
 
-def raw(table: str, pk: int) -> str:
+def raw(table: str, pk: int, column: str = "token") -> str:
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT token FROM {table} WHERE id = %s", [pk])  # noqa: S608 - a fixed table name
+        cursor.execute(f"SELECT {column} FROM {table} WHERE id = %s", [pk])  # noqa: S608 - a fixed table and column
         return cursor.fetchone()[0]
 
 
 def test_tokens_are_stored_sealed_and_read_back_opened(make_task):
-    executor_token, agentctl_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
-    executor = Executor.objects.create(name="gpu-1", url="ws://gpu-1:7310/executor/stream", token=executor_token)
+    private_key, agentctl_token = secrets.token_urlsafe(32), secrets.token_urlsafe(32)
+    executor = Executor.objects.create(name="gpu-1", host="gpu-1.lan", private_key=private_key)
     session = TaskSession.objects.create(task=make_task("Sealed"))
     execution = AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent", token=agentctl_token)
 
-    for table, pk, token in [
-        ("agent_sessions_executor", executor.pk, executor_token),
-        ("agent_sessions_agentexecution", execution.pk, agentctl_token),
+    for table, column, pk, token in [
+        ("agent_sessions_executor", "private_key", executor.pk, private_key),
+        ("agent_sessions_agentexecution", "token", execution.pk, agentctl_token),
     ]:
-        stored = raw(table, pk)
+        stored = raw(table, pk, column)
         assert token not in stored and stored.startswith("gAAAA")  # a Fernet token
-    assert Executor.objects.get(pk=executor.pk).address.token == executor_token
+    assert Executor.objects.get(pk=executor.pk).address.private_key == private_key
     assert AgentExecution.objects.get(pk=execution.pk).token == agentctl_token
     assert AgentExecution.objects.filter(pk=execution.pk).values_list("token", flat=True).get() == agentctl_token
 
@@ -69,7 +69,7 @@ def test_upgrading_seals_the_tokens_stored_in_clear_and_a_rollback_opens_them_ag
 
 
 def test_rotate_secrets_reseals_the_tokens_with_the_first_key_and_names_what_no_key_opens(db, settings, capsys):
-    executor = Executor.objects.create(name="gpu-1", url="ws://gpu-1:7310/executor/stream", token="exec-token-123")
+    executor = Executor.objects.create(name="gpu-1", host="gpu-1.lan", private_key="ssh-key-123")
     new = Fernet.generate_key()
     settings.KANDEV_SECRETS_KEYS = [new, *settings.KANDEV_SECRETS_KEYS]
 
@@ -77,12 +77,12 @@ def test_rotate_secrets_reseals_the_tokens_with_the_first_key_and_names_what_no_
 
     assert "Re-encrypted 1 secret(s)" in capsys.readouterr().out
     settings.KANDEV_SECRETS_KEYS = [new]  # the old key dropped
-    assert Executor.objects.get(pk=executor.pk).token == "exec-token-123"
-    lost = Executor.objects.create(name="gpu-2", url="ws://gpu-2:7310/executor/stream", token="x")
+    assert Executor.objects.get(pk=executor.pk).private_key == "ssh-key-123"
+    lost = Executor.objects.create(name="gpu-2", host="gpu-2.lan", private_key="x")
     with connection.cursor() as cursor:
         cursor.execute(
-            "UPDATE agent_sessions_executor SET token = %s WHERE id = %s",
+            "UPDATE agent_sessions_executor SET private_key = %s WHERE id = %s",
             [Fernet(Fernet.generate_key()).encrypt(b"lost").decode(), lost.pk],
         )
-    with pytest.raises(CommandError, match=rf"Executor {lost.pk}: token"):
+    with pytest.raises(CommandError, match=rf"Executor {lost.pk}: private_key"):
         call_command("rotate_secrets")

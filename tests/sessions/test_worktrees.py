@@ -4,7 +4,7 @@ Every test here runs git itself: the branch a task's agent works on, the
 directory it works in, what a later session finds there, what another task on
 the same repository sees, what removing the task may and may not throw away.
 Each runs twice: with the repository on the web machine, and on an executor
-host (a real ``kandev-executor`` doing the git work, asked over its socket).
+host (the real sshd scripts/test runs, ``kandev-checkout`` doing the git work there).
 """
 
 import subprocess
@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 from kandev_web import checkouts, git
 from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
-from kandev_web.executor.testing import running_executor, ssh_test_host
 from kandev_web.sessions import events, services, worktrees
 from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, Repository, TaskSession, Worktree
+from testing_support.executor import ssh_test_host, unreachable_ssh_host
 
 #: Run on PostgreSQL too: the worktree row is locked while git works, which SQLite and PostgreSQL do differently.
 pytestmark = pytest.mark.postgres
@@ -48,36 +48,23 @@ def commit_in(worktree: Path, name: str, text: str, message: str) -> None:
     sh(worktree, "-c", "user.email=agent@example.com", "-c", "user.name=Agent", "commit", "-q", "-m", message)
 
 
-@pytest.fixture
-def executor_host(tmp_path):
-    where = tmp_path / "executor"
-    with running_executor(where / "workdirs", worktree_root=where / "worktrees") as host:
-        yield host
-
-
-@pytest.fixture(params=["web machine", "ssh host", "executor host"])
+@pytest.fixture(params=["web machine", "ssh host"])
 def machine(request, db, tmp_path):
-    """Where the repository is, and its agents run: None for the web machine, else that executor host.
-
-    Over SSH, the real sshd scripts/test runs; else the retired kandev-executor.
-    """
+    """Where the repository is, and its agents run: None for the web machine, else that executor host."""
     if request.param == "web machine":
         return None
-    if request.param == "ssh host":
-        host = ssh_test_host()
-        return Executor.objects.create(
-            name="gpu-1",
-            host=host.host,
-            port=host.port,
-            user=host.user,
-            host_key=host.host_key,
-            private_key=Path(host.key_file).read_text(),
-            agentctl=host.agentctl,
-            workdir_root=str(tmp_path / "executor" / "workdirs"),
-            worktree_root=str(tmp_path / "executor" / "worktrees"),
-        )
-    host = request.getfixturevalue("executor_host")
-    return Executor.objects.create(name="gpu-1", url=host.address.url, token=host.address.token)
+    host = ssh_test_host()
+    return Executor.objects.create(
+        name="gpu-1",
+        host=host.host,
+        port=host.port,
+        user=host.user,
+        host_key=host.host_key,
+        private_key=Path(host.key_file).read_text(),
+        agentctl=host.agentctl,
+        workdir_root=str(tmp_path / "executor" / "workdirs"),
+        worktree_root=str(tmp_path / "executor" / "worktrees"),
+    )
 
 
 @pytest.fixture
@@ -240,7 +227,7 @@ def test_registering_a_path_that_is_not_a_git_repository_says_so(workspace, tmp_
 
 
 def test_registering_a_repository_on_an_executor_host_that_cannot_be_reached_says_so(workspace, tmp_path):
-    gone = Executor.objects.create(name="gpu-9", url="ws://127.0.0.1:9/executor/stream", token="t")
+    gone = Executor.objects.create(name="gpu-9", **unreachable_ssh_host())
 
     with pytest.raises(ValidationError) as raised:
         Repository(workspace=workspace, name="far", path=str(make_repo(tmp_path / "far")), executor=gone).full_clean()
@@ -282,7 +269,7 @@ def test_a_branch_checked_out_elsewhere_is_refused_with_a_sentence(new_task, sta
 
 
 def test_an_agent_on_another_machine_than_the_repository_is_refused_with_a_sentence(new_task, start, profile, machine):
-    other = Executor.objects.create(name="gpu-2", url="ws://127.0.0.1:9/executor/stream", token="t")
+    other = Executor.objects.create(name="gpu-2", **unreachable_ssh_host())
     profile.executor = None if machine else other
     profile.save()
     where = "gpu-1" if machine else "the web machine"
@@ -293,9 +280,7 @@ def test_an_agent_on_another_machine_than_the_repository_is_refused_with_a_sente
 
 
 def test_an_executor_host_gone_away_starts_no_agent_and_says_why(new_task, start, repository, profile, launched):
-    repository.executor = profile.executor = Executor.objects.create(
-        name="gpu-9", url="ws://127.0.0.1:9/executor/stream", token="t"
-    )
+    repository.executor = profile.executor = Executor.objects.create(name="gpu-9", **unreachable_ssh_host())
     repository.save()
     profile.save()
 

@@ -1,6 +1,6 @@
 """Seal every secret at rest again with the first key of ``KANDEV_SECRETS_KEY``.
 
-Agent profiles' secrets, webhooks' signing secrets, executor hosts' tokens and SSH private keys, agentctl tokens.
+Agent profiles' secrets, webhooks' signing secrets, executor hosts' SSH private keys, agentctl tokens.
 
 Rotating a key: put the new key first (``KANDEV_SECRETS_KEY=<new>,<old>``),
 restart, run this, then drop the old key. A secret no configured key opens is
@@ -44,7 +44,7 @@ class Command(BaseCommand):
             # One UPDATE: a webhook added or removed meanwhile is not written back.
             Webhook.objects.filter(pk=webhook.pk, secret=webhook.secret).update(secret=sealed)
             rotated += 1
-        for model, field in ((Executor, "token"), (Executor, "private_key"), (AgentExecution, "token")):
+        for model, field in ((Executor, "private_key"), (AgentExecution, "token")):
             # Read opened with whichever key sealed it; saved, sealed with the first.
             for row in model.objects.exclude(**{field: ""}).iterator():
                 if getattr(row, field):

@@ -1,76 +1,17 @@
-"""Run a real ``kandev-executor`` for tests and benchmarks: a token, a free port, its ready line."""
+"""The SSH executor host ``scripts/test`` runs, for tests and benchmarks: its address, another sshd like it."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
-import secrets
-import signal
 import socket
 import subprocess
-import sys
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 
-from kandev_web.executor.cli import TOKEN_VAR
-from kandev_web.executor.client import ExecutorAddress
 from kandev_web.executor.ssh import SshAddress
-
-
-@dataclass
-class RunningExecutor:
-    address: ExecutorAddress
-    process: subprocess.Popen
-    workdir_root: Path
-
-
-def executor_command() -> list[str]:
-    script = Path(sys.executable).parent / "kandev-executor"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "kandev_web.executor.cli"]
-
-
-@contextmanager
-def running_executor(
-    workdir_root: Path,
-    *,
-    agentctl_host: str = "127.0.0.1",
-    env: Mapping[str, str] | None = None,
-    log: Path | None = None,
-    worktree_root: Path | None = None,
-) -> Iterator[RunningExecutor]:
-    """A kandev-executor on a free loopback port until the block ends, then SIGTERM (which stops its agentctls)."""
-    token = secrets.token_urlsafe(24)
-    stderr = log.open("w") if log else None
-    worktree_root = worktree_root or workdir_root.parent / "worktrees"
-    argv = [*executor_command(), "--port", "0", "--agentctl-host", agentctl_host, "--workdir-root", str(workdir_root)]
-    process = subprocess.Popen(
-        [*argv, "--worktree-root", str(worktree_root)],
-        stdout=subprocess.PIPE,
-        stderr=stderr,
-        env={**(os.environ if env is None else env), TOKEN_VAR: token},
-        text=True,
-    )
-    try:
-        assert process.stdout
-        ready = json.loads(process.stdout.readline() or "null")
-        if not (isinstance(ready, dict) and ready.get("event") == "ready"):
-            raise RuntimeError(f"kandev-executor did not start (exit code {process.wait(5)})")
-        yield RunningExecutor(ExecutorAddress(ready["url"], token), process, workdir_root)
-    finally:
-        if process.poll() is None:
-            process.send_signal(signal.SIGTERM)
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-        if stderr:
-            stderr.close()
-
 
 #: What ``scripts/test`` exports about the sshd it starts on this machine's loopback.
 SSH_TEST_VARS = (
@@ -153,3 +94,12 @@ def ssh_executor_command(name: str, host: SshAddress) -> list[str]:
         "--worktree-root",
         host.worktree_root,
     ]
+
+
+#: A well-formed host key that no sshd here has.
+STRANGER_HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIN6BomRUofCii6uq7xl1awFsIlQPttCEDhQ/+cBNkQyt"
+
+
+def unreachable_ssh_host() -> dict[str, object]:
+    """An ``Executor``'s fields for an SSH host nobody answers: loopback port 9 (discard) refuses at once."""
+    return {"host": "127.0.0.1", "port": 9, "user": "kandev", "host_key": STRANGER_HOST_KEY}

@@ -1,4 +1,4 @@
-"""Helpers for tests that drive a real agentctl (this package's, and the web app's).
+"""Helpers for tests that drive a real agentctl (agentctl's own tests, the web app's, the benchmarks).
 
 Tests wait for the notification they expect, never for time to pass.
 """

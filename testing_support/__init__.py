@@ -1,0 +1,1 @@
+"""Helpers for the tests, browser specs and benchmarks; not part of the kandev_web package or its wheel."""
