@@ -150,30 +150,41 @@ def show_in_service_worker(page, server, payload: dict) -> None:
     cdp.send("ServiceWorker.enable")
     page.wait_for_function("() => navigator.serviceWorker.controller !== null")
     (registration,) = [r for r in registrations if r["scopeURL"] == f"{server.url}/" and not r["isDeleted"]]
+    (worker,) = page.context.service_workers
+    # Chromium's getNotifications() deletes a stored notification the platform does not report on display
+    # yet, unless it was made after the read began: a read while the worker's showNotification() is between
+    # the two loses the notification for good (content/browser/notifications/platform_notification_context_impl.cc,
+    # DoReadAllNotificationDataForServiceWorkerRegistration). So nothing is read until the worker's own
+    # showNotification() has settled; the hook only watches it.
+    worker.evaluate(
+        """() => {
+          const registration = self.registration;
+          const show = registration.showNotification.bind(registration);
+          self.__kandevShown = new Promise((resolve, reject) => {
+            registration.showNotification = (...args) => {
+              const shown = show(...args);
+              shown.then(resolve, reject);
+              return shown;
+            };
+          });
+        }"""
+    )
     cdp.send(
         "ServiceWorker.deliverPushMessage",
         {"origin": server.url, "registrationId": registration["registrationId"], "data": json.dumps(payload)},
     )
-    # An async predicate's promise counts as truthy at once: the page polls, the test waits on what it found.
-    page.evaluate(
-        """() => {
-          window.__kandevShown = null;
+    shown = worker.evaluate(
+        """async () => {
+          await self.__kandevShown;
           const read = (n) => ({ title: n.title, body: n.body, tag: n.tag, url: n.data.url });
-          const poll = async () => {
-            const shown = await (await navigator.serviceWorker.ready).getNotifications();
-            if (shown.length) window.__kandevShown = shown.map(read);
-            else setTimeout(poll, 50);
-          };
-          poll();
+          return (await self.registration.getNotifications()).map(read);
         }"""
     )
-    shown = page.wait_for_function("() => window.__kandevShown").json_value()
     assert shown == [{"title": payload["title"], "body": payload["body"], "tag": payload["tag"], "url": payload["url"]}]
 
     # A click on it: headless Chromium cannot click a notification, so the service worker's own handler is
     # handed a notificationclick for it, with clients.openWindow recorded instead of opening (an untrusted
     # event may not open windows).
-    (worker,) = page.context.service_workers
     opened = worker.evaluate(
         """async () => {
           const opened = new Promise((resolve) => {
