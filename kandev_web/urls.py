@@ -15,9 +15,9 @@ urlpatterns = [
     path("metrics", health.metrics, name="metrics"),
     path("", include("kandev_web.flags.urls")),
     path("", include("kandev_web.sessions.urls")),
-    path("", include("kandev_web.clarifications.urls")),
+    path("", include("kandev_web.pages.answers.urls")),
     path("", include("kandev_web.notifications.urls")),
-    path("", include("kandev_web.inbox.urls")),
+    path("", include("kandev_web.pages.inbox.urls")),
     path("", include("kandev_web.webhooks.urls")),
-    path("", include("kandev_web.board.urls")),
+    path("", include("kandev_web.pages.board.urls")),
 ]

@@ -1,6 +1,8 @@
 from django.urls import path
 
-from . import profile_views, repository_views, views
+from kandev_web.pages.task import views
+
+from . import profile_views, repository_views
 
 app_name = "sessions"
 urlpatterns = [

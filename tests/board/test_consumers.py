@@ -10,8 +10,9 @@ from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
 from kandev_web.asgi import application
-from kandev_web.board import queries, services
 from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.pages.board import queries
+from kandev_web.sessions import tasks as services
 from tests.sockets import HOST
 
 ORIGIN = (b"origin", b"http://127.0.0.1")

@@ -5,8 +5,8 @@ import threading
 import pytest
 from django.db import connection
 
-from kandev_web.board import services
 from kandev_web.board.models import Task
+from kandev_web.sessions import tasks as services
 
 pytestmark = pytest.mark.postgres
 

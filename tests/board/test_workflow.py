@@ -14,14 +14,13 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from kandev_web import live
-from kandev_web.board import services as board_services
-from kandev_web.board import workflow
 from kandev_web.board.models import TaskState
 from kandev_web.clarifications import elicitations
 from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.validation import parse_bundle
-from kandev_web.sessions import events
+from kandev_web.sessions import events, workflow
 from kandev_web.sessions import services as sessions
+from kandev_web.sessions import tasks as board_services
 from kandev_web.sessions.models import Activity, AgentExecution, AgentProfile, SessionState, TaskSession, Turn
 
 QUESTIONS = parse_bundle(

@@ -5,7 +5,7 @@ import subprocess
 import pytest
 from django.test import Client
 
-from kandev_web.board import services as board_services
+from kandev_web.sessions import tasks as board_services
 from kandev_web.sessions.models import Repository
 
 

@@ -17,10 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kandev_web import checkouts, git
-from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
 from kandev_web.executor.testing import running_executor, ssh_test_host
 from kandev_web.sessions import events, services, worktrees
+from kandev_web.sessions import tasks as board_services
 from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, Repository, TaskSession, Worktree
 
 #: Run on PostgreSQL too: the worktree row is locked while git works, which SQLite and PostgreSQL do differently.

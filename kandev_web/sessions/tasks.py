@@ -7,10 +7,10 @@ may have been deleted (or moved) by someone else since their page read it.
 from django.db import transaction
 
 from kandev_web import live
+from kandev_web.board.models import Board, Step, Task
 from kandev_web.sessions.models import Repository, Worktree
 
 from . import workflow
-from .models import Board, Step, Task
 
 
 @transaction.atomic

@@ -11,13 +11,13 @@ from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
-from kandev_web.board.queries import column_page, parse_sort_key
+from kandev_web.pages.board.queries import column_page, parse_sort_key
+from kandev_web.sessions import services
+from kandev_web.sessions.forms import PromptForm, StartSessionForm, first_error
+from kandev_web.sessions.mcp_tokens import MCP_PATH
+from kandev_web.sessions.models import TaskSession
 
-from . import services
-from .forms import PromptForm, StartSessionForm, first_error
 from .fragments import task_context, task_list_context
-from .mcp_tokens import MCP_PATH
-from .models import TaskSession
 
 
 def _task(request, task_id) -> Task:

@@ -11,13 +11,13 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from kandev_web.board.models import Board, Task
+from kandev_web.sessions import tasks as services
 from kandev_web.sessions import worktrees
 from kandev_web.sessions.models import Worktree
 
-from . import services
 from .forms import TaskCreateForm, TaskEditForm, TaskMoveForm
 from .fragments import render_changes
-from .models import Board, Task
 from .queries import board_columns, column_page, parse_sort_key
 
 
