@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from kandev_web.clarifications import answering
 from kandev_web.clarifications.models import Surface
 from kandev_web.clarifications.settlement import Answerer
-from kandev_web.pages.task.views import toast
+from kandev_web.pages.htmx import toast
 
 
 @require_POST

@@ -12,6 +12,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Board, Task
+from kandev_web.pages import htmx
 from kandev_web.sessions import tasks as services
 from kandev_web.sessions import worktrees
 from kandev_web.sessions.models import Worktree
@@ -36,18 +37,11 @@ def _task(request, task_id) -> Task:
     return get_object_or_404(Task.objects.for_user(request.user).select_related("board"), pk=task_id)
 
 
-def _patch(html: str) -> HttpResponse:
-    """A response that is only out-of-band content: the element that asked stays as it is."""
-    response = HttpResponse(html)
-    response["HX-Reswap"] = "none"
-    return response
-
-
 def _refused(request, message: str, *, status: int, patch: str = "") -> HttpResponse:
     """Nothing was done, and why: a toast for htmx (which swaps only a 2xx), else ``status`` with the sentence."""
     if not request.headers.get("HX-Request"):
         return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-    return _patch(render_to_string("base.html#toast", {"message": message, "level": "error"}) + patch)
+    return htmx.patch(htmx.toast_html(message) + patch)
 
 
 def _gone(request, task: Task) -> HttpResponse:
@@ -90,14 +84,14 @@ def task_edit(request, task_id):
         except services.TaskGone:
             return _gone(request, task)
         # The patched card replaces the form; there is nothing else to swap.
-        return _patch(render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
+        return htmx.patch(render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
     return render(request, "board/board.html#edit-form", {"task": task, "form": form})
 
 
 def task_card(request, task_id):
     """The card as it is now, put back in place of its edit form ("Cancel")."""
     task = _task(request, task_id)
-    return _patch(render_changes(task.board, step_ids=[], task_ids=[task.pk], request=request))
+    return htmx.patch(render_changes(task.board, step_ids=[], task_ids=[task.pk], request=request))
 
 
 def column_more(request, board_id, step_id):
