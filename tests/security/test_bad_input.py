@@ -23,7 +23,7 @@ from django.test import Client
 from django.urls import reverse
 
 from kandev_web.pages.board.forms import TaskCreateForm, TaskEditForm, TaskMoveForm
-from kandev_web.sessions.forms import PromptForm, StartSessionForm
+from kandev_web.pages.task.forms import PromptForm, StartSessionForm
 from kandev_web.sessions.models import AgentProfile
 from kandev_web.sessions.profile_forms import AgentProfileForm
 from tests.security.test_endpoints import ENDPOINTS, Endpoint, _objects

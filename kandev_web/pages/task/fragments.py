@@ -16,9 +16,10 @@ from kandev_web.pages.board.queries import board_columns, cards_for, changed_car
 from kandev_web.sessions import services
 from kandev_web.sessions.display import display_state, turn_open_reason
 from kandev_web.sessions.events import current_turn
-from kandev_web.sessions.forms import StartSessionForm
 from kandev_web.sessions.models import Message, MessageType, TaskSession, Worktree
 from kandev_web.sessions.pending import pending_actions
+
+from .forms import StartSessionForm
 
 
 def task_context(task: Task, *, with_messages: bool = True, card=None, parts=live.TASK_PARTS) -> dict:
