@@ -1,13 +1,15 @@
-"""Changing tasks. Each function is one transaction and announces itself after commit.
+"""Creating and moving tasks: what changes a task beyond its own row. Each function is one transaction.
 
-A task an operator changes is read again, locked, inside the transaction: it
-may have been deleted (or moved) by someone else since their page read it.
+A new task may get a worktree; a moved task goes through the session state
+machine (``workflow.task_moved``), which decides its state. Editing and
+deleting a task need neither: ``kandev_web.board.services``.
 """
 
 from django.db import transaction
 
 from kandev_web import live
 from kandev_web.board.models import Board, Step, Task
+from kandev_web.board.services import lock_task
 from kandev_web.sessions.models import Repository, Worktree
 
 from . import workflow
@@ -27,41 +29,10 @@ def create_task(
     return task
 
 
-class TaskGone(LookupError):
-    """The task was deleted by someone else meanwhile; nothing was changed."""
-
-
-def _lock(task: Task) -> None:
-    """Read ``task`` again as it is now, its row locked until the transaction ends; raise ``TaskGone``."""
-    try:
-        task.refresh_from_db(from_queryset=Task.objects.select_for_update())
-    except Task.DoesNotExist:
-        raise TaskGone(task.pk) from None
-
-
-@transaction.atomic
-def update_task(task: Task, *, title: str, description: str) -> Task:
-    _lock(task)
-    task.title, task.description = title, description
-    task.save(update_fields=["title", "description", "updated_at"])
-    live.board_changed(task.board_id, step_ids=[task.step_id], task_ids=[task.pk])
-    live.task_changed(task.pk)
-    return task
-
-
 @transaction.atomic
 def move_task(task: Task, step: Step) -> Task:
-    """Move ``task`` to the end of ``step`` (a no-op when it is already there)."""
-    _lock(task)
+    """Move ``task`` to the end of ``step`` (a no-op when it is already there); ``TaskGone`` if it was deleted."""
+    lock_task(task)
     if step.pk != task.step_id:
         workflow.task_moved(task, step)
     return task
-
-
-@transaction.atomic
-def delete_task(task: Task) -> None:
-    board_id, step_id, task_id, workspace_id = task.board_id, task.step_id, task.pk, task.board.workspace_id
-    task.delete()
-    live.board_changed(board_id, step_ids=[step_id], task_ids=[task_id])
-    live.task_changed(task_id)
-    live.waiting_changed(workspace_id, task_id)

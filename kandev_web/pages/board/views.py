@@ -11,10 +11,10 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from kandev_web.board import services
 from kandev_web.board.models import Board, Task
 from kandev_web.pages import htmx
-from kandev_web.sessions import tasks as services
-from kandev_web.sessions import worktrees
+from kandev_web.sessions import tasks, worktrees
 from kandev_web.sessions.models import Worktree
 
 from .forms import TaskCreateForm, TaskEditForm, TaskMoveForm
@@ -66,7 +66,7 @@ def task_create(request, board_id):
     if not form.is_valid():
         # 200, not 422: htmx swaps only successful responses, and the form must show its errors.
         return render(request, "board/board.html#create-form", {"board": board, "form": form})
-    task = services.create_task(board, **form.cleaned_data)
+    task = tasks.create_task(board, **form.cleaned_data)
     fresh = render_to_string(
         "board/board.html#create-form",
         {"board": board, "form": TaskCreateForm(board=board, initial={"step": task.step})},
@@ -115,7 +115,7 @@ def task_move(request, task_id):
     step = get_object_or_404(task.board.steps, pk=form.cleaned_data["step"])
     old_step_id = task.step_id
     try:
-        services.move_task(task, step)
+        tasks.move_task(task, step)
     except services.TaskGone:
         return _gone(request, task)
     changes = render_changes(task.board, step_ids=[old_step_id, step.pk], task_ids=[task.pk], request=request)
