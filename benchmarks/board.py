@@ -180,9 +180,9 @@ def main(argv: list[str] | None = None) -> int:
         from django.contrib.auth import get_user_model
         from django.test import Client
 
-        from kandev_web.board.fragments import render_changes
-        from kandev_web.board.queries import CARDS_PER_PAGE
-        from kandev_web.sessions.fragments import render_task_rows
+        from kandev_web.pages.board.fragments import render_changes
+        from kandev_web.pages.board.queries import CARDS_PER_PAGE
+        from kandev_web.pages.task.fragments import render_task_rows
 
         user = get_user_model().objects.create_user("bench", password=support.PASSWORD)
         client = Client()

@@ -92,8 +92,8 @@ def _wrap_sync(owner, attribute: str, label: str) -> None:
 def install_probes() -> None:
     from kandev_web import live, live_consumer
     from kandev_web.clarifications import elicitations, overlay
+    from kandev_web.pages.task.consumers import TaskConsumer
     from kandev_web.sessions import runtime
-    from kandev_web.sessions.consumers import TaskConsumer
 
     _wrap_async(runtime.Runner, "_apply", "apply", lambda self, ref, action, payload: action)
     _wrap_sync(overlay, "render", "overlay")

@@ -3,9 +3,9 @@
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.urls import path, re_path
 
-from kandev_web.board.consumers import BoardConsumer
-from kandev_web.inbox.consumers import InboxConsumer
-from kandev_web.sessions.consumers import TaskConsumer
+from kandev_web.pages.board.consumers import BoardConsumer
+from kandev_web.pages.inbox.consumers import InboxConsumer
+from kandev_web.pages.task.consumers import TaskConsumer
 
 #: The socket counterpart of a 404 (4000-4999 are the application's own close codes).
 CLOSE_NOT_FOUND = 4404

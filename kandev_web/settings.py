@@ -74,7 +74,7 @@ INSTALLED_APPS = [
     "kandev_web.clarifications",
     "kandev_web.notifications",
     "kandev_web.webhooks",
-    "kandev_web.inbox",
+    "kandev_web.pages",
 ]
 
 MIDDLEWARE = [
@@ -107,7 +107,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
-                "kandev_web.inbox.context_processors.waiting",
+                "kandev_web.pages.inbox.context_processors.waiting",
             ],
         },
     },

@@ -3,6 +3,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
 from kandev_web import health
+from kandev_web.pages.task import urls as task_urls
+from kandev_web.sessions import urls as sessions_urls
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -14,10 +16,11 @@ urlpatterns = [
     path("readyz", health.readyz, name="readyz"),
     path("metrics", health.metrics, name="metrics"),
     path("", include("kandev_web.flags.urls")),
-    path("", include("kandev_web.sessions.urls")),
-    path("", include("kandev_web.clarifications.urls")),
+    # One namespace for the task page and the agents' and repositories' settings pages: older than the pages app.
+    path("", include((task_urls.urlpatterns + sessions_urls.urlpatterns, "sessions"))),
+    path("", include("kandev_web.pages.answers.urls")),
     path("", include("kandev_web.notifications.urls")),
-    path("", include("kandev_web.inbox.urls")),
+    path("", include("kandev_web.pages.inbox.urls")),
     path("", include("kandev_web.webhooks.urls")),
-    path("", include("kandev_web.board.urls")),
+    path("", include("kandev_web.pages.board.urls")),
 ]

@@ -11,9 +11,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from kandev_web import live
-from kandev_web.board import workflow
 from kandev_web.board.models import Task
-from kandev_web.sessions import events
+from kandev_web.sessions import events, workflow
 from kandev_web.sessions.models import Message, MessageType, TaskSession
 
 from . import overlay, signals

@@ -17,9 +17,8 @@ from django.conf import settings
 from django.db import transaction
 
 from kandev_web import live
-from kandev_web.board import workflow
 from kandev_web.db import database_sync_to_async
-from kandev_web.sessions import events
+from kandev_web.sessions import events, workflow
 from kandev_web.sessions.models import TaskSession
 
 from . import records

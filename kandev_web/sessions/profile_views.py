@@ -11,7 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kandev_web.board.models import Workspace
+from kandev_web.board.workspaces import managed_workspace
 from kandev_web.staff import staff_required
 
 from . import check_report, presets, profile_checks
@@ -19,11 +19,6 @@ from .models import ACTIVE_SESSION_STATES, AgentProfile
 from .profile_forms import AgentProfileForm
 
 TEMPLATE = "sessions/profiles.html"
-
-
-def managed_workspace(user, workspace_id) -> Workspace:
-    """The workspace a staff member manages on a settings page: one they are a member of (else 404)."""
-    return get_object_or_404(Workspace.objects.for_user(user), pk=workspace_id)
 
 
 def _profile(user, workspace_id, profile_id) -> AgentProfile:

@@ -6,10 +6,10 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
+from kandev_web.board.workspaces import managed_workspace
 from kandev_web.staff import staff_required
 
 from .models import Repository
-from .profile_views import managed_workspace
 from .repository_forms import RepositoryForm
 
 TEMPLATE = "sessions/repositories.html"

@@ -9,12 +9,11 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, Conflict, NotFound, StreamError
-from kandev_web.board import workflow
 from kandev_web.board.models import Task
 from kandev_web.db import database_sync_to_async
 from kandev_web.flags.services import runtime_flags
 
-from . import events
+from . import events, workflow
 from .display import turn_open_reason
 from .mcp_tokens import mcp_server_for_agent, new_token
 from .models import AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn

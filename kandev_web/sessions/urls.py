@@ -1,15 +1,13 @@
+"""The settings pages of a workspace's agent profiles and repositories.
+
+Named in the ``sessions`` namespace with the task page's (``kandev_web.urls``).
+"""
+
 from django.urls import path
 
-from . import profile_views, repository_views, views
+from . import profile_views, repository_views
 
-app_name = "sessions"
 urlpatterns = [
-    path("tasks/<int:task_id>/", views.task_detail, name="task"),
-    path("tasks/<int:task_id>/sessions/", views.session_start, name="start"),
-    path("tasks/<int:task_id>/steps/<int:step_id>/rows/", views.task_list_more, name="task-list-more"),
-    path("sessions/<int:session_id>/prompt/", views.session_prompt, name="prompt"),
-    path("sessions/<int:session_id>/cancel/", views.session_cancel, name="cancel"),
-    path("sessions/<int:session_id>/stop/", views.session_stop, name="stop"),
     path("settings/workspaces/<int:workspace_id>/agents/", profile_views.profiles, name="profiles"),
     path(
         "settings/workspaces/<int:workspace_id>/repositories/", repository_views.repositories, name="repositories"
@@ -34,10 +32,5 @@ urlpatterns = [
         "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/check/",
         profile_views.profile_check,
         name="profile-check",
-    ),
-    path(
-        "sessions/<int:session_id>/permissions/<str:pending_id>/",
-        views.permission_respond,
-        name="permission-respond",
     ),
 ]

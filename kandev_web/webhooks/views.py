@@ -7,7 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from kandev_web.sessions.profile_views import managed_workspace
+from kandev_web.board.workspaces import managed_workspace
 from kandev_web.staff import staff_required
 
 from . import services, signing

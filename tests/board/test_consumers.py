@@ -10,8 +10,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
 from kandev_web.asgi import application
-from kandev_web.board import queries, services
+from kandev_web.board import services
 from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.pages.board import queries
+from kandev_web.sessions.tasks import create_task, move_task
 from tests.sockets import HOST
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
@@ -80,7 +82,7 @@ async def _member_sees_a_created_task():
     communicator, connected, _ = await connect(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
     assert connected
     backlog = await database_sync_to_async(lambda: board.steps.first())()
-    await database_sync_to_async(services.create_task)(board, title="Live <i>one</i>", description="", step=backlog)
+    await database_sync_to_async(create_task)(board, title="Live <i>one</i>", description="", step=backlog)
     html = await communicator.receive_from(timeout=20)
     assert f'id="kanban-column-head-{backlog.pk}"' in html
     assert f'data-live-into="kanban-cards-{backlog.pk}"' in html
@@ -206,7 +208,7 @@ async def test_a_reconnecting_board_socket_is_sent_what_changed_while_it_was_awa
     @database_sync_to_async
     def meanwhile():
         review = board.steps.get(name="Review")
-        services.move_task(moved, review)
+        move_task(moved, review)
         services.delete_task(deleted)
         return review.pk
 

@@ -6,9 +6,9 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_web.board import queries
 from kandev_web.board.models import Task
-from kandev_web.board.queries import board_columns, changed_cards
+from kandev_web.pages.board import queries
+from kandev_web.pages.board.queries import board_columns, changed_cards
 from kandev_web.sessions.models import Activity, Message, MessageType, SessionState, TaskSession, Turn
 
 

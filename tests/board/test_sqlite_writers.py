@@ -5,8 +5,8 @@ import threading
 import pytest
 from django.db import connection
 
-from kandev_web.board import services
 from kandev_web.board.models import Task
+from kandev_web.sessions import tasks
 
 pytestmark = pytest.mark.postgres
 
@@ -21,8 +21,8 @@ def test_concurrent_writers_never_see_database_is_locked(board):
         try:
             start.wait()
             for i in range(15):
-                task = services.create_task(board, title=f"w{n}-{i}", description="", step=backlog)
-                services.move_task(task, board.steps.last())
+                task = tasks.create_task(board, title=f"w{n}-{i}", description="", step=backlog)
+                tasks.move_task(task, board.steps.last())
         except BaseException as error:  # noqa: BLE001 — any failure is what this test looks for
             errors.append(error)
         finally:

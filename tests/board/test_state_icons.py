@@ -3,7 +3,7 @@
 import pytest
 
 from kandev_web.board.models import TaskState
-from kandev_web.board.state_icons import task_state_icon
+from kandev_web.pages.board.state_icons import task_state_icon
 from kandev_web.sessions.models import Activity, SessionState
 
 

@@ -5,8 +5,8 @@ import re
 import pytest
 from django.test import Client
 
-from kandev_web.board import queries
 from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.pages.board import queries
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -203,7 +203,7 @@ def test_a_move_without_a_step_is_refused(client, make_task):
 
 def _deleted_after_reading(monkeypatch):
     """The view reads the task, then someone else deletes it before the change is written."""
-    from kandev_web.board import views
+    from kandev_web.pages.board import views
 
     read = views._task
 

@@ -14,13 +14,11 @@ from channels.layers import get_channel_layer
 from django.utils import timezone
 
 from kandev_web import live
-from kandev_web.board import services as board_services
-from kandev_web.board import workflow
 from kandev_web.board.models import TaskState
 from kandev_web.clarifications import elicitations
 from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.validation import parse_bundle
-from kandev_web.sessions import events
+from kandev_web.sessions import events, tasks, workflow
 from kandev_web.sessions import services as sessions
 from kandev_web.sessions.models import Activity, AgentExecution, AgentProfile, SessionState, TaskSession, Turn
 
@@ -153,7 +151,7 @@ def test_a_finished_turn_puts_the_task_at_the_end_of_review_and_tells_both_colum
 
 def test_a_turn_finishing_after_an_operator_moved_the_task_on_leaves_it_where_they_put_it(session, steps, fill):
     fill(steps["Done"])
-    board_services.move_task(session.task, steps["Done"])
+    tasks.move_task(session.task, steps["Done"])
     placed = session.task.position
 
     events.record_turn_completed(session.pk, {"turn_id": "", "stop_reason": "end_turn"})

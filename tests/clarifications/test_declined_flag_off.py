@@ -5,7 +5,7 @@ from django.test import Client
 
 from kandev_web.clarifications import elicitations
 from kandev_web.clarifications.models import Clarification
-from kandev_web.sessions import fragments
+from kandev_web.pages.task import fragments
 from kandev_web.sessions.models import AgentExecution, Message, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
 

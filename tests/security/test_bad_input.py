@@ -22,8 +22,8 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
-from kandev_web.board.forms import TaskCreateForm, TaskEditForm, TaskMoveForm
-from kandev_web.sessions.forms import PromptForm, StartSessionForm
+from kandev_web.pages.board.forms import TaskCreateForm, TaskEditForm, TaskMoveForm
+from kandev_web.pages.task.forms import PromptForm, StartSessionForm
 from kandev_web.sessions.models import AgentProfile
 from kandev_web.sessions.profile_forms import AgentProfileForm
 from tests.security.test_endpoints import ENDPOINTS, Endpoint, _objects

@@ -15,10 +15,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from kandev_web.asgi import application
-from kandev_web.board import queries
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.validation import parse_bundle
+from kandev_web.pages.board import queries
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
 from tests.sockets import HOST
 

@@ -5,7 +5,7 @@ import subprocess
 import pytest
 from django.test import Client
 
-from kandev_web.board import services as board_services
+from kandev_web.sessions import tasks
 from kandev_web.sessions.models import Repository
 
 
@@ -62,7 +62,7 @@ def test_a_repository_with_tasks_on_it_is_not_removed_and_the_page_says_why(clie
     repository = Repository(workspace=workspace, name="shop", path=str(git_repository))
     repository.full_clean()
     repository.save()
-    board_services.create_task(board, title="On it", description="", step=board.steps.first(), repository=repository)
+    tasks.create_task(board, title="On it", description="", step=board.steps.first(), repository=repository)
 
     refused = client.post(url(workspace, f"{repository.pk}/delete/"))
 

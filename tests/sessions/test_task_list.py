@@ -11,9 +11,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from kandev_web.board import queries
 from kandev_web.board.models import Board, Task
-from kandev_web.sessions.fragments import render_task_rows
+from kandev_web.pages.board import queries
+from kandev_web.pages.task.fragments import render_task_rows
 from tests.board.test_queries import populate
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -14,7 +14,8 @@ from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.models import Clarification, Source
 from kandev_web.clarifications.records import announce
 from kandev_web.clarifications.validation import parse_bundle
-from kandev_web.sessions import events, fragments
+from kandev_web.pages.task import fragments
+from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentProfile, AuthorType, Message, MessageType, SessionState, TaskSession, Turn
 
 QUESTIONS = parse_bundle(

@@ -17,9 +17,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kandev_web import checkouts, git
-from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
-from kandev_web.sessions import events, services, worktrees
+from kandev_web.sessions import events, services, tasks, worktrees
 from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, Repository, TaskSession, Worktree
 from testing_support.executor import ssh_test_host, unreachable_ssh_host
 
@@ -117,7 +116,7 @@ def start(profile, launched, django_capture_on_commit_callbacks):
 @pytest.fixture
 def new_task(board, repository):
     def new_task(title="Fix the login page", *, base_branch="", repository=repository):
-        return board_services.create_task(
+        return tasks.create_task(
             board, title=title, description="", step=board.steps.first(), repository=repository, base_branch=base_branch
         )
 

@@ -1,6 +1,8 @@
 """Seal every secret at rest again with the first key of ``KANDEV_SECRETS_KEY``.
 
-Agent profiles' secrets, webhooks' signing secrets, executor hosts' SSH private keys, agentctl tokens.
+Agent profiles' secrets, webhooks' signing secrets, executor hosts' SSH private keys, agentctl tokens:
+each app that holds secrets says how to seal them again in its ``secret_rotation`` module (found the way the
+admin finds ``admin`` modules), so this command knows no app but the one it ships in.
 
 Rotating a key: put the new key first (``KANDEV_SECRETS_KEY=<new>,<old>``),
 restart, run this, then drop the old key. A secret no configured key opens is
@@ -8,12 +10,15 @@ named, left as it is, and makes the command fail, so the old key is not
 dropped while something still needs it.
 """
 
-from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
+from importlib import import_module
 
-from kandev_web.secret_box import SecretUnreadable
-from kandev_web.sessions.models import AgentExecution, AgentProfile, Executor, secret_box
-from kandev_web.webhooks.models import Webhook
+from django.apps import apps
+from django.core.management.base import BaseCommand, CommandError
+from django.utils.module_loading import module_has_submodule
+
+from kandev_web.sessions.models import secret_box
+
+MODULE = "secret_rotation"
 
 
 class Command(BaseCommand):
@@ -22,36 +27,11 @@ class Command(BaseCommand):
     def handle(self, *args, **options):
         box = secret_box()
         rotated, unreadable = 0, []
-        for profile_id in AgentProfile.objects.values_list("pk", flat=True):
-            with transaction.atomic():
-                profile = AgentProfile.objects.select_for_update().get(pk=profile_id)
-                sealed = {}
-                for name, token in profile.secret_env.items():
-                    try:
-                        sealed[name] = box.rotate(name, token)
-                        rotated += 1
-                    except SecretUnreadable:
-                        sealed[name] = token
-                        unreadable.append(f"{profile.name} ({profile.pk}): {name}")
-                profile.secret_env = sealed
-                profile.save(update_fields=["secret_env"])
-        for webhook in Webhook.objects.all():
-            try:
-                sealed = box.rotate(f"webhook {webhook.pk}", webhook.secret)
-            except SecretUnreadable:
-                unreadable.append(f"webhook {webhook.name} ({webhook.pk})")
-                continue
-            # One UPDATE: a webhook added or removed meanwhile is not written back.
-            Webhook.objects.filter(pk=webhook.pk, secret=webhook.secret).update(secret=sealed)
-            rotated += 1
-        for model, field in ((Executor, "private_key"), (AgentExecution, "token")):
-            # Read opened with whichever key sealed it; saved, sealed with the first.
-            for row in model.objects.exclude(**{field: ""}).iterator():
-                if getattr(row, field):
-                    row.save(update_fields=[field])
-                    rotated += 1
-                else:
-                    unreadable.append(f"{model.__name__} {row.pk}: {field}")
+        for config in apps.get_app_configs():
+            if module_has_submodule(config.module, MODULE):
+                count, names = import_module(f"{config.name}.{MODULE}").rotate(box)
+                rotated += count
+                unreadable += names
         self.stdout.write(f"Re-encrypted {rotated} secret(s) with the first key of KANDEV_SECRETS_KEY.")
         if unreadable:
             raise CommandError(

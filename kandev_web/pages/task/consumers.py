@@ -3,8 +3,8 @@ from django.template.loader import render_to_string
 from kandev_web import live
 from kandev_web.board.models import Task, Workspace
 from kandev_web.clarifications.answer_socket import AnswerSocket
-from kandev_web.inbox.live_count import WaitingCountSocket
 from kandev_web.live_consumer import LiveConsumer
+from kandev_web.pages.inbox.live_count import WaitingCountSocket
 
 from . import fragments
 

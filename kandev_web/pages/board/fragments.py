@@ -7,7 +7,8 @@ fragments, so both import them from here and neither imports the other.
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
-from .models import Board
+from kandev_web.board.models import Board
+
 from .queries import board_columns, changed_cards, parse_shown_through
 
 

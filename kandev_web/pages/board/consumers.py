@@ -2,17 +2,17 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 
 from kandev_web import live
+from kandev_web.board.models import Board, Task
 from kandev_web.clarifications.answer_frames import BadFrame
 from kandev_web.clarifications.answer_socket import AnswerSocket
 from kandev_web.clarifications.delivery import Outcome
 from kandev_web.clarifications.models import Surface
-from kandev_web.inbox.live_count import WaitingCountSocket
-from kandev_web.inbox.live_items import WaitingItemsSocket, panel_task_id
-from kandev_web.inbox.queries import waiting_items
 from kandev_web.live_consumer import LiveConsumer
+from kandev_web.pages.inbox.live_count import WaitingCountSocket
+from kandev_web.pages.inbox.live_items import WaitingItemsSocket, panel_task_id
+from kandev_web.pages.inbox.queries import waiting_items
 
 from . import fragments
-from .models import Board, Task
 
 
 class BoardConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveConsumer):

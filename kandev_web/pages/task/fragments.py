@@ -11,15 +11,15 @@ from django.template.loader import render_to_string
 
 from kandev_web import live
 from kandev_web.board.models import Task
-from kandev_web.board.queries import board_columns, cards_for, changed_cards, parse_shown_through
 from kandev_web.clarifications import overlay
+from kandev_web.pages.board.queries import board_columns, cards_for, changed_cards, parse_shown_through
+from kandev_web.sessions import services
+from kandev_web.sessions.display import display_state, turn_open_reason
+from kandev_web.sessions.events import current_turn
+from kandev_web.sessions.models import Message, MessageType, TaskSession, Worktree
+from kandev_web.sessions.pending import pending_actions
 
-from . import services
-from .display import display_state, turn_open_reason
-from .events import current_turn
 from .forms import StartSessionForm
-from .models import Message, MessageType, TaskSession, Worktree
-from .pending import pending_actions
 
 
 def task_context(task: Task, *, with_messages: bool = True, card=None, parts=live.TASK_PARTS) -> dict:

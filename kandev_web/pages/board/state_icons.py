@@ -8,10 +8,9 @@ from dataclasses import dataclass
 
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web.board.models import TaskState
 from kandev_web.sessions.models import Activity, SessionState
 from kandev_web.sessions.pending import CLARIFICATION, PERMISSION, PendingAction
-
-from .models import TaskState
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,9 +19,8 @@ from itertools import pairwise
 from django.db.models import Max
 
 from kandev_web import live
+from kandev_web.board.models import Step, Task, TaskState
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, Activity, SessionState, TaskSession
-
-from .models import Step, Task, TaskState
 
 #: A session in one of these states will not run again; its agent is gone or going.
 ENDED_SESSION_STATES = (SessionState.FAILED, SessionState.CANCELLED, SessionState.COMPLETED)

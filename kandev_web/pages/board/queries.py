@@ -12,10 +12,10 @@ from itertools import pairwise
 from django.db.models import Count, F, OuterRef, Q, Subquery, Window
 from django.db.models.functions import RowNumber
 
+from kandev_web.board.models import Board, Step, Task
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, TaskSession
 from kandev_web.sessions.pending import PendingAction, pending_actions, task_pending_action
 
-from .models import Board, Step, Task
 from .state_icons import StateIcon, task_state_icon
 
 #: Cards a column shows before its "Show more" button; each click shows as many again.

@@ -7,17 +7,17 @@ the task through its socket) or with a toast saying why nothing happened.
 from django.conf import settings
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
-from django.template.loader import render_to_string
 from django.views.decorators.http import require_POST
 
 from kandev_web.board.models import Task
-from kandev_web.board.queries import column_page, parse_sort_key
+from kandev_web.pages.board.queries import column_page, parse_sort_key
+from kandev_web.pages.htmx import toast
+from kandev_web.sessions import services
+from kandev_web.sessions.mcp_tokens import MCP_PATH
+from kandev_web.sessions.models import TaskSession
 
-from . import services
 from .forms import PromptForm, StartSessionForm, first_error
 from .fragments import task_context, task_list_context
-from .mcp_tokens import MCP_PATH
-from .models import TaskSession
 
 
 def _task(request, task_id) -> Task:
@@ -26,13 +26,6 @@ def _task(request, task_id) -> Task:
 
 def _session(request, session_id) -> TaskSession:
     return get_object_or_404(TaskSession.objects.for_user(request.user).select_related("task__board"), pk=session_id)
-
-
-def toast(message, *, level="error", status=200, reason="") -> HttpResponse:
-    html = render_to_string("base.html#toast", {"message": message, "level": level, "reason": reason})
-    response = HttpResponse(html, status=status)
-    response["HX-Reswap"] = "none"
-    return response
 
 
 def task_detail(request, task_id):

@@ -2,10 +2,9 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web import git
+from kandev_web.board.models import Task
 from kandev_web.forms import StorableCharField
 from kandev_web.sessions.models import Repository
-
-from .models import Task
 
 
 class TaskEditForm(forms.ModelForm):

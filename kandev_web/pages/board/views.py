@@ -11,13 +11,14 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from kandev_web.sessions import worktrees
+from kandev_web.board import services
+from kandev_web.board.models import Board, Task
+from kandev_web.pages import htmx
+from kandev_web.sessions import tasks, worktrees
 from kandev_web.sessions.models import Worktree
 
-from . import services
 from .forms import TaskCreateForm, TaskEditForm, TaskMoveForm
 from .fragments import render_changes
-from .models import Board, Task
 from .queries import board_columns, column_page, parse_sort_key
 
 
@@ -36,18 +37,11 @@ def _task(request, task_id) -> Task:
     return get_object_or_404(Task.objects.for_user(request.user).select_related("board"), pk=task_id)
 
 
-def _patch(html: str) -> HttpResponse:
-    """A response that is only out-of-band content: the element that asked stays as it is."""
-    response = HttpResponse(html)
-    response["HX-Reswap"] = "none"
-    return response
-
-
 def _refused(request, message: str, *, status: int, patch: str = "") -> HttpResponse:
     """Nothing was done, and why: a toast for htmx (which swaps only a 2xx), else ``status`` with the sentence."""
     if not request.headers.get("HX-Request"):
         return HttpResponse(message, status=status, content_type="text/plain; charset=utf-8")
-    return _patch(render_to_string("base.html#toast", {"message": message, "level": "error"}) + patch)
+    return htmx.patch(htmx.toast_html(message) + patch)
 
 
 def _gone(request, task: Task) -> HttpResponse:
@@ -72,7 +66,7 @@ def task_create(request, board_id):
     if not form.is_valid():
         # 200, not 422: htmx swaps only successful responses, and the form must show its errors.
         return render(request, "board/board.html#create-form", {"board": board, "form": form})
-    task = services.create_task(board, **form.cleaned_data)
+    task = tasks.create_task(board, **form.cleaned_data)
     fresh = render_to_string(
         "board/board.html#create-form",
         {"board": board, "form": TaskCreateForm(board=board, initial={"step": task.step})},
@@ -90,14 +84,14 @@ def task_edit(request, task_id):
         except services.TaskGone:
             return _gone(request, task)
         # The patched card replaces the form; there is nothing else to swap.
-        return _patch(render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
+        return htmx.patch(render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
     return render(request, "board/board.html#edit-form", {"task": task, "form": form})
 
 
 def task_card(request, task_id):
     """The card as it is now, put back in place of its edit form ("Cancel")."""
     task = _task(request, task_id)
-    return _patch(render_changes(task.board, step_ids=[], task_ids=[task.pk], request=request))
+    return htmx.patch(render_changes(task.board, step_ids=[], task_ids=[task.pk], request=request))
 
 
 def column_more(request, board_id, step_id):
@@ -121,7 +115,7 @@ def task_move(request, task_id):
     step = get_object_or_404(task.board.steps, pk=form.cleaned_data["step"])
     old_step_id = task.step_id
     try:
-        services.move_task(task, step)
+        tasks.move_task(task, step)
     except services.TaskGone:
         return _gone(request, task)
     changes = render_changes(task.board, step_ids=[old_step_id, step.pk], task_ids=[task.pk], request=request)

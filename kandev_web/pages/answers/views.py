@@ -8,11 +8,10 @@ from asgiref.sync import async_to_sync
 from django.http import Http404, HttpResponse
 from django.views.decorators.http import require_POST
 
-from kandev_web.sessions.views import toast
-
-from . import answering
-from .models import Surface
-from .settlement import Answerer
+from kandev_web.clarifications import answering
+from kandev_web.clarifications.models import Surface
+from kandev_web.clarifications.settlement import Answerer
+from kandev_web.pages.htmx import toast
 
 
 @require_POST
