@@ -13,11 +13,11 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from e2e.processes import free_port, server_environ, stop_group, wait_for_port
 from kandev_web.asgi import application
 from kandev_web.clarifications import answering, services
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
+from testing_support.processes import free_port, server_environ, stop_group, wait_for_port
 from tests.sockets import HOST, session_cookie, two_workspaces
 
 BUNDLE = parse_bundle(

@@ -8,7 +8,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from e2e.processes import free_port, stop_group, wait_for_port
+from testing_support.processes import free_port, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

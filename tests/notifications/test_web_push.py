@@ -1,6 +1,6 @@
 """Web Push: what a push says, who may subscribe a browser, and pushes reaching a push service over a socket.
 
-The push service is tests/notifications/push_service.py: it verifies each
+The push service is testing_support/fakes.py: it verifies each
 push's VAPID signature with the key the settings page hands browsers and
 decrypts it with the fake browser's key, as a browser vendor's would.
 """
@@ -23,8 +23,7 @@ from kandev_web.notifications import services, vapid, webpush
 from kandev_web.notifications.models import Delivery, Event, PushSubscription
 from kandev_web.notifications.push_sender import WEB_PUSH, PushSender
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
-
-from .push_service import FakeBrowser, PushService
+from testing_support.fakes import FakeBrowser, PushService
 
 QUESTION = "Which database should I use for the secret ledger?"
 

@@ -15,8 +15,7 @@ from kandev_web.webhooks import services as webhooks
 from kandev_web.webhooks import signing
 from kandev_web.webhooks.models import DeliveryState, Event, Webhook, WebhookDelivery
 from kandev_web.webhooks.sender import Sender
-
-from .receiver import Receiver
+from testing_support.fakes import Receiver
 
 pytestmark = pytest.mark.postgres
 

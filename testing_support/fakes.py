@@ -1,10 +1,15 @@
-"""A Web Push service on a free local port, as a browser vendor's would be, and the browsers it serves.
+"""The services kandev-web sends to, played on loopback by the test: a browser vendor's Web Push
+service and a chat tool's webhook receiver.
 
-It checks each push as a real one must: the VAPID JWT (RFC 8292: ES256,
-``aud`` the endpoint's origin, ``exp`` in the future, ``sub`` set) against
-the key kandev's pages hand browsers, and decrypts the body (RFC 8291,
-aes128gcm) with the subscribing browser's private key via http-ece.
-Each endpoint answers with the status it was made with (410: gone).
+Both are a :class:`LoopbackService`: an HTTP server on a free port of
+127.0.0.1, answering each POST from a thread with a status it decides and
+keeping what it got, so a test can check it as the real receiver would.
+
+The push service checks each push as a real one must: the VAPID JWT (RFC
+8292: ES256, ``aud`` the endpoint's origin, ``exp`` in the future, ``sub``
+set) against the key kandev's pages hand browsers, and decrypts the body
+(RFC 8291, aes128gcm) with the subscribing browser's private key via
+http-ece. Each endpoint answers with the status it was made with (410: gone).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import os
 import threading
 import time
 from dataclasses import dataclass, field
+from email.message import Message
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import urlsplit
 
@@ -23,6 +29,51 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
+
+from kandev_web.webhooks import signing
+
+
+class LoopbackService:
+    """An HTTP service of the test's own on 127.0.0.1, serving from a daemon thread until :meth:`close`.
+
+    A POST is read whole and handed to :meth:`answer`, whose status is the
+    reply (with an empty body): the fakes differ only in what they keep and
+    what they say.
+    """
+
+    def __init__(self) -> None:
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _PostHandler)
+        self.server.daemon_threads = True
+        self.server.service = self
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def origin(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def answer(self, path: str, headers: Message, body: bytes) -> int:
+        """The status to reply to a POST of ``body`` to ``path``."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class _PostHandler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        status = self.server.service.answer(self.path, self.headers, body)
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+# --- Web Push ---------------------------------------------------------------------------------------
 
 
 def b64url(data: bytes) -> str:
@@ -95,39 +146,27 @@ class Push:
         return claims
 
 
-class PushService:
+class PushService(LoopbackService):
     def __init__(self) -> None:
         self.statuses: dict[str, int] = {}
         self.received: list[Push] = []
         self.arrived = threading.Condition()
-        service = self
+        super().__init__()
 
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                at = time.time()
-                status = service.statuses.get(self.path, 404)
-                headers = {name.lower(): value for name, value in self.headers.items()}
-                with service.arrived:
-                    service.received.append(Push(self.path, headers, body, status, at))
-                    service.arrived.notify_all()
-                self.send_response(status)
-                self.send_header("Content-Length", "0")
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-        self.thread.start()
+    def answer(self, path: str, headers: Message, body: bytes) -> int:
+        at = time.time()
+        status = self.statuses.get(path, 404)
+        lowered = {name.lower(): value for name, value in headers.items()}
+        with self.arrived:
+            self.received.append(Push(path, lowered, body, status, at))
+            self.arrived.notify_all()
+        return status
 
     def endpoint(self, name: str, status: int = 201) -> str:
         """A subscription's endpoint on this service, answering every push with ``status``."""
         path = f"/push/{name}"
         self.statuses[path] = status
-        return f"http://127.0.0.1:{self.server.server_port}{path}"
+        return f"{self.origin}{path}"
 
     def pushes_to(self, endpoint: str) -> list[Push]:
         path = urlsplit(endpoint).path
@@ -143,6 +182,52 @@ class PushService:
                 self.arrived.wait(left)
         return self.pushes_to(endpoint)
 
-    def close(self) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+
+# --- Webhooks ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Received:
+    headers: dict[str, str]
+    body: bytes
+
+    @property
+    def payload(self) -> dict:
+        return json.loads(self.body)
+
+
+class Receiver(LoopbackService):
+    """A webhook receiver, as a chat tool's would be: it verifies what it gets.
+
+    Answers each POST with the next of ``statuses`` (the last one again once
+    they run out); a status of 0 means: say nothing for ``stall`` seconds,
+    like a receiver that hangs.
+    """
+
+    def __init__(self, statuses: list[int] | None = None, stall: float = 3.0) -> None:
+        self.statuses = statuses or [200]
+        self.stall = stall
+        self.received: list[Received] = []
+        super().__init__()
+
+    def answer(self, path: str, headers: Message, body: bytes) -> int:
+        self.received.append(Received(dict(headers.items()), body))
+        status = self.statuses.pop(0) if len(self.statuses) > 1 else self.statuses[0]
+        if status == 0:
+            time.sleep(self.stall)
+            status = 200
+        return status
+
+    @property
+    def url(self) -> str:
+        return f"{self.origin}/hook?token=abc"
+
+    def verified(self, secret: str) -> list[dict]:
+        """Every payload received, after checking each one's signature as a receiver must."""
+        now = int(time.time())
+        for item in self.received:
+            assert signing.verify(secret, item.body, item.headers[signing.HEADER], now=now), item.headers
+            assert item.headers["X-Kandev-Delivery"] == item.payload["delivery"]
+            assert item.headers["X-Kandev-Event"] == item.payload["event"]
+            assert item.headers["Content-Type"] == "application/json"
+        return [item.payload for item in self.received]

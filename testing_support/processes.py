@@ -1,0 +1,150 @@
+"""Starting and stopping local server processes, for the test suites and the benchmarks.
+
+No pytest here: ``benchmarks/`` imports it too.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+#: The repository: servers run ``manage.py`` and ``kandev_web`` from here.
+ROOT = Path(__file__).resolve().parent.parent
+#: The password of every operator a :class:`Server` makes.
+PASSWORD = "e2e-password-123"
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
+#: Debian's chromium as root on a machine with no network beyond loopback.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
+    """Until ``process`` accepts connections on ``port``; it must not exit meanwhile."""
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("server did not start listening")
+
+
+def stop_group(process: subprocess.Popen) -> None:
+    """End ``process`` and everything in its process group (agentctl, agents)."""
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a kandev-web server under test: the e2e profile, its own SQLite file.
+
+    Inherited ``KANDEV_FEATURES_*`` variables are dropped so no flag leaks in;
+    ``extra`` (a spec module's ``SERVER_ENV``, say) is applied last.
+    """
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith("KANDEV_FEATURES_") and key not in {"DJANGO_ALLOW_ASYNC_UNSAFE", "REDIS_URL"}
+    }
+    env.update(
+        {
+            "DJANGO_SETTINGS_MODULE": "kandev_web.settings",
+            "KANDEV_PROFILE": "e2e",
+            "DATABASE_URL": f"sqlite:///{database}",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
+    env.update(extra or {})
+    return env
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@dataclass
+class Server:
+    url: str
+    env: dict[str, str]
+    process: subprocess.Popen
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return result.stdout
+
+    def register_executor(self, name: str, url: str, token: str, *, workspace: str) -> None:
+        """Run that workspace's Mock agent on the executor host at ``url`` (``manage.py executor``)."""
+        subprocess.run(
+            [sys.executable, "manage.py", "executor", name, url, "--assign", "Mock agent", "--workspace", workspace],
+            cwd=ROOT,
+            env={**self.env, "KANDEV_EXECUTOR_TOKEN": token},
+            check=True,
+            capture_output=True,
+        )
+
+    def create_operator(self, username: str, *, workspace: str, staff: bool = False, tasks: bool = False) -> dict:
+        # --no-showcase: no test gets the demo's flag override or repository by accident (e2e/test_demo.py does).
+        args = ["demo", "--json", "--no-showcase", "--username", username, "--password", PASSWORD]
+        args += ["--workspace", workspace]
+        args += [] if staff else ["--no-staff"]
+        args += [] if tasks else ["--no-tasks"]
+        return json.loads(self.manage(*args))
+
+
+@contextmanager
+def running_server(env: dict[str, str], log_path: Path) -> Iterator[Server]:
+    """A Daphne process serving kandev-web with ``env``, until the block ends."""
+    port = free_port()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            # Its own process group, so the agentctl and agent processes it
+            # started end with it instead of outliving the test.
+            start_new_session=True,
+        )
+        try:
+            wait_for_port(port, process, time.monotonic() + 30)
+            yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
+        finally:
+            stop_group(process)
