@@ -1,5 +1,5 @@
-"""The services kandev-web sends to, played on loopback by the test: a browser vendor's Web Push
-service and a chat tool's webhook receiver.
+"""The services kandev-web sends to, played by the test: a browser vendor's Web Push service and a
+chat tool's webhook receiver on loopback, and agentctl as the web app's answer service sees it.
 
 Both are a :class:`LoopbackService`: an HTTP server on a free port of
 127.0.0.1, answering each POST from a thread with a status it decides and
@@ -14,6 +14,7 @@ http-ece. Each endpoint answers with the status it was made with (410: gone).
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
@@ -231,3 +232,26 @@ class Receiver(LoopbackService):
             assert item.headers["X-Kandev-Event"] == item.payload["event"]
             assert item.headers["Content-Type"] == "application/json"
         return [item.payload for item in self.received]
+
+
+# --- agentctl, for tests that need no real process -------------------------------------------------
+
+
+class FakeRunner:
+    """Records each request; answers with ``answer``, raises it if it is an exception, or never (``"hang"``)."""
+
+    def __init__(self, answer):
+        self.sent, self.answer = [], answer
+        #: The endpoints a page opened a connection to ahead of an answer (``Runner.reach``).
+        self.reached = []
+
+    async def reach(self, endpoint):
+        self.reached.append(endpoint)
+
+    async def request(self, endpoint, action, payload, timeout=None, *, ordered=True):
+        self.sent.append((action, payload))
+        if self.answer == "hang":
+            await asyncio.Event().wait()
+        if isinstance(self.answer, Exception):
+            raise self.answer
+        return self.answer

@@ -18,7 +18,7 @@ from kandev_web.clarifications import answering, services
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
 from testing_support.processes import free_port, server_environ, stop_group, wait_for_port
-from tests.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, session_cookie, two_workspaces
 
 BUNDLE = parse_bundle(
     [

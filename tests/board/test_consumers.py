@@ -12,7 +12,7 @@ from django.test import Client, override_settings
 from kandev_web.asgi import application
 from kandev_web.board import queries, services
 from kandev_web.board.models import Board, Task, Workspace
-from tests.sockets import HOST
+from testing_support.sockets import HOST
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 

@@ -23,7 +23,7 @@ from kandev_web.sessions.models import (
     Turn,
 )
 from kandev_web.sessions.pending import pending_actions
-from tests.fake_agentctl import FakeRunner
+from testing_support.fakes import FakeRunner
 
 #: The record's one read (a locked session with a subquery and an EXISTS) is PostgreSQL's business too.
 pytestmark = pytest.mark.postgres

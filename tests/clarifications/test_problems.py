@@ -11,8 +11,8 @@ from kandev_web.clarifications import elicitations
 from kandev_web.clarifications.models import Status
 from kandev_web.clarifications.problems import MALFORMED, explain, question_name
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
+from testing_support.fakes import FakeRunner
 from tests.clarifications.test_elicitations import requested
-from tests.fake_agentctl import FakeRunner
 
 QUESTIONS = [
     {"id": "question_0", "title": "Colour", "prompt": "Pick a colour"},

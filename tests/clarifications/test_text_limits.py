@@ -14,8 +14,8 @@ from kandev_web.clarifications import answering, elicitations, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
+from testing_support.fakes import FakeRunner
 from tests.clarifications.test_elicitations import REQUESTED
-from tests.fake_agentctl import FakeRunner
 
 BUNDLE = parse_bundle(
     [{"prompt": "Which database?", "options": [{"label": "Postgres", "description": "Relational"},

@@ -17,7 +17,7 @@ from django.test import Client
 
 from kandev_web.executor.testing import running_executor, ssh_test_host
 from kandev_web.sessions.models import AgentProfile, Executor
-from tests.agentctl.conftest import ScriptedAgent
+from testing_support.agents import ScriptedAgent
 
 MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")
 HTMX = {"HTTP_HX_REQUEST": "true"}
