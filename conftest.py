@@ -11,6 +11,9 @@ import os
 
 import pytest
 
+#: The fixtures every suite shares (pytest reads ``pytest_plugins`` from the root conftest only).
+pytest_plugins = ["testing_support.fixtures"]
+
 BROWSER_FIXTURES = {"page", "browser", "context", "new_context"}
 
 

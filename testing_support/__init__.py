@@ -2,12 +2,20 @@
 
 ``tests/``, ``e2e/`` and ``benchmarks/`` import from here and never from each
 other. It lives beside ``kandev_web`` rather than inside it, so the wheel
-(``kandev_web*`` only) does not ship it. The modules are by job:
+(``kandev_web*`` only) does not ship it; pytest finds it through the
+``pythonpath`` option, ``python -m benchmarks.…`` from the working directory.
+The modules are by job:
 
-- :mod:`.processes`: servers, ports and process groups (no pytest: the benchmarks use it);
-- :mod:`.fakes`: the services kandev-web talks to, played on loopback;
-- :mod:`.bridge` and :mod:`.fake_messages_api`: the real Claude ACP bridge, run offline;
-- :mod:`.browser` and :mod:`.layout`: Playwright steps the browser specs share;
-- :mod:`.sockets`: the socket tests' scaffolding;
-- :mod:`.fixtures`: the pytest fixtures every suite shares, registered by the root ``conftest.py``.
+- :mod:`.fixtures`: the fixtures every suite shares (operators and their
+  clients, workspace and board, factories for tasks, profiles, sessions and
+  executions), registered by the root ``conftest.py``;
+- :mod:`.processes` and :mod:`.deployment`: servers, ports, process groups, and
+  runs under a deployment's clean environment (no pytest: the benchmarks use them);
+- :mod:`.browser`, :mod:`.layout` and :mod:`.tcp_proxy`: what the browser specs share;
+- :mod:`.fakes`: the services kandev-web talks to, played by the test;
+- :mod:`.agents`, :mod:`.scripted_elicitation` (and the ``scripted_agent.py``
+  program): agents run behind a real kandev-agentctl;
+- :mod:`.bridge`: the real Claude ACP bridge, run offline;
+- :mod:`.sockets`, :mod:`.boards`, :mod:`.questions`, :mod:`.endpoints` and
+  :mod:`.migrations`: data and scaffolding the unit tests share.
 """

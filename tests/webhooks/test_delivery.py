@@ -34,10 +34,8 @@ def receiver():
 
 
 @pytest.fixture
-def session(make_task, operator):
-    session = TaskSession.objects.create(task=make_task('Ship "it" <now>'), state=SessionState.RUNNING)
-    Turn.objects.create(session=session)
-    return session
+def session(make_task, make_session, operator):
+    return make_session(make_task('Ship "it" <now>'))
 
 
 def make_webhook(workspace, url, events=ALL_EVENTS, **fields):
