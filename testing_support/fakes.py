@@ -1,9 +1,10 @@
 """The services kandev-web sends to, played by the test: a browser vendor's Web Push service and a
 chat tool's webhook receiver on loopback, and agentctl as the web app's answer service sees it.
 
-Both are a :class:`LoopbackService`: an HTTP server on a free port of
-127.0.0.1, answering each POST from a thread with a status it decides and
-keeping what it got, so a test can check it as the real receiver would.
+The push service and the webhook receiver are each a :class:`LoopbackService`:
+an HTTP server on a free port of 127.0.0.1, answering each POST from a
+thread with a status it decides and keeping what it got, so a test can check
+it as the real receiver would.
 
 The push service checks each push as a real one must: the VAPID JWT (RFC
 8292: ES256, ``aud`` the endpoint's origin, ``exp`` in the future, ``sub``
@@ -43,8 +44,7 @@ class LoopbackService:
     """
 
     def __init__(self) -> None:
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _PostHandler)
-        self.server.daemon_threads = True
+        self.server = _Server(("127.0.0.1", 0), _PostHandler)
         self.server.service = self
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
         self.thread.start()
@@ -62,7 +62,14 @@ class LoopbackService:
         self.server.server_close()
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    service: LoopbackService
+
+
 class _PostHandler(BaseHTTPRequestHandler):
+    server: _Server
+
     def do_POST(self):
         body = self.rfile.read(int(self.headers["Content-Length"]))
         status = self.server.service.answer(self.path, self.headers, body)
