@@ -1,4 +1,4 @@
-"""Suite-wide test ordering, and which tests a database runs.
+"""Suite-wide test ordering, which tests a database runs, and the fixtures every suite shares.
 
 Sync Playwright leaves an event loop running in the main thread once a browser
 test has run, which breaks every later pytest-asyncio test; browser tests
@@ -10,6 +10,9 @@ scripts/test runs them.
 import os
 
 import pytest
+
+#: The fixtures every suite shares (pytest reads ``pytest_plugins`` from the root conftest only).
+pytest_plugins = ["testing_support.fixtures"]
 
 BROWSER_FIXTURES = {"page", "browser", "context", "new_context"}
 

@@ -3,7 +3,8 @@ chromium, a loopback WebSocket echo baseline, percentiles and /proc readings.
 
 Everything listens on 127.0.0.1. Nothing here is imported by the app or the
 tests; it mirrors e2e/conftest.py (server environment, once-migrated database,
-``manage.py demo --json``) without depending on pytest.
+``manage.py demo --json``) without depending on pytest, and shares
+``testing_support.processes`` with it.
 
 ``ROOT`` is the checkout the benchmarks belong to. Every process started here
 (the server, and through the agent profile's ``env`` agentctl and the agent)
@@ -31,19 +32,17 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from e2e.processes import CHROMIUM as E2E_CHROMIUM
-from e2e.processes import CHROMIUM_ARGS as E2E_CHROMIUM_ARGS
-from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
-from e2e.processes import server_environ as e2e_server_environ
 from kandev_web.executor.ssh import SshAddress
+from testing_support import processes
+from testing_support.processes import free_port, stop_group, wait_for_port  # shared with the test suites
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
 PYTHON = sys.executable
 PASSWORD = "bench-password-123"
-CHROMIUM = E2E_CHROMIUM or "/usr/bin/chromium"
+CHROMIUM = processes.CHROMIUM or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
-    *E2E_CHROMIUM_ARGS,
+    *processes.CHROMIUM_ARGS,
     # A background tab must not be throttled: the benchmark page is the only one.
     "--disable-background-timer-throttling",
     "--disable-renderer-backgrounding",
@@ -221,7 +220,7 @@ def cpu_seconds(pid: int) -> float:
 def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     """The e2e suite's server environment, importable from here and quieter."""
     quiet = {"PYTHONPATH": str(ROOT), "LOG_LEVEL": os.environ.get("KANDEV_BENCH_LOG_LEVEL", "WARNING")}
-    return e2e_server_environ(database, {**quiet, **(extra or {})})
+    return processes.server_environ(database, {**quiet, **(extra or {})})
 
 
 def migrated_database(directory: Path) -> Path:

@@ -4,7 +4,7 @@
 
 The same stack as ``benchmarks.latency`` (server, bench agent, a browser
 page on the task, answering each question), with the operator subscribed to
-a local push service (tests/notifications/push_service.py) that decrypts
+a local push service (testing_support/fakes.py) that decrypts
 every push and checks it is this question's. Each run's time is from the
 agent writing ``elicitation/create`` (its ``time.time()``) to the push
 service having read the request (its ``time.time()``, same machine). Two
@@ -30,7 +30,7 @@ import requests
 
 from benchmarks import support
 from benchmarks.stack import ElicitationStack
-from tests.notifications.push_service import FakeBrowser, PushService
+from testing_support.fakes import FakeBrowser, PushService
 
 TARGET_PUSH_P50 = 100.0
 

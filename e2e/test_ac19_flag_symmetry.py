@@ -27,9 +27,11 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
+from testing_support.bridge.profiles import create_profile, orm
+from testing_support.browser import login
+from testing_support.processes import running_server, server_environ
+
 from .acp_tap import LOG_VAR
-from .conftest import login, running_server, server_environ
-from .real_bridge_support import create_profile, orm
 
 TAP = Path(__file__).with_name("acp_tap.py")
 FLAG_ENV = "KANDEV_FEATURES_ACP_ELICITATION"

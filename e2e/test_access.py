@@ -5,7 +5,8 @@ from playwright.sync_api import expect
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect as ws_connect
 
-from .conftest import PASSWORD, login
+from testing_support.browser import login
+from testing_support.processes import PASSWORD
 
 
 def test_pages_require_login(page, server):

@@ -8,7 +8,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
-from .conftest import login, start_scenario
+from testing_support.browser import login, start_scenario
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

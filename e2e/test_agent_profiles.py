@@ -27,13 +27,11 @@ from playwright.sync_api import Error as PlaywrightError
 from playwright.sync_api import expect
 
 from kandev_web.secret_box import looks_like_credential
-from tests.bridge.ask_script import ENVS, NO_TOOL_TEXT, QUESTIONS, prompt
-from tests.bridge.conftest import find_bridge
-from tests.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, _blocks, _last_turn, _text
-
-from .conftest import login
-from .elicitation_support import card, option
-from .real_bridge_support import claude_bridge_environment, kill_marked, orm, wait_until_gone
+from testing_support.bridge import find_bridge
+from testing_support.bridge.ask_script import ENVS, NO_TOOL_TEXT, QUESTIONS, prompt
+from testing_support.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, _blocks, _last_turn, _text
+from testing_support.bridge.profiles import claude_bridge_environment, kill_marked, orm, wait_until_gone
+from testing_support.browser import card, login, option
 
 SERVER_ENV = {
     "KANDEV_FEATURES_ACP_ELICITATION": "true",

@@ -3,8 +3,8 @@
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import fresh_task, start_agent
-from .conftest import open_task as open_task_page
+from testing_support.browser import fresh_task, start_agent
+from testing_support.browser import open_task as open_task_page
 
 
 @pytest.fixture(scope="module")

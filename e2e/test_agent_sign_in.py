@@ -13,7 +13,8 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from .conftest import ROOT, fresh_task, start_agent
+from testing_support.browser import fresh_task, start_agent
+from testing_support.processes import ROOT
 
 SCRIPTED_AGENT = ROOT / "tests" / "agentctl" / "scripted_agent.py"
 

@@ -11,9 +11,8 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import expect
 
-from .conftest import AGENT_STARTS_MS, login
-from .elicitation_support import agent_said, option, start
-from .test_elicitations_faults import agentctl_pid
+from testing_support.browser import AGENT_STARTS_MS, agent_said, agentctl_pid, login, option
+from testing_support.browser import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_task, watched_page
+from testing_support.browser import card_titled, open_board, open_task
 
 
 @pytest.fixture(scope="module")
@@ -13,16 +13,8 @@ def team(server):
     return ids
 
 
-def open_board(browser, server, team, username):
-    return watched_page(browser, server, username, f"/boards/{team['board_id']}/", live="board-live")
-
-
 def column(page, step_id):
     return page.get_by_test_id(f"kanban-column-{step_id}")
-
-
-def card_titled(page, title):
-    return page.locator("li[data-task-id]").filter(has_text=title)
 
 
 def head(page, step_id):

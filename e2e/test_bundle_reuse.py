@@ -9,8 +9,8 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import fresh_task
-from .conftest import start_scenario as start
+from testing_support.browser import fresh_task
+from testing_support.browser import start_scenario as start
 
 
 def agent_reports(page, prefix: str) -> list:

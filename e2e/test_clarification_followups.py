@@ -2,7 +2,7 @@
 
 from playwright.sync_api import expect
 
-from .conftest import login
+from testing_support.browser import login
 
 
 def test_a_question_notifies_every_open_page_once_without_the_question(browser, server):

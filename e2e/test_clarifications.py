@@ -10,8 +10,8 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import fresh_task, login
-from .conftest import start_scenario as start
+from testing_support.browser import fresh_task, login
+from testing_support.browser import start_scenario as start
 
 
 def tool_result(page) -> dict:

@@ -9,9 +9,8 @@ an inline handler.
 import pytest
 from playwright.sync_api import expect
 
-from tests.security.test_csp import POLICY
-
-from .conftest import login
+from testing_support.browser import login
+from testing_support.deployment import CSP_POLICY
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +24,7 @@ def directives(response) -> set[str]:
 
 def test_every_page_is_served_under_the_strict_policy(browser, server, operator):
     page = browser.new_context().new_page()
-    assert directives(page.goto(f"{server.url}/login/")) == POLICY
+    assert directives(page.goto(f"{server.url}/login/")) == CSP_POLICY
     login(page, server, "strict")
     for path in (
         f"/boards/{operator['board_id']}/",
@@ -37,7 +36,7 @@ def test_every_page_is_served_under_the_strict_policy(browser, server, operator)
         f"/settings/workspaces/{operator['workspace_id']}/webhooks/",
         "/admin/",
     ):
-        assert directives(page.goto(server.url + path)) == POLICY, path
+        assert directives(page.goto(server.url + path)) == CSP_POLICY, path
 
 
 def test_the_live_sockets_connect_under_it(browser, server, operator):

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import PASSWORD, login
-from .elicitation_support import agent_said, option
+from testing_support.browser import agent_said, login, option
+from testing_support.processes import PASSWORD
 
 #: The server makes each task's worktree here, not in the tree's var/.
 SERVER_ENV = {"KANDEV_WORKTREE_ROOT": tempfile.mkdtemp(prefix="kandev-e2e-demo-worktrees-")}

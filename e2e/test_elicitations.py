@@ -2,7 +2,8 @@
 
 from playwright.sync_api import expect
 
-from .elicitation_support import agent_said, card, fresh_task, option, start
+from testing_support.browser import agent_said, card, fresh_task, option
+from testing_support.browser import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 
@@ -132,7 +133,7 @@ def test_D3_two_pending_elicitations_are_answered_independently(browser, server)
 
 def test_AC_61_two_tabs_race_one_is_delivered_the_other_told(browser, server):
     first, ids = fresh_task(browser, server, "racer")
-    from .conftest import login
+    from testing_support.browser import login
 
     second = browser.new_context().new_page()
     login(second, server, "racer", f"/tasks/{ids['task_ids'][0]}/")

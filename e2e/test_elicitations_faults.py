@@ -5,19 +5,10 @@ import signal
 
 from playwright.sync_api import expect
 
-from .elicitation_support import agent_said, fresh_task, option, start
+from testing_support.browser import agent_said, agentctl_pid, fresh_task, option
+from testing_support.browser import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_AGENT_STREAM_PING_SECONDS": "0.3"}
-
-AGENTCTL_PID = """
-from kandev_web.sessions.models import AgentExecution
-print(AgentExecution.objects.filter(session__task_id={task_id}).latest("pk").pid)
-"""
-
-
-def agentctl_pid(server, task_id) -> int:
-    return int(server.manage("shell", "-v", "0", "-c", AGENTCTL_PID.format(task_id=task_id)).strip())
-
 
 def test_AC_20a_stream_down_answer_not_delivered_then_reconciled_and_answered(browser, server):
     page, ids = fresh_task(browser, server, "frozen")

@@ -6,8 +6,8 @@ link to the toggle, other operators are told to ask an administrator.
 
 from playwright.sync_api import expect
 
-from .conftest import login, open_task
-from .elicitation_support import agent_said, fresh_task, start
+from testing_support.browser import agent_said, fresh_task, login, open_task
+from testing_support.browser import start_scenario as start
 
 
 def notice(page):

@@ -21,14 +21,12 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from tests.bridge.ask_script import COLOUR, ENVS, FINAL_TEXT, fake_api, prompt
-from tests.bridge.conftest import BRIDGE_VERSIONS, Bridge, find_bridge
-from tests.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, tool_result_text
-from tests.bridge.harness import marked_processes
-
-from .conftest import login
-from .elicitation_support import card, option
-from .real_bridge_support import claude_bridge_environment, create_profile, kill_marked, wait_until_gone
+from testing_support.bridge import BRIDGE_VERSIONS, Bridge, find_bridge
+from testing_support.bridge.ask_script import COLOUR, ENVS, FINAL_TEXT, fake_api, prompt
+from testing_support.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, tool_result_text
+from testing_support.bridge.harness import marked_processes
+from testing_support.bridge.profiles import claude_bridge_environment, create_profile, kill_marked, wait_until_gone
+from testing_support.browser import card, login, option
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

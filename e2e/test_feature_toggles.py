@@ -2,7 +2,7 @@
 
 from playwright.sync_api import expect
 
-from .conftest import login
+from testing_support.browser import login
 
 CARD = "feature-toggle-features.acpElicitation"
 

@@ -12,9 +12,8 @@ import signal
 
 from playwright.sync_api import expect
 
-from .conftest import login, open_task, watched_page
-from .elicitation_support import option, start
-from .test_elicitations_faults import agentctl_pid
+from testing_support.browser import agentctl_pid, login, open_task, option, watched_page
+from testing_support.browser import start_scenario as start
 
 #: Long enough for the board to load and update while the answer is outstanding,
 #: on a loaded machine; the stream is pinged rarely so it is not dropped first.

@@ -11,7 +11,7 @@ import re
 
 from playwright.sync_api import expect
 
-from .conftest import AGENT_STARTS_MS, login, open_task, start_scenario
+from testing_support.browser import AGENT_STARTS_MS, login, open_task, start_scenario
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

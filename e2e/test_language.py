@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import fresh_task, login, start_scenario, watched_page
+from testing_support.browser import fresh_task, login, start_scenario, watched_page
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 """A tab cut off from the server says so, comes back by itself and shows what it missed.
 
-The cut-off tab reaches the server through a TCP proxy (``tcp_proxy.py``) the
+The cut-off tab reaches the server through a TCP proxy (``testing_support/tcp_proxy.py``) the
 test cuts and restores; everyone else talks to the server directly. Nothing
 is reloaded: the tab's socket reconnects and its first frame catches it up.
 """
@@ -10,8 +10,8 @@ import dataclasses
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import AGENT_STARTS_MS, open_task, start_agent, start_scenario, watched_page
-from .tcp_proxy import TcpProxy
+from testing_support.browser import AGENT_STARTS_MS, open_task, start_agent, start_scenario, watched_page
+from testing_support.tcp_proxy import TcpProxy
 
 #: An upper bound on coming back once the network is: a retry is at most
 #: 3 s away (static/js/app.js), plus the handshake and catch-up on a busy machine.

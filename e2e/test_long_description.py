@@ -4,8 +4,7 @@ a longer one is refused where it is written, and an old one past the limit says 
 from playwright.sync_api import expect
 
 from kandev_web import limits
-
-from .conftest import login, open_task
+from testing_support.browser import login, open_task
 
 
 def _describe(server, task_id: int, length: int) -> None:

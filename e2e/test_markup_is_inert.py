@@ -21,7 +21,8 @@ import json
 
 from playwright.sync_api import expect
 
-from .elicitation_support import fresh_task, start
+from testing_support.browser import fresh_task
+from testing_support.browser import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

@@ -8,7 +8,7 @@ import pytest
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from .conftest import run_async
+from testing_support.browser import run_async
 
 SERVER_ENV = {"KANDEV_MCP_KEEPALIVE_SECONDS": "0.2"}
 

@@ -16,8 +16,7 @@ import pytest
 from kandev_web.agentctl.launcher import launch
 from kandev_web.sessions.mcp_tokens import mcp_server_for_agent
 from testing_support.agentctl import Inbox, message_text, text_prompt
-
-from .conftest import run_async
+from testing_support.browser import run_async
 
 MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")
 

@@ -2,7 +2,8 @@
 
 from playwright.sync_api import expect
 
-from .elicitation_support import agent_said, fresh_task, option, start
+from testing_support.browser import agent_said, fresh_task, option
+from testing_support.browser import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

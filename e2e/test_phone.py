@@ -3,8 +3,14 @@
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login, start_scenario
-from .layout import PHONE, assert_no_horizontal_scroll, assert_tap_targets, assert_within_window, intersects
+from testing_support.browser import login, start_scenario
+from testing_support.layout import (
+    PHONE,
+    assert_no_horizontal_scroll,
+    assert_tap_targets,
+    assert_within_window,
+    intersects,
+)
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

@@ -19,8 +19,8 @@ import psutil
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import fresh_task, login, running_server, server_environ, start_scenario
-from .test_board import card_titled, open_board
+from testing_support.browser import card_titled, fresh_task, login, open_board, start_scenario
+from testing_support.processes import running_server, server_environ
 
 GRACE = {"KANDEV_AGENTCTL_EXIT_GRACE": "2s", "KANDEV_OWNER_HEARTBEAT_SECONDS": "0.5"}
 SERVER_ENV = GRACE

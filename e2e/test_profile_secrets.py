@@ -17,8 +17,8 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from .conftest import login
-from .real_bridge_support import create_profile
+from testing_support.bridge.profiles import create_profile
+from testing_support.browser import login
 
 SERVER_ENV = {"LOG_LEVEL": "DEBUG", "KANDEV_AGENTCTL_LOG_LEVEL": "DEBUG"}
 PROFILE = "Keyed mock agent"

@@ -10,8 +10,8 @@ question says why.
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import AGENT_STARTS_MS, login
-from .conftest import start_scenario as start
+from testing_support.browser import AGENT_STARTS_MS, login
+from testing_support.browser import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

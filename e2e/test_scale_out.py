@@ -22,11 +22,10 @@ import psycopg
 import pytest
 from playwright.sync_api import expect
 
+from testing_support.browser import agent_said, expect_agentctl_gone, login, option
+from testing_support.browser import start_scenario as start
 from testing_support.executor import ssh_executor_command, ssh_test_host
-
-from .conftest import ROOT, login, running_server, server_environ
-from .elicitation_support import agent_said, expect_agentctl_gone, option, start
-from .processes import free_port
+from testing_support.processes import ROOT, free_port, running_server, server_environ
 
 
 @pytest.fixture(scope="module")

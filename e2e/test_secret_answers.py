@@ -16,9 +16,10 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
+from testing_support.bridge.profiles import create_profile
+from testing_support.browser import login
+
 from .acp_tap import LOG_VAR
-from .conftest import login
-from .real_bridge_support import create_profile
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "LOG_LEVEL": "DEBUG"}
 

@@ -8,7 +8,7 @@ tells them apart, and ``data-state`` keeps the stored state.
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import fresh_task, login, start_scenario
+from testing_support.browser import fresh_task, login, start_scenario
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

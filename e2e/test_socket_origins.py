@@ -14,8 +14,8 @@ from playwright.sync_api import expect
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from .conftest import PASSWORD, login
-from .processes import free_port
+from testing_support.browser import login
+from testing_support.processes import PASSWORD, free_port
 
 TRUSTED = "https://kandev.example.test"
 SERVER_ENV = {"CSRF_TRUSTED_ORIGINS": TRUSTED}

@@ -9,7 +9,7 @@ operator typed through all of them.
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import open_task, start_scenario, watched_page
+from testing_support.browser import open_task, start_scenario, watched_page
 
 
 @pytest.fixture(scope="module")

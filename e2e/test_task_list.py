@@ -4,8 +4,7 @@ import json
 
 from playwright.sync_api import expect
 
-from .conftest import watched_page
-from .test_board import card_titled, open_board
+from testing_support.browser import card_titled, open_board, watched_page
 
 
 def open_task_page(browser, server, username, task_id):

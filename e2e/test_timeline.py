@@ -15,7 +15,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login, start_scenario
+from testing_support.browser import login, start_scenario
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

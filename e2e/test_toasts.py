@@ -6,8 +6,8 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import login, start_scenario
-from .layout import DESKTOP, PHONE, assert_reachable, assert_uncovered_by_toasts
+from testing_support.browser import login, start_scenario
+from testing_support.layout import DESKTOP, PHONE, assert_reachable, assert_uncovered_by_toasts
 
 QUESTION = "[data-testid=toast][data-event='session.clarification_requested']"
 

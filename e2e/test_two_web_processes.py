@@ -11,7 +11,8 @@ import sys
 import pytest
 from playwright.sync_api import expect
 
-from .conftest import ROOT, login, running_server, server_environ
+from testing_support.browser import login
+from testing_support.processes import ROOT, running_server, server_environ
 
 
 @pytest.fixture(scope="module")

@@ -8,8 +8,8 @@ required string with lengths and a pattern, and a multi-select with item counts.
 
 from playwright.sync_api import expect
 
-from .conftest import login
-from .elicitation_support import agent_said, card, option, start
+from testing_support.browser import agent_said, card, login, option
+from testing_support.browser import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

@@ -2,7 +2,7 @@
 
 The task's agent profile is the installed bridge, offline (``tests/bridge``'s
 fake Messages API and denying proxy), and names one MCP server of its own
-beside Kandev's (``AgentProfile.mcp_servers``): ``tests/bridge/forms_mcp_server.py``.
+beside Kandev's (``AgentProfile.mcp_servers``): ``testing_support/bridge/forms_mcp_server.py``.
 The scripted model calls its tool; the server asks a form with a boolean, an
 integer from 1 to 5, an e-mail and a required field through MCP elicitation;
 the bridge forwards it as ACP ``elicitation/create``. The operator answers in
@@ -17,13 +17,11 @@ import uuid
 import pytest
 from playwright.sync_api import expect
 
-from tests.bridge.conftest import BRIDGE_VERSIONS, find_bridge
-from tests.bridge.fake_messages_api import DenyingProxy
-from tests.bridge.test_bridge_mcp_forms import FINAL_TEXT, fake_api, forms_server, prompt, received_by_the_mcp_server
-
-from .conftest import login
-from .elicitation_support import card, option
-from .real_bridge_support import claude_bridge_environment, create_profile, kill_marked, wait_until_gone
+from testing_support.bridge import BRIDGE_VERSIONS, find_bridge
+from testing_support.bridge.fake_messages_api import DenyingProxy
+from testing_support.bridge.forms import FINAL_TEXT, fake_api, forms_server, prompt, received_by_the_mcp_server
+from testing_support.bridge.profiles import claude_bridge_environment, create_profile, kill_marked, wait_until_gone
+from testing_support.browser import card, login, option
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 

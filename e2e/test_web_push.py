@@ -3,7 +3,7 @@
 Chromium offline has no push service to subscribe at, so only
 ``PushManager.subscribe`` (and ``getSubscription``) are replaced, by an
 init script returning a subscription whose endpoint is the test's local
-push service (tests/notifications/push_service.py) and whose keys the test
+push service (testing_support/fakes.py) and whose keys the test
 made. Everything else is real: the service worker's registration, the
 settings page's button, the subscription POSTed with the CSRF token, the
 web server's push sender, and the push service verifying the VAPID JWT
@@ -22,9 +22,8 @@ import json
 import pytest
 from playwright.sync_api import expect
 
-from tests.notifications.push_service import FakeBrowser, PushService
-
-from .conftest import login, start_scenario
+from testing_support.browser import login, start_scenario
+from testing_support.fakes import FakeBrowser, PushService
 
 pytestmark = pytest.mark.e2e
 

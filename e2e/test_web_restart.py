@@ -10,10 +10,10 @@ import sqlite3
 import psutil
 from playwright.sync_api import expect
 
+from testing_support.browser import agent_said, expect_agentctl_gone, login, option
+from testing_support.browser import start_scenario as start
 from testing_support.executor import ssh_executor_command, ssh_test_host
-
-from .conftest import login, running_server, server_environ
-from .elicitation_support import agent_said, expect_agentctl_gone, option, start
+from testing_support.processes import running_server, server_environ
 
 ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_OWNER_HEARTBEAT_SECONDS": "0.5"}
 

@@ -13,9 +13,8 @@ import pytest
 from playwright.sync_api import expect
 
 from kandev_web.webhooks import signing
-from tests.webhooks.receiver import Receiver
-
-from .conftest import login, start_scenario
+from testing_support.browser import login, start_scenario
+from testing_support.fakes import Receiver
 
 pytestmark = pytest.mark.e2e
 

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
-from .conftest import git, login, start_scenario
+from testing_support.browser import login, start_scenario
+from testing_support.processes import git
 
 #: The server makes each task's worktree here, not in the tree's var/.
 SERVER_ENV = {"KANDEV_WORKTREE_ROOT": tempfile.mkdtemp(prefix="kandev-e2e-worktrees-")}

@@ -1,12 +1,12 @@
+"""The unit and process tests' settings and hooks; their shared fixtures are ``testing_support.fixtures``."""
+
 import os
 
 import pytest
 from asgiref.sync import SyncToAsync
-from django.contrib.auth import get_user_model
 from django.db import connections
 from hypothesis import settings as hypothesis_settings
 
-from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.db import AGENT_THREAD
 
 # No deadlines: a loaded 2-core CI machine must not turn slowness into failures.
@@ -38,40 +38,3 @@ def close_kept_connections(request):
     if request.node.get_closest_marker("postgres"):
         for executor in (AGENT_THREAD, SyncToAsync.single_thread_executor):
             executor.submit(connections.close_all).result()
-
-
-@pytest.fixture
-def make_operator(db):
-    def make(username="alice", *, workspace=None, staff=False):
-        user = get_user_model().objects.create_user(username, password="pw-123456", is_staff=staff)
-        if workspace is not None:
-            workspace.members.add(user)
-        return user
-
-    return make
-
-
-@pytest.fixture
-def workspace(db):
-    return Workspace.objects.create(name="Platform")
-
-
-@pytest.fixture
-def board(workspace):
-    board = Board.objects.create(workspace=workspace, name="Main")
-    board.add_default_steps()
-    return board
-
-
-@pytest.fixture
-def operator(make_operator, workspace):
-    return make_operator("alice", workspace=workspace)
-
-
-@pytest.fixture
-def make_task(board):
-    def make(title="Task", *, step=None, **fields):
-        step = step or board.steps.first()
-        return Task.objects.create(board=board, step=step, title=title, **fields)
-
-    return make

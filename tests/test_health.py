@@ -13,12 +13,12 @@ from channels.testing import WebsocketCommunicator
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
-from e2e.processes import free_port, server_environ, stop_group, wait_for_port
 from kandev_web.asgi import application
 from kandev_web.clarifications import answering, services
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
-from tests.sockets import HOST, session_cookie, two_workspaces
+from testing_support.processes import free_port, server_environ, stop_group, wait_for_port
+from testing_support.sockets import HOST, session_cookie, two_workspaces
 
 BUNDLE = parse_bundle(
     [
@@ -42,13 +42,6 @@ def samples(text: str) -> dict[tuple[str, tuple], float]:
     }
 
 
-@pytest.fixture
-def staff(django_user_model):
-    client = Client()
-    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
-    return client
-
-
 def test_healthz_answers_without_a_login(db):
     response = Client().get("/healthz")
 
@@ -63,28 +56,28 @@ def test_readyz_answers_without_a_login_when_the_database_and_channel_layer_work
     assert response.json() == {"status": "ok", "checks": {"database": "ok", "channel_layer": "ok"}}
 
 
-def test_metrics_are_for_staff_or_a_scraper_with_the_token_and_nobody_else(db, staff, operator, settings):
+def test_metrics_are_for_staff_or_a_scraper_with_the_token_and_nobody_else(db, staff_client, operator, settings):
     anonymous, member = Client(), Client()
     member.force_login(operator)
 
     assert anonymous.get("/metrics").status_code == 403
     assert member.get("/metrics").status_code == 403
-    assert staff.get("/metrics").status_code == 200
+    assert staff_client.get("/metrics").status_code == 200
     settings.KANDEV_METRICS_TOKEN = "scrape-me"
     assert anonymous.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-me").status_code == 200
     assert anonymous.get("/metrics", HTTP_AUTHORIZATION="Bearer guess").status_code == 403
-    assert staff.get("/metrics").status_code == 403  # with a token set, only the token reads them
+    assert staff_client.get("/metrics").status_code == 403  # with a token set, only the token reads them
 
 
-def test_a_scrape_counts_requests_pending_questions_live_executions_and_answers(staff, make_task):
+def test_a_scrape_counts_requests_pending_questions_live_executions_and_answers(staff_client, make_task):
     session = TaskSession.objects.create(task=make_task("Pick a stack"), state=SessionState.RUNNING)
     Turn.objects.create(session=session)
     record, _ = services.request_clarification(session, BUNDLE, "")
-    before = samples(staff.get("/metrics").text)
-    staff.get("/no-such-page/")
+    before = samples(staff_client.get("/metrics").text)
+    staff_client.get("/no-such-page/")
     async_to_sync(answering.answer)(record, answers=[], rejected=True, reject_reason="why " * 131_072)
 
-    after = samples(staff.get("/metrics").text)
+    after = samples(staff_client.get("/metrics").text)
 
     assert after[("kandev_pending_questions", (("source", "ask_user_question"),))] == 1
     assert after[("kandev_live_executions", ())] == 0
@@ -96,11 +89,11 @@ def test_a_scrape_counts_requests_pending_questions_live_executions_and_answers(
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_open_sockets_are_counted_while_open(staff):
+async def test_open_sockets_are_counted_while_open(staff_client):
     task, _, alice, _ = await two_workspaces()
     cookie = await session_cookie(alice)
     open_sockets = ("kandev_open_sockets", (("page", "task"),))
-    scrape = sync_to_async(lambda: samples(staff.get("/metrics").text))
+    scrape = sync_to_async(lambda: samples(staff_client.get("/metrics").text))
     before = (await scrape()).get(open_sockets, 0)
     socket = WebsocketCommunicator(
         application, f"/ws/tasks/{task.pk}/", headers=[HOST, (b"origin", b"http://127.0.0.1"), cookie]

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from kandev_web.asgi import application
 from kandev_web.logs import ContextIds, bound, json_formatter
 from kandev_web.sessions import runtime, signals
-from tests.sockets import HOST
+from testing_support.sockets import HOST
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-from e2e.processes import free_port, stop_group, wait_for_port
+from testing_support.processes import free_port, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 """With Redis, a socket with nothing to hear keeps its consumer: the layer's blocking read outlasts its wait."""
 
 
-from tests.security.test_deploy_check import _run
+from testing_support.deployment import run_clean
 
 IDLE_RECEIVE = """
 import asyncio
@@ -25,7 +25,7 @@ asyncio.run(idle())
 
 
 def test_an_idle_receive_on_redis_is_still_waiting_after_the_blocking_pop_times_out(redis_url, tmp_path):
-    result = _run(
+    result = run_clean(
         tmp_path,
         "-c",
         IDLE_RECEIVE,

@@ -14,8 +14,7 @@ import pytest
 
 from kandev_web.agentctl.stream_client import Conflict, NotFound, StreamError
 from testing_support.agentctl import message_text, open_session, text_prompt
-
-from scripted_elicitation import COLOUR_FORM
+from testing_support.scripted_elicitation import COLOUR_FORM
 
 pytestmark = pytest.mark.asyncio
 

@@ -18,8 +18,7 @@ import pytest
 from kandev_web.agentctl.elicitation.ordering import d1_sorted
 from kandev_web.agentctl.stream_client import NotFound, ValidationFailed
 from testing_support.agentctl import open_session
-
-from scripted_elicitation import (
+from testing_support.scripted_elicitation import (
     COLOUR_FORM,
     ENVS,
     SESSION,

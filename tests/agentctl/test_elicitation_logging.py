@@ -14,8 +14,7 @@ from kandev_web.agentctl.cli import TOKEN_VAR
 from kandev_web.agentctl.launcher import agentctl_command
 from kandev_web.agentctl.stream_client import AgentStreamClient, ValidationFailed
 from testing_support.agentctl import Inbox, open_session, text_prompt
-
-from scripted_elicitation import SESSION, answered, companion, elicit, form, in_a_turn, single
+from testing_support.scripted_elicitation import SESSION, answered, companion, elicit, form, in_a_turn, single
 
 pytestmark = pytest.mark.asyncio
 

@@ -22,8 +22,16 @@ import pytest
 from kandev_web.agentctl.elicitations import ElicitationHandler
 from kandev_web.agentctl.stream_client import NotFound
 from testing_support.agentctl import open_session, text_prompt
-
-from scripted_elicitation import COLOUR_FORM, SESSION, answered, answers_read, ask, elicit, in_a_turn, run_script
+from testing_support.scripted_elicitation import (
+    COLOUR_FORM,
+    SESSION,
+    answered,
+    answers_read,
+    ask,
+    elicit,
+    in_a_turn,
+    run_script,
+)
 
 pytestmark = pytest.mark.asyncio
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from scripted_elicitation import SESSION, ask, run_script
+from testing_support.scripted_elicitation import SESSION, ask, run_script
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude-agent-acp"
 WIRE_FRAMES = sorted(FIXTURES.glob("*/wire_*.json"))

@@ -42,8 +42,7 @@ from kandev_web.agentctl.envelope import MAX_FRAME_BYTES
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient
 from testing_support.agentctl import Inbox, open_session, text_prompt
-
-from scripted_elicitation import COLOUR_FORM
+from testing_support.scripted_elicitation import COLOUR_FORM
 
 SESSION = "sess-1"
 #: How long one example may take end to end before agentctl counts as stuck.

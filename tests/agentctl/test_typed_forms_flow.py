@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from kandev_web.agentctl.stream_client import ValidationFailed
-
-from scripted_elicitation import ask, form, run_script
+from testing_support.scripted_elicitation import ask, form, run_script
 
 pytestmark = pytest.mark.asyncio
 

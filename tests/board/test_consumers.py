@@ -14,7 +14,7 @@ from kandev_web.board import services
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.pages.board import queries
 from kandev_web.sessions.tasks import create_task, move_task
-from tests.sockets import HOST
+from testing_support.sockets import HOST
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 

@@ -6,27 +6,9 @@ from django.test.utils import CaptureQueriesContext
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_web.board.models import Task
 from kandev_web.pages.board import queries
 from kandev_web.pages.board.queries import board_columns, changed_cards
-from kandev_web.sessions.models import Activity, Message, MessageType, SessionState, TaskSession, Turn
-
-
-def populate(board, n):
-    steps = list(board.steps.all())
-    tasks = Task.objects.bulk_create(
-        Task(board=board, step=steps[i % len(steps)], title=f"Task {i}", position=i) for i in range(n)
-    )
-    for i, task in enumerate(tasks):
-        session = TaskSession.objects.create(
-            task=task, state=SessionState.RUNNING, activity=Activity.GENERATING if i % 3 == 0 else ""
-        )
-        turn = Turn.objects.create(session=session)
-        if i % 2:
-            Message.objects.create(
-                session=session, turn=turn, type=MessageType.CLARIFICATION_REQUEST, metadata={"status": "pending"}
-            )
-    return tasks
+from testing_support.boards import populate
 
 
 def count_queries(board):

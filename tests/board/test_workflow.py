@@ -20,7 +20,7 @@ from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions import events, tasks, workflow
 from kandev_web.sessions import services as sessions
-from kandev_web.sessions.models import Activity, AgentExecution, AgentProfile, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import Activity, AgentExecution, SessionState, TaskSession
 
 QUESTIONS = parse_bundle(
     [
@@ -55,11 +55,9 @@ def fill(make_task):
 
 
 @pytest.fixture
-def session(make_task, steps, operator):
+def session(make_task, make_session, steps, operator):
     task = make_task("Agent at work", step=steps["In Progress"], state=TaskState.IN_PROGRESS)
-    session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, activity=Activity.GENERATING)
-    Turn.objects.create(session=session)
-    return session
+    return make_session(task, activity=Activity.GENERATING)
 
 
 @pytest.fixture
@@ -121,10 +119,10 @@ def refreshed(session):
 # --- Started, prompted, turn finished ------------------------------------------------------------
 
 
-def test_starting_an_agent_puts_the_task_at_the_end_of_the_start_step(make_task, steps, fill, workspace, operator):
+def test_starting_an_agent_puts_the_task_at_the_end_of_the_start_step(make_task, steps, fill, make_profile, operator):
     task = make_task("Backlog item", step=steps["Backlog"])
     fill(steps["In Progress"])
-    profile = AgentProfile.objects.create(workspace=workspace, name="Mock", agent_id="mock", command=["true"])
+    profile = make_profile()
 
     session = sessions.start_session(task, profile, "Go", mcp_url="http://127.0.0.1/mcp/")
 

@@ -22,11 +22,10 @@ from typing import Any
 import pytest
 
 from testing_support.agentctl import message_text, text_prompt
-
-from .ask_script import COLOUR, ENVS, FINAL_TEXT, NO_TOOL_TEXT, fake_api, prompt
-from .conftest import Bridge
-from .fake_messages_api import tool_result_text
-from .harness import BridgeRun, bridge_session, open_session
+from testing_support.bridge import Bridge
+from testing_support.bridge.ask_script import COLOUR, ENVS, FINAL_TEXT, NO_TOOL_TEXT, fake_api, prompt
+from testing_support.bridge.fake_messages_api import tool_result_text
+from testing_support.bridge.harness import BridgeRun, bridge_session, open_session
 
 MARKER = "KANDEV-AB-PROBE"
 PROMPT = prompt(MARKER)

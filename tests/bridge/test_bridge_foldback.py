@@ -19,8 +19,7 @@ from typing import Any
 import pytest
 
 from kandev_web.agentctl.elicitation import MappedForm, build_response, map_elicitation, normalise
-
-from .conftest import Bridge
+from testing_support.bridge import Bridge
 
 DATASTORE = "Which database should the new service use?"
 ENVS = "Which environments should it deploy to?"

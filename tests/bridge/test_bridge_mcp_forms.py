@@ -1,6 +1,6 @@
 """An MCP server's typed form, forwarded by the real Claude bridge, under a real agentctl.
 
-The session is given a stdio MCP server (``forms_mcp_server.py``); the fake
+The session is given a stdio MCP server (``testing_support/bridge/forms_mcp_server.py``); the fake
 Messages API has the model call its ``deploy_settings`` tool; the server asks
 a form with a boolean, an integer from 1 to 5, an e-mail and a required field
 through MCP elicitation; the bridge forwards it as ACP ``elicitation/create``.
@@ -10,8 +10,6 @@ answer it accepts reaches the MCP server as typed JSON, valid for its schema.
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,43 +17,9 @@ import pytest
 
 from kandev_web.agentctl.stream_client import ValidationFailed
 from testing_support.agentctl import text_prompt
-
-from .conftest import Bridge
-from .fake_messages_api import FakeMessagesApi, tool_result_text
-from .forms_mcp_server import RECEIVED, SERVER_NAME, TOOL_NAME
-from .harness import BridgeRun, bridge_session, open_session
-
-MARKER = "KANDEV-MCP-FORMS-PROBE"
-FORMS_SERVER = Path(__file__).with_name("forms_mcp_server.py")
-#: The CLI's name for the MCP server's tool.
-MCP_TOOL = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
-FINAL_TEXT = "Deploying with your settings."
-
-
-def forms_server() -> dict[str, Any]:
-    """The ACP ``McpServer`` (stdio) that ``session/new`` gives the agent."""
-    return {"name": SERVER_NAME, "command": sys.executable, "args": [str(FORMS_SERVER)], "env": []}
-
-
-def fake_api() -> FakeMessagesApi:
-    return FakeMessagesApi(
-        marker=MARKER, questions=[], final_text=FINAL_TEXT, no_tool_text="No forms tool here.", tool=MCP_TOOL
-    )
-
-
-def prompt() -> str:
-    return f"{MARKER}: call the {TOOL_NAME} tool to ask me for the deployment settings."
-
-
-def received_by_the_mcp_server(api: FakeMessagesApi) -> dict[str, Any]:
-    """What the MCP server's tool reported it received, from the tool result the model got."""
-    (ask,) = api.of_kind("ask")
-    (follow_up,) = api.of_kind("after_tool_result")
-    (block,) = [b for b in follow_up.tool_results() if b.get("tool_use_id") == ask.tool_use_id]
-    text = tool_result_text(block)
-    assert RECEIVED in text, text
-    value, _ = json.JSONDecoder().raw_decode(text[text.index(RECEIVED) + len(RECEIVED) :].lstrip())
-    return value
+from testing_support.bridge import Bridge
+from testing_support.bridge.forms import MCP_TOOL, fake_api, forms_server, prompt, received_by_the_mcp_server
+from testing_support.bridge.harness import BridgeRun, bridge_session, open_session
 
 
 async def next_elicitation(run: BridgeRun) -> dict[str, Any]:

@@ -6,17 +6,16 @@ from django.test import Client
 from kandev_web.clarifications import elicitations
 from kandev_web.clarifications.models import Clarification
 from kandev_web.pages.task import fragments
-from kandev_web.sessions.models import AgentExecution, Message, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import Message, SessionState, TaskSession
 from kandev_web.sessions.pending import pending_actions
 
 DECLINED = {"session_id": "acp-1", "reason": "elicitation_off"}
 
 
 @pytest.fixture
-def session(make_task, operator):
-    session = TaskSession.objects.create(task=make_task("Paint"), state=SessionState.RUNNING, acp_session_id="acp-1")
-    Turn.objects.create(session=session)
-    AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
+def session(make_task, make_session, make_execution, operator):
+    session = make_session(make_task("Paint"), acp_session_id="acp-1")
+    make_execution(session)
     return session
 
 

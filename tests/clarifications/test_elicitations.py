@@ -23,48 +23,15 @@ from kandev_web.sessions.models import (
     Turn,
 )
 from kandev_web.sessions.pending import pending_actions
-from tests.fake_agentctl import FakeRunner
+from testing_support.fakes import FakeRunner
+from testing_support.questions import REQUESTED, requested
 
 #: The record's one read (a locked session with a subquery and an EXISTS) is PostgreSQL's business too.
 pytestmark = pytest.mark.postgres
 
-REQUESTED = {
-    "pending_id": "7d3c9a52-0000-4000-8000-000000000001",
-    "session_id": "acp-1",
-    "tool_call_id": "toolu_1",
-    "message": "Pick a colour",
-    "questions": [
-        {
-            "id": "question_0",
-            "title": "Colour",
-            "prompt": "Pick a colour",
-            "kind": "single",
-            "accepts_text": True,
-            "sensitive": False,
-            "options": [{"id": "Red", "label": "Red", "description": "warm"}, {"id": "Blue", "label": "Blue"}],
-        },
-        {
-            "id": "apiKey",
-            "title": None,
-            "prompt": "apiKey",
-            "kind": "text",
-            "accepts_text": True,
-            "sensitive": True,
-            "options": [],
-        },
-    ],
-}
-
-
 @pytest.fixture
-def execution(make_task, operator):
-    session = TaskSession.objects.create(task=make_task("Paint"), state=SessionState.RUNNING, acp_session_id="acp-1")
-    Turn.objects.create(session=session)
-    return AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
-
-
-def requested(execution, **changes):
-    return elicitations.record_requested(execution.pk, execution.session_id, {**REQUESTED, **changes})
+def execution(make_task, make_session, make_execution, operator):
+    return make_execution(make_session(make_task("Paint"), acp_session_id="acp-1"))
 
 
 def test_AC_08_AC_09_pending_id_verbatim_messages_and_pending_action_while_running(execution):

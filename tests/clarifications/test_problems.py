@@ -10,9 +10,8 @@ from kandev_web.agentctl.stream_client import ValidationFailed
 from kandev_web.clarifications import elicitations
 from kandev_web.clarifications.models import Status
 from kandev_web.clarifications.problems import MALFORMED, explain, question_name
-from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
-from tests.clarifications.test_elicitations import requested
-from tests.fake_agentctl import FakeRunner
+from testing_support.fakes import FakeRunner
+from testing_support.questions import requested
 
 QUESTIONS = [
     {"id": "question_0", "title": "Colour", "prompt": "Pick a colour"},
@@ -111,10 +110,8 @@ def test_any_problem_list_becomes_sentences_and_never_a_raw_entry(listed):
 
 
 @pytest.fixture
-def execution(make_task, operator):
-    session = TaskSession.objects.create(task=make_task("Paint"), state=SessionState.RUNNING, acp_session_id="acp-1")
-    Turn.objects.create(session=session)
-    return AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
+def execution(make_task, make_session, make_execution, operator):
+    return make_execution(make_session(make_task("Paint"), acp_session_id="acp-1"))
 
 
 @pytest.mark.django_db(transaction=True)

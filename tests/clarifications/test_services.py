@@ -28,10 +28,8 @@ QUESTIONS = parse_bundle(
 
 
 @pytest.fixture
-def session(make_task, operator):
-    session = TaskSession.objects.create(task=make_task("Pick a stack"), state=SessionState.RUNNING)
-    Turn.objects.create(session=session)
-    return session
+def session(make_task, make_session, operator):
+    return make_session(make_task("Pick a stack"))
 
 
 def test_a_bundle_is_one_message_per_question_with_kandevs_metadata(session):

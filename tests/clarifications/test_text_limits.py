@@ -7,15 +7,14 @@ event, so the agent only got an error.
 
 import pytest
 from asgiref.sync import async_to_sync
-from django.test import Client
 
 from kandev_web import limits
 from kandev_web.clarifications import answering, elicitations, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
-from tests.clarifications.test_elicitations import REQUESTED
-from tests.fake_agentctl import FakeRunner
+from testing_support.fakes import FakeRunner
+from testing_support.questions import REQUESTED
 
 BUNDLE = parse_bundle(
     [{"prompt": "Which database?", "options": [{"label": "Postgres", "description": "Relational"},
@@ -25,17 +24,8 @@ HALF_A_MEGABYTE = "why " * 131_072
 
 
 @pytest.fixture
-def session(make_task):
-    session = TaskSession.objects.create(task=make_task("Pick a stack"), state=SessionState.RUNNING)
-    Turn.objects.create(session=session)
-    return session
-
-
-@pytest.fixture
-def client(operator):
-    client = Client()
-    client.force_login(operator)
-    return client
+def session(make_task, make_session):
+    return make_session(make_task("Pick a stack"))
 
 
 def _unchanged(record: Clarification) -> None:
@@ -49,9 +39,9 @@ def _skip(client, record, reason):
     return client.post(f"/clarifications/{record.pending_id}/respond/", {"action": "skip", "reject_reason": reason})
 
 
-def test_a_half_megabyte_skip_reason_is_refused_with_a_sentence_and_nothing_is_recorded(client, session):
+def test_a_half_megabyte_skip_reason_is_refused_with_a_sentence_and_nothing_is_recorded(operator_client, session):
     record, _ = services.request_clarification(session, BUNDLE, "")
-    response = _skip(client, record, HALF_A_MEGABYTE)
+    response = _skip(operator_client, record, HALF_A_MEGABYTE)
     assert response.status_code == 200
     assert 'data-testid="toast"' in response.text
     assert f"Your reason for skipping has {len(HALF_A_MEGABYTE.strip())} characters" in response.text
@@ -59,10 +49,10 @@ def test_a_half_megabyte_skip_reason_is_refused_with_a_sentence_and_nothing_is_r
     _unchanged(record)
 
 
-def test_a_reason_at_the_limit_reaches_the_agent_whole(client, session):
+def test_a_reason_at_the_limit_reaches_the_agent_whole(operator_client, session):
     record, _ = services.request_clarification(session, BUNDLE, "")
     reason = "r" * limits.SKIP_REASON_CHARS
-    response = _skip(client, record, f"  {reason}  ")
+    response = _skip(operator_client, record, f"  {reason}  ")
     assert response.status_code == 204
     record.refresh_from_db()
     assert record.status == Status.REJECTED and record.response["reject_reason"] == reason

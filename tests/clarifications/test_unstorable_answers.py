@@ -22,9 +22,9 @@ from kandev_web.clarifications import elicitations, mcp, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.mcp_tokens import new_token
-from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
-from tests.fake_agentctl import FakeRunner
-from tests.sockets import HOST
+from kandev_web.sessions.models import AgentExecution, Message, MessageType, TaskSession
+from testing_support.fakes import FakeRunner
+from testing_support.sockets import HOST
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -42,17 +42,8 @@ ELICITATION = {
 
 
 @pytest.fixture
-def session(make_task, operator):
-    session = TaskSession.objects.create(task=make_task("Pick"), state=SessionState.RUNNING, acp_session_id="acp-1")
-    Turn.objects.create(session=session)
-    return session
-
-
-@pytest.fixture
-def client(operator):
-    client = Client()
-    client.force_login(operator)
-    return client
+def session(make_task, make_session, operator):
+    return make_session(make_task("Pick"), acp_session_id="acp-1")
 
 
 def ask(session) -> Clarification:
@@ -60,9 +51,11 @@ def ask(session) -> Clarification:
     return record
 
 
-def test_a_typed_answer_with_a_nul_is_recorded_not_a_500(session, client):
+def test_a_typed_answer_with_a_nul_is_recorded_not_a_500(session, operator_client):
     record = ask(session)
-    response = client.post(f"/clarifications/{record.pending_id}/respond/", {"answer-db-custom": "MySQL\x00 8"})
+    response = operator_client.post(
+        f"/clarifications/{record.pending_id}/respond/", {"answer-db-custom": "MySQL\x00 8"}
+    )
     assert response.status_code == 204
     record.refresh_from_db()
     assert record.status == Status.ANSWERED
@@ -71,18 +64,18 @@ def test_a_typed_answer_with_a_nul_is_recorded_not_a_500(session, client):
     assert message.metadata["response"] == record.response
 
 
-def test_a_skip_reason_with_a_nul_is_recorded_not_a_500(session, client):
+def test_a_skip_reason_with_a_nul_is_recorded_not_a_500(session, operator_client):
     record = ask(session)
     skip = {"action": "skip", "reject_reason": "\x00no"}
-    response = client.post(f"/clarifications/{record.pending_id}/respond/", skip)
+    response = operator_client.post(f"/clarifications/{record.pending_id}/respond/", skip)
     assert response.status_code == 204
     record.refresh_from_db()
     assert (record.status, record.response["reject_reason"]) == (Status.REJECTED, "\ufffdno")
 
 
-def test_a_question_id_with_a_nul_is_not_found_not_a_500(session, client):
+def test_a_question_id_with_a_nul_is_not_found_not_a_500(session, operator_client):
     ask(session)
-    assert client.post("/clarifications/%00/respond/", {"action": "skip"}).status_code == 404
+    assert operator_client.post("/clarifications/%00/respond/", {"action": "skip"}).status_code == 404
 
 
 @pytest.mark.asyncio
@@ -106,12 +99,14 @@ async def test_a_lone_surrogate_typed_on_the_task_page_is_recorded(session, oper
     assert record.response["answers"][0]["custom_text"] == "half \ufffd"
 
 
-def test_an_elicitation_answer_reaches_the_agent_as_it_is_recorded(session, client, monkeypatch):
+def test_an_elicitation_answer_reaches_the_agent_as_it_is_recorded(session, operator_client, monkeypatch):
     execution = AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
     record = elicitations.record_requested(execution.pk, session.pk, ELICITATION)
     fake = FakeRunner({"success": True, "action": "accept", "content": {"question_0": "Teal\ufffd"}})
     monkeypatch.setattr(elicitations, "runner", fake)
-    response = client.post(f"/clarifications/{record.pending_id}/respond/", {"answer-question_0-custom": "Teal\x00"})
+    response = operator_client.post(
+        f"/clarifications/{record.pending_id}/respond/", {"answer-question_0-custom": "Teal\x00"}
+    )
     assert response.status_code == 204
     [(_, sent)] = fake.sent
     assert sent["answers"] == [{"question_id": "question_0", "selected_options": [], "custom_text": "Teal\ufffd"}]

@@ -13,13 +13,6 @@ URL = "/api/v1/runtime-flags"
 KEY = "features.acpElicitation"
 
 
-@pytest.fixture
-def staff_client(make_operator):
-    client = Client()
-    client.force_login(make_operator("root", staff=True))
-    return client
-
-
 def patch(client, key, body):
     return client.patch(f"{URL}/{key}", data=json.dumps(body), content_type="application/json")
 

@@ -19,7 +19,7 @@ from kandev_web.clarifications.models import Clarification, Status, Surface
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions import events
 from kandev_web.sessions.models import SessionState, TaskSession
-from tests.sockets import HOST, two_running_tasks
+from testing_support.sockets import HOST, two_running_tasks
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -21,10 +20,10 @@ from kandev_web.agentctl.launcher import launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, NotFound
 from kandev_web.mock_agent.engine import SCENARIOS_DIR
 from testing_support.agentctl import Inbox, open_session
+from testing_support.agents import MOCK_AGENT
 
 pytestmark = pytest.mark.asyncio
 
-MOCK_AGENT = [str(Path(sys.executable).parent / "kandev-mock-agent")]
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude-agent-acp" / "0.65.0"
 
 #: Forms the mock agent ships, and the captured bridge frame each one copies.

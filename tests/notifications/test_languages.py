@@ -8,7 +8,7 @@ from kandev_web.asgi import application
 from kandev_web.notifications import services
 from kandev_web.notifications.models import Event
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
-from tests.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 

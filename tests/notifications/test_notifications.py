@@ -3,19 +3,15 @@
 import pytest
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.test import Client
 
 from kandev_web.live import user_group
 from kandev_web.notifications import services
 from kandev_web.notifications.models import Delivery, Event
-from kandev_web.sessions.models import SessionState, TaskSession, Turn
 
 
 @pytest.fixture
-def session(make_task):
-    session = TaskSession.objects.create(task=make_task("Ship <it>"), state=SessionState.RUNNING)
-    Turn.objects.create(session=session)
-    return session
+def session(make_task, make_session):
+    return make_session(make_task("Ship <it>"))
 
 
 def test_defaults_question_on_turn_finished_off(operator):
@@ -43,11 +39,9 @@ def test_turn_finished_is_sent_once_to_operators_who_opted_in(
     assert quiet.pk not in Delivery.objects.values_list("user", flat=True)
 
 
-def test_settings_page_switches_an_event(operator):
-    client = Client()
-    client.force_login(operator)
-    assert client.get("/settings/notifications/").status_code == 200
-    response = client.post(f"/settings/notifications/{Event.CLARIFICATION_REQUESTED}/", {"enabled": "false"})
+def test_settings_page_switches_an_event(operator, operator_client):
+    assert operator_client.get("/settings/notifications/").status_code == 200
+    response = operator_client.post(f"/settings/notifications/{Event.CLARIFICATION_REQUESTED}/", {"enabled": "false"})
     assert 'data-enabled="false"' in response.text
     assert services.enabled_for(operator, Event.CLARIFICATION_REQUESTED) is False
-    assert client.post("/settings/notifications/nope/", {"enabled": "true"}).status_code == 404
+    assert operator_client.post("/settings/notifications/nope/", {"enabled": "true"}).status_code == 404

@@ -1,6 +1,6 @@
 """Web Push: what a push says, who may subscribe a browser, and pushes reaching a push service over a socket.
 
-The push service is tests/notifications/push_service.py: it verifies each
+The push service is testing_support/fakes.py: it verifies each
 push's VAPID signature with the key the settings page hands browsers and
 decrypts it with the fake browser's key, as a browser vendor's would.
 """
@@ -23,8 +23,7 @@ from kandev_web.notifications import services, vapid, webpush
 from kandev_web.notifications.models import Delivery, Event, PushSubscription
 from kandev_web.notifications.push_sender import WEB_PUSH, PushSender
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
-
-from .push_service import FakeBrowser, PushService
+from testing_support.fakes import FakeBrowser, PushService
 
 QUESTION = "Which database should I use for the secret ledger?"
 
@@ -44,13 +43,6 @@ def push_service():
     service = PushService()
     yield service
     service.close()
-
-
-@pytest.fixture
-def client_of(operator):
-    client = Client()
-    client.force_login(operator)
-    return client
 
 
 def _ask(make_task, title='Ship <b>it</b> & "go"'):
@@ -141,14 +133,14 @@ def test_a_vapid_key_named_in_the_settings_wins(settings, tmp_path):
 # -- subscribing a browser -------------------------------------------------------------------------
 
 
-def test_the_settings_page_offers_push_with_the_deployments_key(client_of):
-    page = client_of.get("/settings/notifications/").text
+def test_the_settings_page_offers_push_with_the_deployments_key(operator_client):
+    page = operator_client.get("/settings/notifications/").text
     assert 'data-testid="push-notifications"' in page and f'data-vapid-key="{vapid.public_key()}"' in page
 
 
-def test_a_subscription_belongs_to_the_operator_who_posted_it(client_of, operator, make_operator, workspace):
+def test_a_subscription_belongs_to_the_operator_who_posted_it(operator_client, operator, make_operator, workspace):
     subscription = FakeBrowser().subscription("https://push.example.com/send/one")
-    response = client_of.post("/settings/notifications/push/", subscription, content_type="application/json")
+    response = operator_client.post("/settings/notifications/push/", subscription, content_type="application/json")
     assert response.status_code == 201
     assert list(PushSubscription.objects.values_list("user", "endpoint")) == [(operator.pk, subscription["endpoint"])]
 
@@ -159,15 +151,21 @@ def test_a_subscription_belongs_to_the_operator_who_posted_it(client_of, operato
     assert PushSubscription.objects.filter(user=operator).count() == 1  # not bob's to remove
 
     assert (
-        client_of.post("/settings/notifications/push/remove/", body, content_type="application/json").status_code == 204
+        operator_client.post("/settings/notifications/push/remove/", body, content_type="application/json").status_code
+        == 204
     )
     assert not PushSubscription.objects.exists()
 
 
-def test_a_bad_subscription_is_refused(client_of):
-    assert client_of.post("/settings/notifications/push/", "nope", content_type="application/json").status_code == 400
+def test_a_bad_subscription_is_refused(operator_client):
+    assert (
+        operator_client.post("/settings/notifications/push/", "nope", content_type="application/json").status_code
+        == 400
+    )
     bad = {"endpoint": "https://push.example.com/x", "keys": {"p256dh": "x", "auth": "y"}}
-    assert client_of.post("/settings/notifications/push/", bad, content_type="application/json").status_code == 400
+    assert (
+        operator_client.post("/settings/notifications/push/", bad, content_type="application/json").status_code == 400
+    )
     assert not PushSubscription.objects.exists()
 
 
@@ -183,8 +181,8 @@ def test_subscribing_needs_a_login_and_the_csrf_token(operator):
     assert not PushSubscription.objects.exists()
 
 
-def test_the_service_worker_is_served_from_the_root(client_of):
-    response = client_of.get("/sw.js")
+def test_the_service_worker_is_served_from_the_root(operator_client):
+    response = operator_client.get("/sw.js")
     assert response.status_code == 200
     assert response["Content-Type"].startswith("text/javascript")
     assert response["Service-Worker-Allowed"] == "/"

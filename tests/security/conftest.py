@@ -2,7 +2,7 @@
 
 import pytest
 
-from .test_deploy_check import _prod, _run
+from testing_support.deployment import prod_env, run_clean
 
 
 @pytest.fixture(scope="session")
@@ -10,6 +10,6 @@ def collected(tmp_path_factory):
     """``manage.py collectstatic`` under the prod profile, as a deployment runs it once per release."""
     root = tmp_path_factory.mktemp("static-root")
     home = tmp_path_factory.mktemp("home")
-    result = _run(home, "manage.py", "collectstatic", "--no-input", "-v0", **_prod(STATIC_ROOT=str(root)))
+    result = run_clean(home, "manage.py", "collectstatic", "--no-input", "-v0", **prod_env(STATIC_ROOT=str(root)))
     assert result.returncode == 0, result.stderr
     return root

@@ -26,7 +26,7 @@ from kandev_web.pages.board.forms import TaskCreateForm, TaskEditForm, TaskMoveF
 from kandev_web.pages.task.forms import PromptForm, StartSessionForm
 from kandev_web.sessions.models import AgentProfile
 from kandev_web.sessions.profile_forms import AgentProfileForm
-from tests.security.test_endpoints import ENDPOINTS, Endpoint, _objects
+from testing_support.endpoints import ENDPOINTS, Endpoint, workspace_objects
 
 #: Outside the project's URLconf walk (the admin is another app's) but an operator's way in all the same.
 EXTRA_ENDPOINTS = [Endpoint("admin:login", ())]
@@ -86,7 +86,7 @@ def _form_fields() -> set[str]:
 @pytest.fixture
 def member(db):
     """A staff member of one workspace, with an agent profile there, and its objects' URL values."""
-    mine = _objects("mine")
+    mine = workspace_objects("mine")
     AgentProfile.objects.create(workspace=mine["workspace"], name="Mock agent", agent_id="mock", command=["true"])
     operator = get_user_model().objects.create_user("alice", is_staff=True)
     mine["workspace"].members.add(operator)

@@ -10,19 +10,7 @@ import secrets
 import pytest
 from cryptography.fernet import Fernet
 
-from .test_deploy_check import _run
-
-POLICY = {
-    "default-src 'self'",
-    "script-src 'self'",
-    "style-src 'self'",
-    "img-src 'self'",
-    "connect-src 'self'",
-    "object-src 'none'",
-    "base-uri 'self'",
-    "form-action 'self'",
-    "frame-ancestors 'none'",
-}
+from testing_support.deployment import CSP_POLICY, run_clean
 
 HEADERS = """
 import django
@@ -48,11 +36,11 @@ PROFILES = {
 def test_the_login_pages_carry_the_strict_policy_in_every_profile(tmp_path, profile, collected):
     # prod pages name hashed static files, which only collectstatic's manifest knows.
     static_root = {"STATIC_ROOT": str(collected)} if profile == "prod" else {}
-    result = _run(tmp_path, "-c", HEADERS, KANDEV_PROFILE=profile, **PROFILES[profile], **static_root)
+    result = run_clean(tmp_path, "-c", HEADERS, KANDEV_PROFILE=profile, **PROFILES[profile], **static_root)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 2, result.stdout
     for line in lines:
         status, policy = line.split(" ", 1)
         assert status == "200"
-        assert {directive.strip() for directive in policy.split(";")} == POLICY
+        assert {directive.strip() for directive in policy.split(";")} == CSP_POLICY

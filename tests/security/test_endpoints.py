@@ -1,9 +1,10 @@
 """Every HTTP endpoint, enumerated from the URLconf: CSRF, login, and workspace isolation.
 
-The endpoints are read from ``kandev_web.urls`` at run time, so a new one is
-covered the day it is added. A new URL parameter must be given a value in
-``_values`` (and, if it names an object in a workspace, in ``_foreign_values``):
-the tests fail until someone has decided what it means.
+The endpoints are read from ``kandev_web.urls`` at run time
+(``testing_support.endpoints``), so a new one is covered the day it is added.
+A new URL parameter must be given a value in ``_values`` (and, if it names an
+object in a workspace, in ``_foreign_values``): the tests fail until someone
+has decided what it means.
 """
 
 from __future__ import annotations
@@ -13,27 +14,16 @@ from dataclasses import dataclass
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
-from django.urls import URLPattern, URLResolver, get_resolver, reverse
+from django.urls import reverse
 
-from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.board.models import Task
 from kandev_web.clarifications.models import Clarification
 from kandev_web.flags.registry import FLAGS
 from kandev_web.notifications.models import Event
-from kandev_web.sessions.models import (
-    AgentProfile,
-    Executor,
-    Message,
-    MessageType,
-    Repository,
-    SessionState,
-    TaskSession,
-    Turn,
-)
+from kandev_web.sessions.models import AgentProfile, Message, Repository, TaskSession
 from kandev_web.webhooks.models import Webhook
-from testing_support.executor import unreachable_ssh_host
+from testing_support.endpoints import ENDPOINTS, Endpoint, workspace_objects
 
-#: Namespaces whose views are not ours: the Django admin has its own login and its own tests.
-FOREIGN_NAMESPACES = {"admin"}
 #: Reachable without a login, on purpose: the login page, and the probes a load balancer sends.
 PUBLIC = {"login", "healthz", "readyz"}
 #: For a scraper's token or staff: anyone else is refused outright, not sent to a login page it cannot use.
@@ -42,30 +32,6 @@ SCRAPED = {"metrics"}
 GLOBAL_PARAMETERS = {"key", "event"}
 UNSAFE_METHODS = ("post", "put", "patch", "delete")
 
-
-@dataclass(frozen=True)
-class Endpoint:
-    name: str
-    parameters: tuple[str, ...]
-
-    def __str__(self) -> str:
-        return self.name
-
-
-def _walk(patterns, namespace: str = "", inherited: tuple[str, ...] = ()):
-    for entry in patterns:
-        parameters = inherited + tuple(entry.pattern.converters)
-        if isinstance(entry, URLResolver):
-            if entry.namespace in FOREIGN_NAMESPACES:
-                continue
-            inner = ":".join(part for part in (namespace, entry.namespace) if part)
-            yield from _walk(entry.url_patterns, inner, parameters)
-        elif isinstance(entry, URLPattern):
-            assert entry.name, f"every URL pattern needs a name to be tested: {entry.pattern}"
-            yield Endpoint(f"{namespace}:{entry.name}" if namespace else entry.name, parameters)
-
-
-ENDPOINTS = sorted(set(_walk(get_resolver().url_patterns)), key=str)
 OBJECT_ENDPOINTS = [e for e in ENDPOINTS if set(e.parameters) - GLOBAL_PARAMETERS]
 
 
@@ -87,64 +53,9 @@ class World:
     their_permission: Message
 
 
-def _objects(name: str) -> dict[str, object]:
-    workspace = Workspace.objects.create(name=name)
-    board = Board.objects.create(workspace=workspace, name=f"{name} board")
-    board.add_default_steps()
-    task = Task.objects.create(board=board, step=board.steps.first(), title=f"{name} task")
-    session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, acp_session_id=f"acp-{name}")
-    turn = Turn.objects.create(session=session)
-    pending_id = f"{name}-pending-1"
-    clarification = Clarification.objects.create(
-        pending_id=pending_id,
-        session=session,
-        turn=turn,
-        questions=[{"id": "q", "title": "Q", "prompt": "Which?", "options": [
-            {"option_id": "q_opt1", "label": "A", "description": ""},
-            {"option_id": "q_opt2", "label": "B", "description": ""}]}],
-    )
-    permission = Message.objects.create(
-        session=session,
-        turn=turn,
-        type=MessageType.PERMISSION_REQUEST,
-        content="Edit it?",
-        metadata={
-            "pending_id": pending_id,
-            "status": "pending",
-            "options": [{"optionId": "ok", "name": "OK", "kind": "allow_once"}],
-        },
-    )
-    # Its check fails at once, starting nothing: nobody listens on port 9 (discard).
-    nowhere = Executor.objects.create(name=f"{name} nowhere", **unreachable_ssh_host())
-    profile = AgentProfile.objects.create(
-        workspace=workspace, name=f"{name} agent", agent_id="mock", command=["true"], executor=nowhere
-    )
-    webhook = Webhook.objects.create(
-        workspace=workspace, name=f"{name} hook", url="http://127.0.0.1:9/", secret="s", events=["turn.finished"]
-    )
-    repository = Repository.objects.create(workspace=workspace, name=f"{name} repository", path=f"/srv/{name}")
-    return {
-        "workspace": workspace,
-        "values": {
-            "workspace_id": workspace.pk,
-            "profile_id": profile.pk,
-            "repository_id": repository.pk,
-            "board_id": board.pk,
-            "step_id": task.step_id,
-            "task_id": task.pk,
-            "session_id": session.pk,
-            "pending_id": pending_id,
-            "webhook_id": webhook.pk,
-        },
-        "task": task,
-        "clarification": clarification,
-        "permission": permission,
-    }
-
-
 @pytest.fixture
 def world(db) -> tuple[World, object]:
-    mine, theirs = _objects("mine"), _objects("theirs")
+    mine, theirs = workspace_objects("mine"), workspace_objects("theirs")
     # No password (tests log in with force_login): hashing one costs a second per test.
     operator = get_user_model().objects.create_user("alice", is_staff=True)
     mine["workspace"].members.add(operator)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from kandev_web.asgi import application
 from kandev_web.origins import Origin, origin_allowed, parse_origin, request_scheme
-from tests.sockets import session_cookie, two_workspaces
+from testing_support.sockets import session_cookie, two_workspaces
 
 ALLOWED = ["127.0.0.1", "localhost", ".example.com"]
 

@@ -5,7 +5,8 @@ import re
 
 from django.test import Client
 
-from .test_deploy_check import ROOT, _prod, _run
+from testing_support.deployment import prod_env, run_clean
+from testing_support.processes import ROOT
 
 PROD_PAGE = """
 import json, re
@@ -25,7 +26,7 @@ print(json.dumps({
 
 
 def test_prod_pages_name_hashed_static_files_served_compressed_and_cached_for_good(collected, tmp_path):
-    result = _run(tmp_path, "-c", PROD_PAGE, **_prod(STATIC_ROOT=str(collected), ALLOWED_HOSTS="testserver"))
+    result = run_clean(tmp_path, "-c", PROD_PAGE, **prod_env(STATIC_ROOT=str(collected), ALLOWED_HOSTS="testserver"))
 
     assert result.returncode == 0, result.stderr
     served = json.loads(result.stdout)
@@ -52,7 +53,7 @@ for path in ("/healthz", "/login/"):
 
 
 def test_prod_sends_operators_to_https_but_answers_probes_over_plain_http(tmp_path):
-    result = _run(tmp_path, "-c", PROBES_OVER_HTTP, **_prod(ALLOWED_HOSTS="testserver"))
+    result = run_clean(tmp_path, "-c", PROBES_OVER_HTTP, **prod_env(ALLOWED_HOSTS="testserver"))
 
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["/healthz", "200", "/login/", "301"]

@@ -16,7 +16,7 @@ from kandev_web.asgi import application
 from kandev_web.board.models import Task
 from kandev_web.live import user_group
 from kandev_web.sessions.models import Message, MessageType, TaskSession
-from tests.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 FORBIDDEN = 4403

@@ -7,7 +7,7 @@ from channels.testing import WebsocketCommunicator
 
 from kandev_web.asgi import application
 from kandev_web.routing import CLOSE_NOT_FOUND
-from tests.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 

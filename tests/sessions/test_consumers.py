@@ -20,7 +20,7 @@ from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.pages.board import queries
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
-from tests.sockets import HOST
+from testing_support.sockets import HOST
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 

@@ -6,8 +6,8 @@ import sys
 import pytest
 from django.core import checks
 
-from e2e.processes import free_port, server_environ
 from kandev_web.sessions.checks import TAG, problems
+from testing_support.processes import free_port, server_environ
 
 SQLITE, POSTGRES = "django.db.backends.sqlite3", "django.db.backends.postgresql"
 REDIS = "redis://redis.internal:6379/0"

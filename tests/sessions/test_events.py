@@ -4,18 +4,16 @@ import pytest
 
 from kandev_web.board.models import TaskState
 from kandev_web.sessions import events
-from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState
 
 #: What agents report, on SQLite and again on PostgreSQL (scripts/test).
 pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
-def session(make_task, board):
+def session(make_task, make_session, board):
     task = make_task("Work", step=board.steps.get(is_start=True), state=TaskState.IN_PROGRESS)
-    session = TaskSession.objects.create(task=task, state=SessionState.RUNNING)
-    Turn.objects.create(session=session)
-    return session
+    return make_session(task)
 
 
 def chunk(kind, text):

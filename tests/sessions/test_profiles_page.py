@@ -13,18 +13,6 @@ HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
 @pytest.fixture
-def staff(make_operator, workspace):
-    return make_operator("root", workspace=workspace, staff=True)
-
-
-@pytest.fixture
-def client(staff):
-    client = Client()
-    client.force_login(staff)
-    return client
-
-
-@pytest.fixture
 def profile(workspace):
     profile = AgentProfile(
         workspace=workspace,
@@ -47,27 +35,29 @@ def test_login_is_required(db, workspace):
     assert response.status_code == 302 and response.url.startswith("/login/")
 
 
-def test_only_staff_members_of_the_workspace_reach_it(client, make_operator, workspace, profile):
+def test_only_staff_members_of_the_workspace_reach_it(staff_client, make_operator, workspace, profile):
     member = Client()
     member.force_login(make_operator("bob", workspace=workspace))
     assert member.get(url(workspace)).status_code == 403
     assert member.post(url(workspace, f"{profile.pk}/check/")).status_code == 403
     assert member.post(url(workspace, f"{profile.pk}/delete/")).status_code == 403
     other = Workspace.objects.create(name="Theirs")
-    assert client.get(url(other)).status_code == 404
-    assert client.post(url(other, f"{profile.pk}/delete/")).status_code == 404
+    assert staff_client.get(url(other)).status_code == 404
+    assert staff_client.post(url(other, f"{profile.pk}/delete/")).status_code == 404
     assert AgentProfile.objects.filter(pk=profile.pk).exists()
 
 
-def test_the_board_links_staff_to_the_page(client, make_operator, workspace, board):
-    assert f'href="{url(workspace)}" data-testid="board-agent-profiles"' in client.get(f"/boards/{board.pk}/").text
+def test_the_board_links_staff_to_the_page(staff_client, make_operator, workspace, board):
+    assert (
+        f'href="{url(workspace)}" data-testid="board-agent-profiles"' in staff_client.get(f"/boards/{board.pk}/").text
+    )
     member = Client()
     member.force_login(make_operator("bob", workspace=workspace))
     assert "board-agent-profiles" not in member.get(f"/boards/{board.pk}/").text
 
 
-def test_choosing_a_preset_fills_the_form(client, workspace):
-    response = client.get(url(workspace, "new/"), {"preset": "gemini"}, **HTMX)
+def test_choosing_a_preset_fills_the_form(staff_client, workspace):
+    response = staff_client.get(url(workspace, "new/"), {"preset": "gemini"}, **HTMX)
     assert response.status_code == 200
     assert 'value="gemini --experimental-acp"' in response.text
     # The key is a secret to set (write-only), not an environment line.
@@ -76,8 +66,8 @@ def test_choosing_a_preset_fills_the_form(client, workspace):
     assert 'data-preset="gemini"' in response.text
 
 
-def test_adding_a_profile_stores_argv_and_environment(client, workspace):
-    response = client.post(
+def test_adding_a_profile_stores_argv_and_environment(staff_client, workspace):
+    response = staff_client.post(
         url(workspace, "new/"),
         {
             "name": "Codex",
@@ -100,8 +90,8 @@ def test_adding_a_profile_stores_argv_and_environment(client, workspace):
     assert profile.workspace == workspace
 
 
-def test_a_bad_command_or_environment_line_is_refused_with_a_sentence(client, workspace):
-    response = client.post(
+def test_a_bad_command_or_environment_line_is_refused_with_a_sentence(staff_client, workspace):
+    response = staff_client.post(
         url(workspace, "new/"), {"name": "X", "agent_id": "x", "command": "npx 'unclosed", "env": "not a line"}
     )
     assert response.status_code == 200
@@ -110,14 +100,14 @@ def test_a_bad_command_or_environment_line_is_refused_with_a_sentence(client, wo
     assert not AgentProfile.objects.filter(name="X").exists()
 
 
-def test_a_stored_secret_is_never_shown_and_a_replacement_left_empty_keeps_it(client, workspace, profile):
-    for page in (client.get(url(workspace)), client.get(url(workspace, f"{profile.pk}/edit/"))):
+def test_a_stored_secret_is_never_shown_and_a_replacement_left_empty_keeps_it(staff_client, workspace, profile):
+    for page in (staff_client.get(url(workspace)), staff_client.get(url(workspace, f"{profile.pk}/edit/"))):
         assert page.status_code == 200
         assert SECRET not in page.text
-    edit = client.get(url(workspace, f"{profile.pk}/edit/")).text
+    edit = staff_client.get(url(workspace, f"{profile.pk}/edit/")).text
     assert 'data-secret-name="ANTHROPIC_API_KEY" data-secret-set="true"' in edit
     assert "DISABLE_TELEMETRY=1</textarea>" in edit
-    response = client.post(
+    response = staff_client.post(
         url(workspace, f"{profile.pk}/edit/"),
         {
             "name": "Claude Code",
@@ -135,8 +125,8 @@ def test_a_stored_secret_is_never_shown_and_a_replacement_left_empty_keeps_it(cl
     assert profile.command == ["node", "/opt/bridge/dist/index.js"]
 
 
-def test_a_credential_typed_into_the_environment_is_refused_with_the_way_to_keep_it_secret(client, workspace):
-    response = client.post(
+def test_a_credential_typed_into_the_environment_is_refused_with_the_way_to_keep_it_secret(staff_client, workspace):
+    response = staff_client.post(
         url(workspace, "new/"), {"name": "Leaky", "agent_id": "x", "command": "x", "env": f"OPENAI_API_KEY={SECRET}"}
     )
 
@@ -146,32 +136,32 @@ def test_a_credential_typed_into_the_environment_is_refused_with_the_way_to_keep
     assert not AgentProfile.objects.filter(name="Leaky").exists()
 
 
-def test_the_auth_method_is_chosen_among_the_last_checks(client, workspace, profile):
-    edit = client.get(url(workspace, f"{profile.pk}/edit/")).text
+def test_the_auth_method_is_chosen_among_the_last_checks(staff_client, workspace, profile):
+    edit = staff_client.get(url(workspace, f"{profile.pk}/edit/")).text
     assert re.search(r'<input type="text" name="auth_method"', edit)  # never checked: free text
     profile.last_check = {
         "outcome": "ok",
         "answer": {"auth_methods": [{"id": "claude-login", "name": "Log in", "needs_person": True}]},
     }
     profile.save()
-    edit = client.get(url(workspace, f"{profile.pk}/edit/")).text
+    edit = staff_client.get(url(workspace, f"{profile.pk}/edit/")).text
     assert '<select name="auth_method"' in edit
     assert '<option value="claude-login">Log in (claude-login)</option>' in edit
-    refused = client.post(
+    refused = staff_client.post(
         url(workspace, f"{profile.pk}/edit/"),
         {"name": "Claude", "agent_id": "claude-acp", "command": "claude", "env": "", "auth_method": "made-up"},
     )
     assert refused.status_code == 200 and "Select a valid choice" in refused.text
 
 
-def test_removing_says_what_becomes_of_its_sessions_and_keeps_them(client, workspace, profile, make_task):
+def test_removing_says_what_becomes_of_its_sessions_and_keeps_them(staff_client, workspace, profile, make_task):
     task = make_task()
     TaskSession.objects.create(task=task, agent_profile=profile, state=SessionState.COMPLETED)
     TaskSession.objects.create(task=task, agent_profile=profile, state=SessionState.RUNNING)
-    page = client.get(url(workspace)).text
+    page = staff_client.get(url(workspace)).text
     assert "2 sessions used this profile. They stay on their tasks with their timelines" in page
     assert "1 of them is running: its agent keeps running until it ends or is stopped." in page
-    response = client.post(url(workspace, f"{profile.pk}/delete/"))
+    response = staff_client.post(url(workspace, f"{profile.pk}/delete/"))
     assert response.status_code == 302
     assert not AgentProfile.objects.filter(pk=profile.pk).exists()
     assert list(task.sessions.values_list("agent_profile", flat=True)) == [None, None]

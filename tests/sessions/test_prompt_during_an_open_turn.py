@@ -6,13 +6,12 @@ nothing, sends nothing to agentctl, ends no turn and notifies nobody.
 """
 
 import pytest
-from django.test import Client
 
 from kandev_web.board.models import TaskState
 from kandev_web.notifications import services as notifications
 from kandev_web.notifications.models import Delivery, Event
 from kandev_web.sessions import runtime, services
-from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
 
 
 class RecordingRunner:
@@ -39,19 +38,17 @@ def runner(monkeypatch):
 
 
 @pytest.fixture
-def client(operator):
+def client(operator_client, operator):
+    """The operator's client, the operator told when a turn finishes."""
     notifications.set_enabled(operator, Event.TURN_FINISHED, True)
-    client = Client(enforce_csrf_checks=False)
-    client.force_login(operator)
-    return client
+    return operator_client
 
 
 @pytest.fixture
-def session(make_task, board):
+def session(make_task, make_session, make_execution, board):
     task = make_task("Work", step=board.steps.get(is_start=True), state=TaskState.IN_PROGRESS)
-    session = TaskSession.objects.create(task=task, state=SessionState.RUNNING, acp_session_id="acp-1")
-    AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
-    Turn.objects.create(session=session, agent_turn_id="turn-1")
+    session = make_session(task, acp_session_id="acp-1", turn={"agent_turn_id": "turn-1"})
+    make_execution(session)
     return session
 
 

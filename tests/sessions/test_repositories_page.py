@@ -14,13 +14,6 @@ def url(workspace, rest=""):
 
 
 @pytest.fixture
-def client(make_operator, workspace):
-    client = Client()
-    client.force_login(make_operator("root", workspace=workspace, staff=True))
-    return client
-
-
-@pytest.fixture
 def git_repository(tmp_path):
     path = tmp_path / "shop"
     subprocess.run(["git", "init", "-q", "-b", "trunk", str(path)], check=True)
@@ -40,40 +33,42 @@ def test_only_staff_members_of_the_workspace_reach_it(make_operator, workspace):
     assert stranger.get(url(workspace)).status_code == 404
 
 
-def test_registering_a_repository_detects_its_branch_and_lists_it(client, workspace, git_repository):
-    response = client.post(url(workspace), {"name": "shop", "path": str(git_repository), "default_branch": ""})
+def test_registering_a_repository_detects_its_branch_and_lists_it(staff_client, workspace, git_repository):
+    response = staff_client.post(url(workspace), {"name": "shop", "path": str(git_repository), "default_branch": ""})
 
     assert response.status_code == 302
     repository = Repository.objects.get(workspace=workspace, name="shop")
     assert (repository.path, repository.default_branch) == (str(git_repository), "trunk")
-    page = client.get(url(workspace)).text
+    page = staff_client.get(url(workspace)).text
     assert 'data-testid="repository-card"' in page and "From trunk; 0 tasks on it." in page
 
 
-def test_a_path_that_is_no_git_repository_is_refused_with_a_sentence(client, workspace, tmp_path):
-    response = client.post(url(workspace), {"name": "plain", "path": str(tmp_path), "default_branch": ""})
+def test_a_path_that_is_no_git_repository_is_refused_with_a_sentence(staff_client, workspace, tmp_path):
+    response = staff_client.post(url(workspace), {"name": "plain", "path": str(tmp_path), "default_branch": ""})
 
     assert response.status_code == 200
     assert f"{tmp_path} is not a git repository." in response.text
     assert not Repository.objects.exists()
 
 
-def test_a_repository_with_tasks_on_it_is_not_removed_and_the_page_says_why(client, workspace, board, git_repository):
+def test_a_repository_with_tasks_on_it_is_not_removed_and_the_page_says_why(
+    staff_client, workspace, board, git_repository
+):
     repository = Repository(workspace=workspace, name="shop", path=str(git_repository))
     repository.full_clean()
     repository.save()
     tasks.create_task(board, title="On it", description="", step=board.steps.first(), repository=repository)
 
-    refused = client.post(url(workspace, f"{repository.pk}/delete/"))
+    refused = staff_client.post(url(workspace, f"{repository.pk}/delete/"))
 
     assert refused.status_code == 409
     assert "shop still has tasks on it; delete those tasks (and their worktrees) first." in refused.text
     assert Repository.objects.filter(pk=repository.pk).exists()
 
 
-def test_an_unused_repository_is_removed(client, workspace, git_repository):
+def test_an_unused_repository_is_removed(staff_client, workspace, git_repository):
     repository = Repository.objects.create(workspace=workspace, name="shop", path=str(git_repository))
 
-    assert client.post(url(workspace, f"{repository.pk}/delete/")).status_code == 302
+    assert staff_client.post(url(workspace, f"{repository.pk}/delete/")).status_code == 302
     assert not Repository.objects.filter(pk=repository.pk).exists()
     assert git_repository.is_dir()  # the repository itself is never touched

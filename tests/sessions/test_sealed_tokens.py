@@ -9,7 +9,7 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 
 from kandev_web.sessions.models import AgentExecution, Executor, TaskSession
-from tests.migrating import migrate, migrate_to_latest
+from testing_support.migrations import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.postgres
 

@@ -8,13 +8,12 @@ import re
 
 import pytest
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from kandev_web.board.models import Board, Task
 from kandev_web.pages.board import queries
 from kandev_web.pages.task.fragments import render_task_rows
-from tests.board.test_queries import populate
+from testing_support.boards import populate
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
@@ -35,13 +34,6 @@ def row_tag(html: str, task) -> str:
 
 
 @pytest.fixture
-def client(operator):
-    client = Client()
-    client.force_login(operator)
-    return client
-
-
-@pytest.fixture
 def small_pages(monkeypatch):
     monkeypatch.setattr(queries, "CARDS_PER_PAGE", 3)
 
@@ -50,14 +42,14 @@ def in_step(tasks, step):
     return [t for t in tasks if t.step_id == step.pk]
 
 
-def test_the_task_page_reads_as_many_queries_on_a_small_board_as_on_a_large_one(client, board, workspace):
+def test_the_task_page_reads_as_many_queries_on_a_small_board_as_on_a_large_one(operator_client, board, workspace):
     large = Board.objects.create(workspace=workspace, name="Large")
     large.add_default_steps()
     counts, sizes = [], []
     for each, n in ((board, 4), (large, 2 * 4 * queries.CARDS_PER_PAGE + 8)):
         tasks = populate(each, n)
         with CaptureQueriesContext(connection) as captured:
-            html = client.get(f"/tasks/{tasks[1].pk}/").text
+            html = operator_client.get(f"/tasks/{tasks[1].pk}/").text
         counts.append(len(captured))
         sizes.append(len(row_ids(html)))
     assert counts[0] == counts[1]
@@ -65,10 +57,10 @@ def test_the_task_page_reads_as_many_queries_on_a_small_board_as_on_a_large_one(
     assert sizes == [4, 4 * queries.CARDS_PER_PAGE]
 
 
-def test_each_step_shows_its_first_page_with_a_count_and_show_more(client, board, small_pages):
+def test_each_step_shows_its_first_page_with_a_count_and_show_more(operator_client, board, small_pages):
     backlog, doing, review, done = board.steps.all()
     tasks = populate(board, 18)  # 5, 5, 4, 4 per step
-    html = client.get(f"/tasks/{tasks[0].pk}/").text
+    html = operator_client.get(f"/tasks/{tasks[0].pk}/").text
     for step in (backlog, doing, review, done):
         ours = in_step(tasks, step)
         assert row_ids(html, step) == [t.pk for t in ours[:3]]
@@ -79,7 +71,7 @@ def test_each_step_shows_its_first_page_with_a_count_and_show_more(client, board
     assert 'data-current="true"' in row_tag(html, tasks[0]) and 'aria-current="page"' in html
 
 
-def test_show_more_brings_a_steps_next_rows_after_the_last_one_shown(client, board, small_pages):
+def test_show_more_brings_a_steps_next_rows_after_the_last_one_shown(operator_client, board, small_pages):
     backlog = board.steps.first()
     tasks = [Task.objects.create(board=board, step=backlog, title=f"T{i}", position=i) for i in range(8)]
     current = tasks[0]
@@ -87,32 +79,32 @@ def test_show_more_brings_a_steps_next_rows_after_the_last_one_shown(client, boa
     # The last row shown was deleted meanwhile: the next page still starts right after it.
     last_shown = tasks[2].pk
     tasks[2].delete()
-    second = client.get(url, {"after": f"2,{last_shown}"}, **HTMX).text
+    second = operator_client.get(url, {"after": f"2,{last_shown}"}, **HTMX).text
     assert row_ids(second) == [t.pk for t in tasks[3:6]]
     assert f'?after=5,{tasks[5].pk}"' in second and 'data-more="true"' in second
     assert group_count(second, backlog) == 7
     assert 'data-current="true"' not in second
-    last = client.get(url, {"after": f"5,{tasks[5].pk}"}, **HTMX).text
+    last = operator_client.get(url, {"after": f"5,{tasks[5].pk}"}, **HTMX).text
     assert row_ids(last) == [tasks[6].pk, tasks[7].pk]
     assert 'data-more="false"' in last and "task-list-show-more" not in last
 
 
-def test_show_more_refuses_a_malformed_key_and_another_boards_step(client, board, workspace, make_task):
+def test_show_more_refuses_a_malformed_key_and_another_boards_step(operator_client, board, workspace, make_task):
     task = make_task()
-    assert client.get(f"/tasks/{task.pk}/steps/{task.step_id}/rows/", {"after": "1"}).status_code == 400
+    assert operator_client.get(f"/tasks/{task.pk}/steps/{task.step_id}/rows/", {"after": "1"}).status_code == 400
     other = Board.objects.create(workspace=workspace, name="Other")
     other.add_default_steps()
-    response = client.get(f"/tasks/{task.pk}/steps/{other.steps.first().pk}/rows/", {"after": "0,0"})
+    response = operator_client.get(f"/tasks/{task.pk}/steps/{other.steps.first().pk}/rows/", {"after": "0,0"})
     assert response.status_code == 404
 
 
-def test_the_pages_own_task_is_shown_and_marked_even_past_its_steps_first_page(client, board, small_pages):
+def test_the_pages_own_task_is_shown_and_marked_even_past_its_steps_first_page(operator_client, board, small_pages):
     backlog, doing = board.steps.all()[:2]
     tasks = [Task.objects.create(board=board, step=backlog, title=f"T{i}", position=i) for i in range(10)]
     Task.objects.create(board=board, step=doing, title="Elsewhere", position=0)
     current = tasks[7]
     with CaptureQueriesContext(connection) as captured:
-        html = client.get(f"/tasks/{current.pk}/").text
+        html = operator_client.get(f"/tasks/{current.pk}/").text
     # The first page, then the page's own task, then "Show more" (which resumes after the first page).
     assert row_ids(html, backlog) == [*(t.pk for t in tasks[:3]), current.pk]
     tag = row_tag(html, current)
@@ -124,12 +116,13 @@ def test_the_pages_own_task_is_shown_and_marked_even_past_its_steps_first_page(c
     assert group_count(html, backlog) == 10
     # Read with the first pages: no query more than for a task on the first page.
     with CaptureQueriesContext(connection) as on_first_page:
-        client.get(f"/tasks/{tasks[0].pk}/")
+        operator_client.get(f"/tasks/{tasks[0].pk}/")
     assert len(captured) == len(on_first_page)
-    assert 'data-beyond="false"' in row_tag(client.get(f"/tasks/{tasks[0].pk}/").text, tasks[0])
+    assert 'data-beyond="false"' in row_tag(operator_client.get(f"/tasks/{tasks[0].pk}/").text, tasks[0])
 
     # The "Show more" page that reaches it brings it in its place, still marked as the page's own.
-    more = client.get(f"/tasks/{current.pk}/steps/{backlog.pk}/rows/", {"after": f"5,{tasks[5].pk}"}, **HTMX).text
+    rows = f"/tasks/{current.pk}/steps/{backlog.pk}/rows/"
+    more = operator_client.get(rows, {"after": f"5,{tasks[5].pk}"}, **HTMX).text
     assert row_ids(more) == [tasks[6].pk, current.pk, tasks[8].pk]
     assert 'data-current="true"' in row_tag(more, current)
 

@@ -20,8 +20,8 @@ from kandev_web.clarifications import elicitations, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
-from tests.fake_agentctl import FakeRunner
-from tests.sockets import HOST, two_running_tasks
+from testing_support.fakes import FakeRunner
+from testing_support.sockets import HOST, two_running_tasks
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 #: The reply to an answer frame: its outcome, for the page's #answer-outcomes.

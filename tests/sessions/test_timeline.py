@@ -8,7 +8,6 @@ overlay while it is open and in the timeline once it is settled.
 import re
 
 import pytest
-from django.test import Client
 
 from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.models import Clarification, Source
@@ -16,7 +15,7 @@ from kandev_web.clarifications.records import announce
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.pages.task import fragments
 from kandev_web.sessions import events
-from kandev_web.sessions.models import AgentProfile, AuthorType, Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import AuthorType, Message, MessageType, TaskSession
 
 QUESTIONS = parse_bundle(
     [
@@ -39,18 +38,13 @@ def task(make_task):
 
 
 @pytest.fixture
-def session(task, workspace):
-    profile = AgentProfile.objects.create(workspace=workspace, name="Mock agent", agent_id="mock", command=["true"])
-    session = TaskSession.objects.create(task=task, agent_profile=profile, state=SessionState.RUNNING)
-    Turn.objects.create(session=session)
-    return session
+def session(task, make_profile, make_session):
+    return make_session(task, agent_profile=make_profile("Mock agent"))
 
 
 @pytest.fixture
-def task_page(operator, task):
-    client = Client()
-    client.force_login(operator)
-    return lambda: client.get(f"/tasks/{task.pk}/").text
+def task_page(operator_client, task):
+    return lambda: operator_client.get(f"/tasks/{task.pk}/").text
 
 
 def say(session, content, **fields):

@@ -19,7 +19,7 @@ from websockets.asyncio.server import serve
 
 from kandev_web.agentctl import envelope
 from kandev_web.clarifications.models import Clarification
-from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession
 from kandev_web.sessions.runtime import ExecutionRef, runner
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -88,10 +88,8 @@ async def agentctl_saying(frames: list[str]):
 
 
 @pytest.fixture
-def execution(make_task):
-    session = TaskSession.objects.create(task=make_task("Inspect"), state=SessionState.RUNNING, acp_session_id="acp-1")
-    Turn.objects.create(session=session)
-    return AgentExecution.objects.create(session=session, url="ws://127.0.0.1:1/agent/stream", token="t")
+def execution(make_task, make_session, make_execution):
+    return make_execution(make_session(make_task("Inspect"), acp_session_id="acp-1"))
 
 
 def deliver(execution, frames: list[str]) -> None:

@@ -12,14 +12,13 @@ from pathlib import Path
 
 import pytest
 from django.core.exceptions import ValidationError
-from django.test import Client
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kandev_web import checkouts, git
 from kandev_web.board.models import Task
 from kandev_web.sessions import events, services, tasks, worktrees
-from kandev_web.sessions.models import AgentProfile, Executor, Message, MessageType, Repository, TaskSession, Worktree
+from kandev_web.sessions.models import Executor, Message, MessageType, Repository, TaskSession, Worktree
 from testing_support.executor import ssh_test_host, unreachable_ssh_host
 
 #: Run on PostgreSQL too: the worktree row is locked while git works, which SQLite and PostgreSQL do differently.
@@ -81,10 +80,8 @@ def repository(tmp_path, workspace, root, machine):
 
 
 @pytest.fixture
-def profile(workspace, machine):
-    return AgentProfile.objects.create(
-        workspace=workspace, name="Mock", agent_id="mock", command=["true"], executor=machine
-    )
+def profile(make_profile, machine):
+    return make_profile(executor=machine)
 
 
 @pytest.fixture
@@ -121,13 +118,6 @@ def new_task(board, repository):
         )
 
     return new_task
-
-
-@pytest.fixture
-def client(operator):
-    client = Client()
-    client.force_login(operator)
-    return client
 
 
 # --- A branch per task, made the first time, reused after --------------------------------------------------
@@ -289,12 +279,12 @@ def test_an_executor_host_gone_away_starts_no_agent_and_says_why(new_task, start
     assert launched == []
 
 
-def test_the_start_button_shows_the_sentence_as_a_toast(new_task, client, profile, repository):
+def test_the_start_button_shows_the_sentence_as_a_toast(new_task, operator_client, profile, repository):
     task = new_task()
     subprocess.run(["rm", "-rf", repository.path], check=True)
 
     form = {"profile": profile.pk, "prompt": "Go"}
-    response = client.post(f"/tasks/{task.pk}/sessions/", form, HTTP_HX_REQUEST="true")
+    response = operator_client.post(f"/tasks/{task.pk}/sessions/", form, HTTP_HX_REQUEST="true")
 
     assert response.status_code == 200
     assert "is not a git repository any more" in response.content.decode()
@@ -304,7 +294,9 @@ def test_the_start_button_shows_the_sentence_as_a_toast(new_task, client, profil
 # --- What a turn changed ------------------------------------------------------------------------------------
 
 
-def test_after_a_turn_the_task_page_shows_each_changed_file_with_its_diff_against_the_base(new_task, start, client):
+def test_after_a_turn_the_task_page_shows_each_changed_file_with_its_diff_against_the_base(
+    new_task, start, operator_client
+):
     task = new_task()
     session, plan = start(task)
     Path(plan.workdir, "README.md").write_text("# Demo\n\nSecond line.\n")
@@ -319,13 +311,13 @@ def test_after_a_turn_the_task_page_shows_each_changed_file_with_its_diff_agains
     assert {"kind": "del", "text": "First line."} in by_path["README.md"]["lines"]
     assert {"kind": "add", "text": "Second line."} in by_path["README.md"]["lines"]
     assert by_path["hello.py"]["old_path"] == "/dev/null"
-    page = client.get(f"/tasks/{task.pk}/").content.decode()
+    page = operator_client.get(f"/tasks/{task.pk}/").content.decode()
     assert 'data-testid="worktree-diff" data-path="hello.py"' in page
     assert "+print(&#x27;hello&#x27;)" in page
     assert f'data-branch="{changes.metadata["branch"]}"' in page
 
 
-def test_a_turn_that_changed_many_files_shows_some_and_counts_the_rest(new_task, start, client, monkeypatch):
+def test_a_turn_that_changed_many_files_shows_some_and_counts_the_rest(new_task, start, operator_client, monkeypatch):
     monkeypatch.setattr(worktrees, "MAX_FILES", 2)
     task = new_task()
     session, plan = start(task)
@@ -336,7 +328,7 @@ def test_a_turn_that_changed_many_files_shows_some_and_counts_the_rest(new_task,
 
     changes = Message.objects.get(type=MessageType.WORKTREE_CHANGES).metadata
     assert [diff["path"] for diff in changes["diffs"]] == ["a.txt", "b.txt"]
-    assert "1 more file not shown." in client.get(f"/tasks/{task.pk}/").content.decode()
+    assert "1 more file not shown." in operator_client.get(f"/tasks/{task.pk}/").content.decode()
 
 
 def test_a_turn_that_changed_nothing_adds_nothing_to_the_timeline(new_task, start):
@@ -362,13 +354,13 @@ def test_a_symlink_out_of_the_worktree_shows_as_its_target_never_the_file_it_poi
 # --- Removing the task ---------------------------------------------------------------------------------------
 
 
-def test_deleting_a_task_with_commits_found_nowhere_else_is_refused_until_confirmed(new_task, start, client):
+def test_deleting_a_task_with_commits_found_nowhere_else_is_refused_until_confirmed(new_task, start, operator_client):
     task = new_task()
     _, plan = start(task)
     worktree = Worktree.objects.get(task=task)
     commit_in(Path(plan.workdir), "work.txt", "only here\n", "Unpushed work")
 
-    refused = client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"})
+    refused = operator_client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"})
 
     assert refused.status_code == 409
     assert refused.content.decode() == (
@@ -378,7 +370,7 @@ def test_deleting_a_task_with_commits_found_nowhere_else_is_refused_until_confir
     assert Task.objects.filter(pk=task.pk).exists()
     assert Path(plan.workdir, "work.txt").exists()
 
-    confirmed = client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1", "discard_commits": "1"})
+    confirmed = operator_client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1", "discard_commits": "1"})
 
     assert confirmed.status_code == 302
     assert not Task.objects.filter(pk=task.pk).exists()
@@ -386,21 +378,21 @@ def test_deleting_a_task_with_commits_found_nowhere_else_is_refused_until_confir
     assert not git.branch_exists(Path(worktree.repository.path), worktree.branch)
 
 
-def test_a_branch_whose_commits_are_merged_is_removed_without_asking(new_task, start, client, repository):
+def test_a_branch_whose_commits_are_merged_is_removed_without_asking(new_task, start, operator_client, repository):
     task = new_task()
     _, plan = start(task)
     worktree = Worktree.objects.get(task=task)
     commit_in(Path(plan.workdir), "work.txt", "merged\n", "Merged work")
     sh(repository.path, "merge", "-q", "--ff-only", worktree.branch)
 
-    response = client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"})
+    response = operator_client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"})
 
     assert response.status_code == 302
     assert not Path(plan.workdir).exists()
     assert not git.branch_exists(Path(repository.path), worktree.branch)
 
 
-def test_commits_pushed_to_a_remote_exist_elsewhere_so_removal_does_not_ask(new_task, start, client, tmp_path):
+def test_commits_pushed_to_a_remote_exist_elsewhere_so_removal_does_not_ask(new_task, start, operator_client, tmp_path):
     task = new_task()
     _, plan = start(task)
     branch = Worktree.objects.get(task=task).branch
@@ -409,55 +401,61 @@ def test_commits_pushed_to_a_remote_exist_elsewhere_so_removal_does_not_ask(new_
     sh(plan.workdir, "remote", "add", "origin", str(tmp_path / "remote.git"))
     sh(plan.workdir, "push", "-q", "origin", branch)
 
-    response = client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"})
+    response = operator_client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"})
 
     assert response.status_code == 302
     assert not Path(plan.workdir).exists()
 
 
-def test_deleting_a_task_without_asking_for_its_worktree_keeps_it_and_its_branch(new_task, start, client, repository):
+def test_deleting_a_task_without_asking_for_its_worktree_keeps_it_and_its_branch(
+    new_task, start, operator_client, repository
+):
     task = new_task()
     _, plan = start(task)
     branch = Worktree.objects.get(task=task).branch
 
-    assert client.post(f"/tasks/{task.pk}/delete/").status_code == 302
+    assert operator_client.post(f"/tasks/{task.pk}/delete/").status_code == 302
 
     assert Path(plan.workdir, "README.md").exists()
     assert git.branch_exists(Path(repository.path), branch)
 
 
-def test_the_task_page_shows_the_repository_branch_and_the_offer_to_remove_the_worktree(new_task, start, client):
+def test_the_task_page_shows_the_repository_branch_and_the_offer_to_remove_the_worktree(
+    new_task, start, operator_client
+):
     task = new_task()
-    before = client.get(f"/tasks/{task.pk}/").content.decode()
+    before = operator_client.get(f"/tasks/{task.pk}/").content.decode()
     assert 'data-testid="task-repository"' in before
     assert "task-delete-remove-worktree" not in before  # nothing made yet, nothing to remove
     start(task)
 
-    page = client.get(f"/tasks/{task.pk}/").content.decode()
+    page = operator_client.get(f"/tasks/{task.pk}/").content.decode()
 
     assert f'data-branch="{Worktree.objects.get(task=task).branch}" data-base="main"' in page
     assert 'data-testid="task-delete-remove-worktree"' in page
 
 
 def test_the_board_card_offers_removing_the_worktree_once_there_is_one_and_refuses_the_same_way(
-    new_task, start, client, board
+    new_task, start, operator_client, board
 ):
     task = new_task()
-    plain = client.get(f"/boards/{board.pk}/").content.decode()
+    plain = operator_client.get(f"/boards/{board.pk}/").content.decode()
     assert "task-delete-remove-worktree" not in plain  # nothing made yet: Delete asks only "Delete …?"
     _, plan = start(task)
     worktree = Worktree.objects.get(task=task)
     commit_in(Path(plan.workdir), "work.txt", "only here\n", "Unpushed work")
 
-    board_page = client.get(f"/boards/{board.pk}/").content.decode()
+    board_page = operator_client.get(f"/boards/{board.pk}/").content.decode()
     assert f"Also remove its worktree and the branch {worktree.branch}" in board_page
     assert 'data-testid="task-delete-discard-commits"' in board_page
 
-    refused = client.post(f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"}, headers={"HX-Request": "true"})
+    refused = operator_client.post(
+        f"/tasks/{task.pk}/delete/", {"remove_worktree": "1"}, headers={"HX-Request": "true"}
+    )
     assert f"The branch {worktree.branch} holds 1 commit(s) that exist nowhere else" in refused.content.decode()
     assert Task.objects.filter(pk=task.pk).exists()
 
-    confirmed = client.post(
+    confirmed = operator_client.post(
         f"/tasks/{task.pk}/delete/", {"remove_worktree": "1", "discard_commits": "1"}, headers={"HX-Request": "true"}
     )
     assert confirmed.status_code == 200

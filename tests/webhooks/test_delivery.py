@@ -15,8 +15,7 @@ from kandev_web.webhooks import services as webhooks
 from kandev_web.webhooks import signing
 from kandev_web.webhooks.models import DeliveryState, Event, Webhook, WebhookDelivery
 from kandev_web.webhooks.sender import Sender
-
-from .receiver import Receiver
+from testing_support.fakes import Receiver
 
 pytestmark = pytest.mark.postgres
 
@@ -35,10 +34,8 @@ def receiver():
 
 
 @pytest.fixture
-def session(make_task, operator):
-    session = TaskSession.objects.create(task=make_task('Ship "it" <now>'), state=SessionState.RUNNING)
-    Turn.objects.create(session=session)
-    return session
+def session(make_task, make_session, operator):
+    return make_session(make_task('Ship "it" <now>'))
 
 
 def make_webhook(workspace, url, events=ALL_EVENTS, **fields):

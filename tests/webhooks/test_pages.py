@@ -1,21 +1,9 @@
 """The webhooks page: staff members of the workspace only, CSRF on every change, the secret shown once."""
 
-import pytest
 from django.test import Client
 
 from kandev_web.board.models import Workspace
 from kandev_web.webhooks.models import DeliveryState, Webhook, WebhookDelivery
-
-
-@pytest.fixture
-def staff(make_operator, workspace):
-    return make_operator("sam", workspace=workspace, staff=True)
-
-
-def client_for(user, **kwargs):
-    client = Client(**kwargs)
-    client.force_login(user)
-    return client
 
 
 def url(workspace, tail=""):
@@ -27,8 +15,8 @@ def add(client, workspace, **fields):
     return client.post(url(workspace, "new/"), data | fields)
 
 
-def test_adding_a_webhook_shows_its_secret_once(staff, workspace):
-    client = client_for(staff)
+def test_adding_a_webhook_shows_its_secret_once(staff, workspace, make_client):
+    client = make_client(staff)
     response = add(client, workspace)
     assert response.status_code == 302
     response = client.get(response.url)
@@ -44,16 +32,16 @@ def test_adding_a_webhook_shows_its_secret_once(staff, workspace):
     assert 'data-testid="webhook-card"' in page.text and secret not in page.text
 
 
-def test_a_bad_url_or_no_event_is_refused_with_the_field_named(staff, workspace):
-    client = client_for(staff)
+def test_a_bad_url_or_no_event_is_refused_with_the_field_named(staff, workspace, make_client):
+    client = make_client(staff)
     response = add(client, workspace, url="file:///etc/passwd", events=[])
     assert response.status_code == 422
     assert 'data-field="url"' in response.text and 'data-field="events"' in response.text
     assert not Webhook.objects.exists()
 
 
-def test_switching_off_testing_and_removing(staff, workspace):
-    client = client_for(staff)
+def test_switching_off_testing_and_removing(staff, workspace, make_client):
+    client = make_client(staff)
     add(client, workspace)
     hook = Webhook.objects.get()
     client.post(url(workspace, f"{hook.pk}/test/"), headers={"HX-Request": "true"})
@@ -68,29 +56,29 @@ def test_switching_off_testing_and_removing(staff, workspace):
     assert not Webhook.objects.exists() and not WebhookDelivery.objects.exists()
 
 
-def test_only_staff_members_of_the_workspace_reach_it(staff, operator, workspace, make_operator):
-    add(client_for(staff), workspace)
+def test_only_staff_members_of_the_workspace_reach_it(staff, operator, workspace, make_operator, make_client):
+    add(make_client(staff), workspace)
     hook = Webhook.objects.get()
-    assert client_for(operator).get(url(workspace)).status_code == 403
+    assert make_client(operator).get(url(workspace)).status_code == 403
     outsider = make_operator("olga", workspace=Workspace.objects.create(name="Other"), staff=True)
     for path in ("", f"{hook.pk}/log/"):
-        assert client_for(outsider).get(url(workspace, path)).status_code == 404
-    assert client_for(outsider).post(url(workspace, f"{hook.pk}/delete/")).status_code == 404
+        assert make_client(outsider).get(url(workspace, path)).status_code == 404
+    assert make_client(outsider).post(url(workspace, f"{hook.pk}/delete/")).status_code == 404
     assert Client().get(url(workspace)).status_code == 302  # to the login page
     assert Webhook.objects.exists()
 
 
-def test_changes_need_the_csrf_token(staff, workspace):
-    client = client_for(staff, enforce_csrf_checks=True)
+def test_changes_need_the_csrf_token(staff, workspace, make_client):
+    client = make_client(staff, enforce_csrf_checks=True)
     assert add(client, workspace).status_code == 403
     assert not Webhook.objects.exists()
 
 
-def test_rotate_secrets_reseals_webhook_secrets_too(staff, workspace, settings):
+def test_rotate_secrets_reseals_webhook_secrets_too(staff, workspace, settings, make_client):
     from cryptography.fernet import Fernet
     from django.core.management import call_command
 
-    add(client_for(staff), workspace)
+    add(make_client(staff), workspace)
     hook = Webhook.objects.get()
     secret, sealed = hook.signing_secret(), hook.secret
     settings.KANDEV_SECRETS_KEYS = [Fernet.generate_key(), *settings.KANDEV_SECRETS_KEYS]

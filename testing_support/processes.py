@@ -1,16 +1,25 @@
-"""Starting and stopping local server processes, for the browser suite and the benchmarks.
+"""Starting and stopping local server processes, for the test suites and the benchmarks.
 
 No pytest here: ``benchmarks/`` imports it too.
 """
 
+import json
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import sys
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
 from pathlib import Path
+
+#: The repository: servers run ``manage.py`` and ``kandev_web`` from here.
+ROOT = Path(__file__).resolve().parent.parent
+#: The password of every operator a :class:`Server` makes.
+PASSWORD = "e2e-password-123"
 
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
 #: Debian's chromium as root on a machine with no network beyond loopback.
@@ -77,3 +86,55 @@ def server_environ(database: Path, extra: dict[str, str] | None = None) -> dict[
     )
     env.update(extra or {})
     return env
+
+
+def git(cwd, *args):
+    return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
+
+
+@dataclass
+class Server:
+    url: str
+    env: dict[str, str]
+    process: subprocess.Popen
+
+    def manage(self, *args: str) -> str:
+        result = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return result.stdout
+
+    def create_operator(self, username: str, *, workspace: str, staff: bool = False, tasks: bool = False) -> dict:
+        # --no-showcase: no test gets the demo's flag override or repository by accident (e2e/test_demo.py does).
+        args = ["demo", "--json", "--no-showcase", "--username", username, "--password", PASSWORD]
+        args += ["--workspace", workspace]
+        args += [] if staff else ["--no-staff"]
+        args += [] if tasks else ["--no-tasks"]
+        return json.loads(self.manage(*args))
+
+
+@contextmanager
+def running_server(env: dict[str, str], log_path: Path) -> Iterator[Server]:
+    """A Daphne process serving kandev-web with ``env``, until the block ends."""
+    port = free_port()
+    with log_path.open("w") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            # Its own process group, so the agentctl and agent processes it
+            # started end with it instead of outliving the test.
+            start_new_session=True,
+        )
+        try:
+            wait_for_port(port, process, time.monotonic() + 30)
+            yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
+        finally:
+            stop_group(process)

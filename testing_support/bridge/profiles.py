@@ -1,10 +1,10 @@
-"""Helpers for the e2e specs that give the web app an agent of their own.
+"""The real bridge (or another agent of a spec's own) as an agent profile of a running web server.
 
 - :func:`create_profile` writes an ``AgentProfile`` into a running server's
   database (through ``manage.py shell``), so a spec can choose it in the task
   view's start form.
 - :func:`orm` runs a snippet of ORM code there and returns what it printed as JSON.
-- :func:`claude_bridge_environment` is ``tests/bridge``'s offline setup for the
+- :func:`claude_bridge_environment` is :mod:`.harness`'s offline setup for the
   real Claude ACP bridge (fake Messages API, denying proxy, fresh HOME with the
   harness's settings, privacy switches, a marker in every process's
   environment), as the ``env`` of a profile instead of agentctl's environment.
@@ -22,9 +22,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.bridge.conftest import Bridge
-from tests.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi
-from tests.bridge.harness import EXIT_TIMEOUT, MARKER_VAR, USER_SETTINGS, clean_env, marked_processes
+from . import Bridge
+from .fake_messages_api import DenyingProxy, FakeMessagesApi
+from .harness import EXIT_TIMEOUT, MARKER_VAR, USER_SETTINGS, clean_env, marked_processes
 
 __all__ = ["MARKER_VAR", "claude_bridge_environment", "create_profile", "kill_marked", "orm", "wait_until_gone"]
 
@@ -73,7 +73,7 @@ def claude_bridge_environment(
 ) -> dict[str, str]:
     """The whole environment the bridge needs, rooted in ``root`` (a fresh folder).
 
-    The same as ``tests/bridge/harness.py`` gives agentctl: a fresh HOME whose
+    The same as ``harness.py`` gives agentctl: a fresh HOME whose
     ``.claude/settings.json`` keeps 0.101.0 in permission mode ``default``, the
     CLI pointed at ``api`` with a dummy key, the privacy switches, ``proxy`` as
     the safety net for anything else, and ``MARKER_VAR=marker``. As a profile's

@@ -27,7 +27,7 @@ from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient
 from testing_support.agentctl import Inbox
 
-from .conftest import Bridge
+from . import Bridge
 from .fake_messages_api import DenyingProxy, FakeMessagesApi
 
 MARKER_VAR = "KANDEV_BRIDGE_TEST_RUN"

@@ -1,0 +1,122 @@
+"""The fixtures every test suite shares, defined once: operators and their logged-in clients, a
+workspace with its board, and factories for tasks, agent profiles and sessions.
+
+Registered by the root ``conftest.py`` (``pytest_plugins``), so ``tests/``
+and ``e2e/`` see the same ones. A test module that needs a variant builds a
+thin fixture on the factory here (``make_client``, ``make_session``…) rather
+than another copy: what is different is then all that it says.
+"""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.sessions.models import AgentExecution, AgentProfile, SessionState, TaskSession, Turn
+
+
+@pytest.fixture
+def make_operator(db):
+    def make(username="alice", *, workspace=None, staff=False):
+        user = get_user_model().objects.create_user(username, password="pw-123456", is_staff=staff)
+        if workspace is not None:
+            workspace.members.add(user)
+        return user
+
+    return make
+
+
+@pytest.fixture
+def workspace(db):
+    return Workspace.objects.create(name="Platform")
+
+
+@pytest.fixture
+def board(workspace):
+    board = Board.objects.create(workspace=workspace, name="Main")
+    board.add_default_steps()
+    return board
+
+
+@pytest.fixture
+def operator(make_operator, workspace):
+    """Alice, a member of the workspace."""
+    return make_operator("alice", workspace=workspace)
+
+
+@pytest.fixture
+def staff(make_operator, workspace):
+    """Root, a staff member of the workspace: the settings pages (profiles, repositories, webhooks) are theirs."""
+    return make_operator("root", workspace=workspace, staff=True)
+
+
+@pytest.fixture
+def make_client(db):
+    """``make_client(user, **options)``: a test client (``Client(**options)``) logged in as ``user``."""
+
+    def make(user, **options):
+        client = Client(**options)
+        client.force_login(user)
+        return client
+
+    return make
+
+
+@pytest.fixture
+def operator_client(make_client, operator):
+    return make_client(operator)
+
+
+@pytest.fixture
+def staff_client(make_client, staff):
+    return make_client(staff)
+
+
+@pytest.fixture
+def make_task(board):
+    def make(title="Task", *, step=None, **fields):
+        step = step or board.steps.first()
+        return Task.objects.create(board=board, step=step, title=title, **fields)
+
+    return make
+
+
+@pytest.fixture
+def make_profile(workspace):
+    """``make_profile(name, **fields)``: an agent profile of the workspace, by default the mock agent doing nothing."""
+
+    def make(name="Mock", *, agent_id="mock", command=("true",), **fields):
+        fields.setdefault("workspace", workspace)
+        return AgentProfile.objects.create(name=name, agent_id=agent_id, command=list(command), **fields)
+
+    return make
+
+
+@pytest.fixture
+def make_session(db):
+    """``make_session(task, **fields)``: a session of ``task``, by default running with an open turn.
+
+    ``turn`` gives the open turn's fields, or ``None`` for a session without one.
+    """
+
+    def make(task, *, state=SessionState.RUNNING, turn=(), **fields):
+        session = TaskSession.objects.create(task=task, state=state, **fields)
+        if turn is not None:
+            Turn.objects.create(session=session, **dict(turn))
+        return session
+
+    return make
+
+
+@pytest.fixture
+def make_execution(db):
+    """``make_execution(session)``: the session's agentctl, at an address nothing listens on.
+
+    Tests that reach it put a fake runner in its place; a test that forgot would fail at once.
+    """
+
+    def make(session, **fields):
+        fields = {"url": "ws://127.0.0.1:1/agent/stream", "token": "t", **fields}
+        return AgentExecution.objects.create(session=session, **fields)
+
+    return make

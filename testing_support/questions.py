@@ -1,0 +1,39 @@
+"""An agent's question as agentctl announces it (``elicitation.requested``), for the web app's tests.
+
+Two questions: a single choice that also takes typed text, and a secret one (an API key).
+"""
+
+from kandev_web.clarifications import elicitations
+
+#: The announcement's payload, as agentctl sends it.
+REQUESTED = {
+    "pending_id": "7d3c9a52-0000-4000-8000-000000000001",
+    "session_id": "acp-1",
+    "tool_call_id": "toolu_1",
+    "message": "Pick a colour",
+    "questions": [
+        {
+            "id": "question_0",
+            "title": "Colour",
+            "prompt": "Pick a colour",
+            "kind": "single",
+            "accepts_text": True,
+            "sensitive": False,
+            "options": [{"id": "Red", "label": "Red", "description": "warm"}, {"id": "Blue", "label": "Blue"}],
+        },
+        {
+            "id": "apiKey",
+            "title": None,
+            "prompt": "apiKey",
+            "kind": "text",
+            "accepts_text": True,
+            "sensitive": True,
+            "options": [],
+        },
+    ],
+}
+
+
+def requested(execution, **changes):
+    """The announcement (with ``changes``) recorded for ``execution``, as the web app records it."""
+    return elicitations.record_requested(execution.pk, execution.session_id, {**REQUESTED, **changes})
