@@ -11,9 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from kandev_web.agentctl.testing import Inbox
-
 from kandev_web.agentctl.stream_client import AgentStreamClient
+from testing_support.agentctl import Inbox
 
 MOCK_AGENT = [str(Path(sys.executable).parent / "kandev-mock-agent")]
 SCRIPTED_AGENT = Path(__file__).with_name("scripted_agent.py")

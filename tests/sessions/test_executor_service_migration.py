@@ -4,7 +4,7 @@ import pytest
 
 from kandev_web.executor.ssh import SshError, SshFailure, trusted_host_key
 from kandev_web.sessions.models import Executor
-from tests.migrating import migrate, migrate_to_latest
+from testing_support.migrations import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.postgres
 
