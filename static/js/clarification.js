@@ -14,13 +14,13 @@
 (function () {
   "use strict";
 
-  const overlayOf = (el) => el.closest("[data-testid=clarification-overlay]");
-  const cards = (overlay) => Array.from(overlay.querySelectorAll("[data-testid=clarification-question-card]"));
+  const overlayOf = (el) => el.closest("[data-role=overlay]");
+  const cards = (overlay) => Array.from(overlay.querySelectorAll("[data-role=question]"));
   const activeCard = (overlay) => cards(overlay).find((card) => !card.hidden);
-  const options = (card) => Array.from(card.querySelectorAll("[data-testid=clarification-option]"));
-  const textArea = (card) => card.querySelector("[data-testid=clarification-input]");
+  const options = (card) => Array.from(card.querySelectorAll("[data-action=choose]"));
+  const textArea = (card) => card.querySelector("[data-role=answer]");
   const isElicitation = (overlay) => overlay.dataset.source === "elicitation";
-  const problemSlot = (card) => card.querySelector("[data-testid=clarification-problem]");
+  const problemSlot = (card) => card.querySelector("[data-role=problem]");
 
   // The HTML standard's valid e-mail address, as agentctl checks it.
   const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -123,7 +123,7 @@
       showProblem(card, sentence, "client");
       return Boolean(sentence);
     });
-    const marker = overlay.querySelector("[data-testid=clarification-outcome]");
+    const marker = overlay.querySelector("[data-role=outcome]");
     if (!failing.length) return true;
     marker.dataset.outcome = "unfit";
     marker.textContent = overlay.querySelector("form").dataset.msgSummary || "";
@@ -173,24 +173,24 @@
       const done = answered(card);
       card.dataset.answered = String(done);
       if (done) count += 1;
-      const step = overlay.querySelector(`[data-testid=clarification-step][data-step-index="${i}"]`);
+      const step = overlay.querySelector(`[data-action=show-step][data-step-index="${i}"]`);
       if (step) {
         step.dataset.answered = String(done);
         step.dataset.active = String(!card.hidden);
       }
     });
-    const progress = overlay.querySelector("[data-testid=clarification-group-progress]");
+    const progress = overlay.querySelector("[data-role=progress]");
     if (progress) {
       progress.dataset.answered = String(count);
       progress.textContent = progress.dataset.template.replace("__N__", count);
     }
-    const submit = overlay.querySelector("[data-testid=clarification-submit]");
+    const submit = overlay.querySelector("[data-role=submit]");
     // Elicitations accept a partial or empty answer, the ask path wants them all
     // (docs/decisions.md#f3-validation-on-the-two-paths).
     if (submit) submit.disabled = !isElicitation(overlay) && count < all.length;
     const index = all.indexOf(activeCard(overlay));
-    const prev = overlay.querySelector("[data-testid=clarification-prev]");
-    const next = overlay.querySelector("[data-testid=clarification-next]");
+    const prev = overlay.querySelector("[data-action=previous]");
+    const next = overlay.querySelector("[data-action=next]");
     if (prev) prev.disabled = index <= 0;
     if (next) next.disabled = index >= all.length - 1;
     // The question "Send without answers?" is about an empty form; an answer ends it.
@@ -202,7 +202,7 @@
     if (index < 0 || index >= all.length) return;
     all.forEach((card, i) => { card.hidden = i !== index; });
     refresh(overlay);
-    const target = all[index].querySelector("[data-testid=clarification-option][tabindex='0']") || textArea(all[index]);
+    const target = all[index].querySelector("[data-action=choose][tabindex='0']") || textArea(all[index]);
     if (target) target.focus();
   }
 
@@ -229,17 +229,17 @@
 
   function confirming(overlay, on) {
     const form = overlay.querySelector("form");
-    const ask = overlay.querySelector("[data-testid=clarification-confirm-empty]");
+    const ask = overlay.querySelector("[data-role=confirm-empty]");
     if (!ask || (form.dataset.confirming === "true") === on) return;
     form.dataset.confirming = String(on);
     ask.hidden = !on;
-    if (on) ask.querySelector("[data-testid=clarification-confirm-send]").focus();
+    if (on) ask.querySelector("[data-role=confirm-send]").focus();
   }
 
   // Collapsed, the overlay keeps its toggle (and who asks) so the way back is in sight.
   function setCollapsed(overlay, collapsed) {
     overlay.dataset.collapsed = String(collapsed);
-    const toggle = overlay.querySelector("[data-testid=clarification-collapse]");
+    const toggle = overlay.querySelector("[data-action=collapse]");
     if (!toggle) return;
     toggle.setAttribute("aria-expanded", String(!collapsed));
     toggle.textContent = collapsed ? toggle.dataset.labelExpand : toggle.dataset.labelCollapse;
@@ -257,7 +257,7 @@
   }
 
   function choose(option) {
-    const card = option.closest("[data-testid=clarification-question-card]");
+    const card = option.closest("[data-role=question]");
     const overlay = overlayOf(card);
     const text = textArea(card);
     if (card.dataset.kind === "multi") {
@@ -269,7 +269,7 @@
     if (text && text.value.trim() !== "") {
       // A pick after typing makes the pick the answer again.
       text.value = "";
-      card.querySelector("[data-testid=clarification-custom-input]").dataset.active = "false";
+      card.querySelector("[data-role=custom-input]").dataset.active = "false";
     }
     syncSelection(card);
     recheck(card);
@@ -278,13 +278,13 @@
   }
 
   function typed(text) {
-    const card = text.closest("[data-testid=clarification-question-card]");
+    const card = text.closest("[data-role=question]");
     const overlay = overlayOf(card);
-    if (text.dataset.role === "datetime") {
+    if (text.type === "datetime-local") {
       card.querySelector("input[data-role=datetime-value]").value = withOffset(text.value);
     }
     const active = text.value.trim() !== "";
-    card.querySelector("[data-testid=clarification-custom-input]").dataset.active = String(active);
+    card.querySelector("[data-role=custom-input]").dataset.active = String(active);
     for (const option of options(card)) {
       if (active && option.dataset.selected === "true") {
         // Typed text replaces the choice. An elicitation keeps the choice in
@@ -305,16 +305,16 @@
     if (!target || !overlayOf(target)) return;
     const overlay = overlayOf(target);
     const index = cards(overlay).indexOf(activeCard(overlay));
-    switch (target.dataset.testid) {
-      case "clarification-option": choose(target); break;
-      case "clarification-step": show(overlay, Number(target.dataset.stepIndex)); break;
-      case "clarification-prev": show(overlay, index - 1); break;
-      case "clarification-next": show(overlay, index + 1); break;
-      case "clarification-confirm-cancel":
+    switch (target.dataset.action) {
+      case "choose": choose(target); break;
+      case "show-step": show(overlay, Number(target.dataset.stepIndex)); break;
+      case "previous": show(overlay, index - 1); break;
+      case "next": show(overlay, index + 1); break;
+      case "keep-answering":
         confirming(overlay, false);
-        overlay.querySelector("[data-testid=clarification-submit]").focus();
+        overlay.querySelector("[data-role=submit]").focus();
         break;
-      case "clarification-collapse": {
+      case "collapse": {
         const collapse = overlay.dataset.collapsed !== "true";
         setCollapsed(overlay, collapse);
         if (!collapse) show(overlay, index);
@@ -326,25 +326,25 @@
   });
 
   document.addEventListener("input", (event) => {
-    if (event.target.matches("[data-testid=clarification-input]")) typed(event.target);
+    if (event.target.matches("[data-role=answer]")) typed(event.target);
   });
   // Date and number controls may report only a change, not every input.
   document.addEventListener("change", (event) => {
-    if (event.target.matches("[data-testid=clarification-input]")) typed(event.target);
+    if (event.target.matches("[data-role=answer]")) typed(event.target);
   });
 
   document.addEventListener("keydown", (event) => {
-    const overlay = event.target.closest && event.target.closest("[data-testid=clarification-overlay]");
-    const anyOverlay = overlay || document.querySelector("[data-testid=clarification-overlay]");
+    const overlay = event.target.closest && event.target.closest("[data-role=overlay]");
+    const anyOverlay = overlay || document.querySelector("[data-role=overlay]");
     if (!anyOverlay) return;
     const inText = event.target.matches("textarea, input");
     if (event.key === "Enter" && (event.metaKey || event.ctrlKey)) {
-      const submitButton = anyOverlay.querySelector("[data-testid=clarification-submit]");
+      const submitButton = anyOverlay.querySelector("[data-role=submit]");
       if (!submitButton || !submitButton.disabled) submit(anyOverlay);
       event.preventDefault();
       return;
     }
-    if (event.target.matches("[data-testid=clarification-input]") && event.key === "Enter" && !event.shiftKey && !event.altKey) {
+    if (event.target.matches("[data-role=answer]") && event.key === "Enter" && !event.shiftKey && !event.altKey) {
       if (event.target.value.trim() === "") return;
       event.preventDefault();
       const all = cards(anyOverlay);
@@ -360,7 +360,7 @@
       const collapse = anyOverlay.dataset.collapsed !== "true";
       setCollapsed(anyOverlay, collapse);
       // Collapsed, the keyboard stays on the control that brings it back.
-      if (collapse) anyOverlay.querySelector("[data-testid=clarification-collapse]").focus();
+      if (collapse) anyOverlay.querySelector("[data-action=collapse]").focus();
       else show(anyOverlay, cards(anyOverlay).indexOf(card));
       event.preventDefault();
     } else if (/^[1-9]$/.test(event.key) && card) {
@@ -370,12 +370,12 @@
       const index = cards(anyOverlay).indexOf(card);
       show(anyOverlay, index + (event.key === "ArrowRight" ? 1 : -1));
       event.preventDefault();
-    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && card && event.target.matches("[data-testid=clarification-option]")) {
+    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && card && event.target.matches("[data-action=choose]")) {
       const all = options(card);
       const next = all[(all.indexOf(event.target) + (event.key === "ArrowDown" ? 1 : all.length - 1)) % all.length];
       next.focus();
       event.preventDefault();
-    } else if (event.key === " " && event.target.matches("[data-testid=clarification-option]")) {
+    } else if (event.key === " " && event.target.matches("[data-action=choose]")) {
       choose(event.target);
       event.preventDefault();
     }
@@ -385,7 +385,7 @@
   // elicitation asks first (the keyboard's path goes through submit() above).
   document.addEventListener("submit", (event) => {
     const form = event.target;
-    if (!form.matches || !form.matches("[data-testid=clarification-form]")) return;
+    if (!form.matches || !form.matches("[data-role=answer-form]")) return;
     const overlay = overlayOf(form);
     const skipping = event.submitter && event.submitter.value === "skip";
     if (!skipping && !fits(overlay)) {
@@ -404,7 +404,7 @@
   // which button sent it, and hold the buttons until its outcome comes back.
   document.addEventListener("htmx:wsConfigSend", (event) => {
     const form = event.detail.elt;
-    if (!form.matches || !form.matches("[data-testid=clarification-form]")) return;
+    if (!form.matches || !form.matches("[data-role=answer-form]")) return;
     const submitter = event.detail.triggeringEvent && event.detail.triggeringEvent.submitter;
     event.detail.parameters.action = submitter && submitter.value === "skip" ? "skip" : "submit";
     form.dataset.sending = "true";
@@ -421,7 +421,7 @@
     while (outcomes.children.length > 5) outcomes.firstElementChild.remove();
     const overlay = latest && latest.dataset.pendingId && document.getElementById(`clarification-${latest.dataset.pendingId}`);
     if (!overlay) return;
-    const marker = overlay.querySelector("[data-testid=clarification-outcome]");
+    const marker = overlay.querySelector("[data-role=outcome]");
     marker.dataset.outcome = latest.dataset.outcome;
     const message = latest.querySelector("[data-role=message]");
     marker.textContent = message ? message.textContent : latest.textContent;
@@ -436,7 +436,7 @@
       showProblem(card, slot && !slot.hidden ? `${slot.textContent} ${problem.textContent}` : problem.textContent, "server");
       refused.push(card);
     });
-    const form = overlay.querySelector("[data-testid=clarification-form]");
+    const form = overlay.querySelector("[data-role=answer-form]");
     form.dataset.sending = "false";
     form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = false; });
     confirming(overlay, false);
@@ -446,11 +446,11 @@
 
   // New overlays arrive over the socket: bring them to their first question.
   function init(root) {
-    root.querySelectorAll("[data-testid=clarification-overlay]:not([data-ready])").forEach((overlay) => {
+    root.querySelectorAll("[data-role=overlay]:not([data-ready])").forEach((overlay) => {
       overlay.dataset.ready = "true";
       // A date-time default is RFC 3339; its control shows it in the operator's local time.
-      overlay.querySelectorAll("input[data-role=datetime]").forEach((input) => {
-        const sent = input.closest("[data-testid=clarification-question-card]").querySelector("input[data-role=datetime-value]");
+      overlay.querySelectorAll("input[data-role=answer][type=datetime-local]").forEach((input) => {
+        const sent = input.closest("[data-role=question]").querySelector("input[data-role=datetime-value]");
         input.value = asLocal(sent.value);
         if (!input.value) sent.value = "";
       });
@@ -465,7 +465,7 @@
   function takeKeyboard(overlay) {
     requestAnimationFrame(() => {
       if (!overlay.isConnected || (document.activeElement && document.activeElement !== document.body)) return;
-      const first = overlay.querySelector("[data-testid=clarification-option][tabindex='0'], [data-testid=clarification-input]");
+      const first = overlay.querySelector("[data-action=choose][tabindex='0'], [data-role=answer]");
       if (first) first.focus({ preventScroll: false });
     });
   }
