@@ -3,14 +3,17 @@
 // The server renders every question; this keeps the operator's in-progress
 // answer in the form (hidden inputs and text areas) and mirrors it in data-*
 // state. A question's data-kind says how it is answered: "single" (one option
-// or custom text, mutually exclusive: the ask_user_question_kandev overlay),
-// "multi" (several options) and "text" (typing only) come from elicitations,
-// and so do typed forms' "boolean" (Yes and No, picked like options),
-// "number" and "integer" (a number field). A typed form's constraints are on
-// the card as data-* attributes; before an answer is sent they are checked
-// here with the rules agentctl applies (docs/decisions.md#typed-forms), and
-// what does not fit is said beside its question. agentctl still decides: a
-// problem it reports comes back the same way.
+// or custom text), "multi" (several options), "text" (typing only), typed
+// forms' "boolean" (Yes and No, picked like options), "number" and "integer"
+// (a number field). How the overlay walks its questions is the bundle's flow
+// (clarifications/overlay_model.py), as flags on the overlay: data-auto-advance,
+// data-all-required, data-confirm-empty, data-keep-picks and data-checks; the
+// two question paths differ there and nowhere else in this file. Where the
+// flow checks, a question's constraints are on its card as data-* attributes;
+// before an answer is sent they are checked here with the rules agentctl
+// applies (docs/decisions.md#typed-forms), and what does not fit is said
+// beside its question. agentctl still decides: a problem it reports comes back
+// the same way.
 (function () {
   "use strict";
 
@@ -19,7 +22,7 @@
   const activeCard = (overlay) => cards(overlay).find((card) => !card.hidden);
   const options = (card) => Array.from(card.querySelectorAll("[data-action=choose]"));
   const textArea = (card) => card.querySelector("[data-role=answer]");
-  const isElicitation = (overlay) => overlay.dataset.source === "elicitation";
+  const flow = (overlay, flag) => overlay.dataset[flag] === "true";
   const problemSlot = (card) => card.querySelector("[data-role=problem]");
 
   // The HTML standard's valid e-mail address, as agentctl checks it.
@@ -116,7 +119,7 @@
   // Before sending: every card checked, each misfit said beside its question,
   // and the first of them brought up. True when the answer may go.
   function fits(overlay) {
-    if (!isElicitation(overlay)) return true;
+    if (!flow(overlay, "checks")) return true;
     const all = cards(overlay);
     const failing = all.filter((card) => {
       const sentence = misfit(card);
@@ -185,9 +188,9 @@
       progress.textContent = progress.dataset.template.replace("__N__", count);
     }
     const submit = overlay.querySelector("[data-role=submit]");
-    // Elicitations accept a partial or empty answer, the ask path wants them all
+    // Some flows take a partial or empty answer, others want them all
     // (docs/decisions.md#f3-validation-on-the-two-paths).
-    if (submit) submit.disabled = !isElicitation(overlay) && count < all.length;
+    if (submit) submit.disabled = flow(overlay, "allRequired") && count < all.length;
     const index = all.indexOf(activeCard(overlay));
     const prev = overlay.querySelector("[data-action=previous]");
     const next = overlay.querySelector("[data-action=next]");
@@ -218,11 +221,11 @@
     htmx.trigger(form, "submit");
   }
 
-  // An elicitation's Submit with nothing answered is valid (accept {}, AC-12b)
-  // but easily a slip, so it asks once, inside the overlay: the operator
-  // confirms there, or presses Submit again while it asks.
+  // Where the flow asks, a Submit with nothing answered is valid (accept {},
+  // AC-12b) but easily a slip, so it asks once, inside the overlay: the
+  // operator confirms there, or presses Submit again while it asks.
   function needsConfirmation(overlay, submitter) {
-    if (!isElicitation(overlay) || (submitter && submitter.value === "skip")) return false;
+    if (!flow(overlay, "confirmEmpty") || (submitter && submitter.value === "skip")) return false;
     if (cards(overlay).some(answered)) return false;
     return overlay.querySelector("form").dataset.confirming !== "true";
   }
@@ -245,10 +248,10 @@
     toggle.textContent = collapsed ? toggle.dataset.labelExpand : toggle.dataset.labelCollapse;
   }
 
-  // After an answer to one question: a lone question is sent, otherwise move on.
+  // After an answer to one question: a lone question that advances itself is sent, otherwise move on.
   function advance(overlay) {
     const all = cards(overlay);
-    if (all.length === 1 && !isElicitation(overlay)) {
+    if (all.length === 1 && flow(overlay, "autoAdvance")) {
       submit(overlay);
       return;
     }
@@ -273,8 +276,8 @@
     }
     syncSelection(card);
     recheck(card);
-    // An elicitation may also take typed text and is reviewed before sending, so it stays put.
-    if (card.dataset.kind !== "multi" && !isElicitation(overlay)) advance(overlay);
+    // Without auto-advance the bundle is reviewed before sending, so it stays put.
+    if (card.dataset.kind !== "multi" && flow(overlay, "autoAdvance")) advance(overlay);
   }
 
   function typed(text) {
@@ -287,9 +290,9 @@
     card.querySelector("[data-role=custom-input]").dataset.active = String(active);
     for (const option of options(card)) {
       if (active && option.dataset.selected === "true") {
-        // Typed text replaces the choice. An elicitation keeps the choice in
-        // the record (the options only look deselected); the ask path drops it.
-        if (isElicitation(overlay)) option.dataset.kept = "true";
+        // Typed text replaces the choice. A flow that keeps picks keeps it in
+        // the record (the options only look deselected); otherwise it is dropped.
+        if (flow(overlay, "keepPicks")) option.dataset.kept = "true";
         setSelected(option, false);
       } else if (!active && option.dataset.kept === "true") {
         setSelected(option, true);
@@ -349,8 +352,8 @@
       event.preventDefault();
       const all = cards(anyOverlay);
       const last = all.indexOf(activeCard(anyOverlay)) === all.length - 1;
-      // An elicitation is reviewed as a whole: Enter on its last question sends it.
-      if (isElicitation(anyOverlay) && last) submit(anyOverlay);
+      // A bundle that does not advance itself is reviewed as a whole: Enter on its last question sends it.
+      if (!flow(anyOverlay, "autoAdvance") && last) submit(anyOverlay);
       else advance(anyOverlay);
       return;
     }
@@ -382,7 +385,7 @@
   });
 
   // A Submit button's own submit event, before htmx's ws-send sees it: an empty
-  // elicitation asks first (the keyboard's path goes through submit() above).
+  // answer may ask first (the keyboard's path goes through submit() above).
   document.addEventListener("submit", (event) => {
     const form = event.target;
     if (!form.matches || !form.matches("[data-role=answer-form]")) return;
