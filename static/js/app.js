@@ -9,7 +9,7 @@
   // also an up-to-date one; "disconnected" from the moment the socket drops.
   function showLive(root, state) {
     root.dataset.live = state;
-    const status = root.querySelector("[data-testid=live-status]");
+    const status = root.querySelector("[data-role=live-status]");
     if (status) status.dataset.state = state;
   }
   document.addEventListener("htmx:wsOpen", (event) => {
@@ -80,7 +80,7 @@
   }
 
   function shownOnThisPage(toast) {
-    const page = document.querySelector("[data-testid=task-live]");
+    const page = document.querySelector("[data-role=task-page]");
     return toast.dataset.event === "session.clarification_requested" && Boolean(page)
       && toast.dataset.taskId === page.dataset.taskId;
   }
@@ -113,7 +113,7 @@
       const heard = document.createElement("span");
       heard.className = "sr-only";
       heard.textContent = toastRegion.dataset.countLabel.replace("__N__", count);
-      const badge = twin.querySelector("[data-testid=toast-count]");
+      const badge = twin.querySelector("[data-role=toast-count]");
       badge.replaceChildren(seen, heard);
       badge.hidden = false;
       toastRegion.append(twin);
@@ -126,8 +126,8 @@
 
   if (toastRegion) {
     toastRegion.addEventListener("click", (event) => {
-      const close = event.target.closest("[data-testid=toast-dismiss]");
-      if (close) close.closest("[data-testid=toast]").remove();
+      const close = event.target.closest("[data-action=dismiss-toast]");
+      if (close) close.closest("[data-role=toast]").remove();
     });
     const hold = () => {
       toastsHeld = true;
@@ -188,8 +188,8 @@
     }
     const old = document.getElementById(item.id);
     // A delete form the operator has open (its boxes perhaps ticked) stays open on the new card.
-    const openDelete = old && old.querySelector("[data-testid=task-delete-menu][open]");
-    const freshDelete = item.querySelector("[data-testid=task-delete-menu]");
+    const openDelete = old && old.querySelector("[data-role=delete-menu][open]");
+    const freshDelete = item.querySelector("[data-role=delete-menu]");
     if (openDelete && freshDelete) freshDelete.replaceWith(openDelete);
     old?.remove();
     const list = document.getElementById(item.dataset.liveInto);
@@ -247,7 +247,7 @@
   // reach nobody; the preserved textarea is the one to clear.
   document.addEventListener("htmx:beforeRequest", (event) => {
     const { elt, xhr } = event.detail;
-    if (!elt.matches("[data-testid=session-prompt-form]")) return;
+    if (!elt.matches("[data-role=prompt-form]")) return;
     xhr.addEventListener("load", () => {
       const prompt = document.getElementById("prompt-input");
       if (xhr.status === 204 && prompt) prompt.value = "";
@@ -260,19 +260,19 @@
   // since the server renders the picker for the first profile and the preserved
   // selects keep what the operator chose.
   function syncScenarioPicker() {
-    const profile = document.querySelector("[data-testid=session-start-profile]");
-    const field = document.querySelector("[data-testid=session-start-scenario-field]");
+    const profile = document.querySelector("[data-role=start-profile]");
+    const field = document.querySelector("[data-role=start-scenario-field]");
     if (!profile || !field) return;
     const scenario = field.querySelector("select");
     const option = profile.selectedOptions[0];
     const offered = Boolean(option && option.dataset.scenarios === "true");
     field.hidden = !offered;
     scenario.disabled = !offered;
-    const prompt = document.querySelector("[data-testid=session-start-prompt]");
+    const prompt = document.querySelector("[data-role=start-prompt]");
     if (prompt) prompt.disabled = offered && scenario.value !== "";
   }
   document.addEventListener("change", (event) => {
-    if (event.target.matches("[data-testid=session-start-profile], [data-testid=session-start-scenario]")) {
+    if (event.target.matches("[data-role=start-profile], [data-role=start-scenario]")) {
       syncScenarioPicker();
     }
   });
@@ -292,7 +292,7 @@
 
   // Browsers ask for desktop notifications only on a click (notification settings).
   document.addEventListener("click", (event) => {
-    const button = event.target.closest && event.target.closest("[data-testid=notification-permission]");
+    const button = event.target.closest && event.target.closest("[data-action=ask-notification-permission]");
     if (!button || !("Notification" in window)) return;
     Notification.requestPermission().then((permission) => { button.dataset.permission = permission; });
   });

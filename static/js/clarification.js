@@ -3,24 +3,27 @@
 // The server renders every question; this keeps the operator's in-progress
 // answer in the form (hidden inputs and text areas) and mirrors it in data-*
 // state. A question's data-kind says how it is answered: "single" (one option
-// or custom text, mutually exclusive: the ask_user_question_kandev overlay),
-// "multi" (several options) and "text" (typing only) come from elicitations,
-// and so do typed forms' "boolean" (Yes and No, picked like options),
-// "number" and "integer" (a number field). A typed form's constraints are on
-// the card as data-* attributes; before an answer is sent they are checked
-// here with the rules agentctl applies (docs/decisions.md#typed-forms), and
-// what does not fit is said beside its question. agentctl still decides: a
-// problem it reports comes back the same way.
+// or custom text), "multi" (several options), "text" (typing only), typed
+// forms' "boolean" (Yes and No, picked like options), "number" and "integer"
+// (a number field). How the overlay walks its questions is the bundle's flow
+// (clarifications/overlay_model.py), as flags on the overlay: data-auto-advance,
+// data-all-required, data-confirm-empty, data-keep-picks and data-checks; the
+// two question paths differ there and nowhere else in this file. Where the
+// flow checks, a question's constraints are on its card as data-* attributes;
+// before an answer is sent they are checked here with the rules agentctl
+// applies (docs/decisions.md#typed-forms), and what does not fit is said
+// beside its question. agentctl still decides: a problem it reports comes back
+// the same way.
 (function () {
   "use strict";
 
-  const overlayOf = (el) => el.closest("[data-testid=clarification-overlay]");
-  const cards = (overlay) => Array.from(overlay.querySelectorAll("[data-testid=clarification-question-card]"));
+  const overlayOf = (el) => el.closest("[data-role=overlay]");
+  const cards = (overlay) => Array.from(overlay.querySelectorAll("[data-role=question]"));
   const activeCard = (overlay) => cards(overlay).find((card) => !card.hidden);
-  const options = (card) => Array.from(card.querySelectorAll("[data-testid=clarification-option]"));
-  const textArea = (card) => card.querySelector("[data-testid=clarification-input]");
-  const isElicitation = (overlay) => overlay.dataset.source === "elicitation";
-  const problemSlot = (card) => card.querySelector("[data-testid=clarification-problem]");
+  const options = (card) => Array.from(card.querySelectorAll("[data-action=choose]"));
+  const textArea = (card) => card.querySelector("[data-role=answer]");
+  const flow = (overlay, flag) => overlay.dataset[flag] === "true";
+  const problemSlot = (card) => card.querySelector("[data-role=problem]");
 
   // The HTML standard's valid e-mail address, as agentctl checks it.
   const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
@@ -116,14 +119,14 @@
   // Before sending: every card checked, each misfit said beside its question,
   // and the first of them brought up. True when the answer may go.
   function fits(overlay) {
-    if (!isElicitation(overlay)) return true;
+    if (!flow(overlay, "checks")) return true;
     const all = cards(overlay);
     const failing = all.filter((card) => {
       const sentence = misfit(card);
       showProblem(card, sentence, "client");
       return Boolean(sentence);
     });
-    const marker = overlay.querySelector("[data-testid=clarification-outcome]");
+    const marker = overlay.querySelector("[data-role=outcome]");
     if (!failing.length) return true;
     marker.dataset.outcome = "unfit";
     marker.textContent = overlay.querySelector("form").dataset.msgSummary || "";
@@ -173,24 +176,24 @@
       const done = answered(card);
       card.dataset.answered = String(done);
       if (done) count += 1;
-      const step = overlay.querySelector(`[data-testid=clarification-step][data-step-index="${i}"]`);
+      const step = overlay.querySelector(`[data-action=show-step][data-step-index="${i}"]`);
       if (step) {
         step.dataset.answered = String(done);
         step.dataset.active = String(!card.hidden);
       }
     });
-    const progress = overlay.querySelector("[data-testid=clarification-group-progress]");
+    const progress = overlay.querySelector("[data-role=progress]");
     if (progress) {
       progress.dataset.answered = String(count);
       progress.textContent = progress.dataset.template.replace("__N__", count);
     }
-    const submit = overlay.querySelector("[data-testid=clarification-submit]");
-    // Elicitations accept a partial or empty answer, the ask path wants them all
+    const submit = overlay.querySelector("[data-role=submit]");
+    // Some flows take a partial or empty answer, others want them all
     // (docs/decisions.md#f3-validation-on-the-two-paths).
-    if (submit) submit.disabled = !isElicitation(overlay) && count < all.length;
+    if (submit) submit.disabled = flow(overlay, "allRequired") && count < all.length;
     const index = all.indexOf(activeCard(overlay));
-    const prev = overlay.querySelector("[data-testid=clarification-prev]");
-    const next = overlay.querySelector("[data-testid=clarification-next]");
+    const prev = overlay.querySelector("[data-action=previous]");
+    const next = overlay.querySelector("[data-action=next]");
     if (prev) prev.disabled = index <= 0;
     if (next) next.disabled = index >= all.length - 1;
     // The question "Send without answers?" is about an empty form; an answer ends it.
@@ -202,7 +205,7 @@
     if (index < 0 || index >= all.length) return;
     all.forEach((card, i) => { card.hidden = i !== index; });
     refresh(overlay);
-    const target = all[index].querySelector("[data-testid=clarification-option][tabindex='0']") || textArea(all[index]);
+    const target = all[index].querySelector("[data-action=choose][tabindex='0']") || textArea(all[index]);
     if (target) target.focus();
   }
 
@@ -218,37 +221,37 @@
     htmx.trigger(form, "submit");
   }
 
-  // An elicitation's Submit with nothing answered is valid (accept {}, AC-12b)
-  // but easily a slip, so it asks once, inside the overlay: the operator
-  // confirms there, or presses Submit again while it asks.
+  // Where the flow asks, a Submit with nothing answered is valid (accept {},
+  // AC-12b) but easily a slip, so it asks once, inside the overlay: the
+  // operator confirms there, or presses Submit again while it asks.
   function needsConfirmation(overlay, submitter) {
-    if (!isElicitation(overlay) || (submitter && submitter.value === "skip")) return false;
+    if (!flow(overlay, "confirmEmpty") || (submitter && submitter.value === "skip")) return false;
     if (cards(overlay).some(answered)) return false;
     return overlay.querySelector("form").dataset.confirming !== "true";
   }
 
   function confirming(overlay, on) {
     const form = overlay.querySelector("form");
-    const ask = overlay.querySelector("[data-testid=clarification-confirm-empty]");
+    const ask = overlay.querySelector("[data-role=confirm-empty]");
     if (!ask || (form.dataset.confirming === "true") === on) return;
     form.dataset.confirming = String(on);
     ask.hidden = !on;
-    if (on) ask.querySelector("[data-testid=clarification-confirm-send]").focus();
+    if (on) ask.querySelector("[data-role=confirm-send]").focus();
   }
 
   // Collapsed, the overlay keeps its toggle (and who asks) so the way back is in sight.
   function setCollapsed(overlay, collapsed) {
     overlay.dataset.collapsed = String(collapsed);
-    const toggle = overlay.querySelector("[data-testid=clarification-collapse]");
+    const toggle = overlay.querySelector("[data-action=collapse]");
     if (!toggle) return;
     toggle.setAttribute("aria-expanded", String(!collapsed));
     toggle.textContent = collapsed ? toggle.dataset.labelExpand : toggle.dataset.labelCollapse;
   }
 
-  // After an answer to one question: a lone question is sent, otherwise move on.
+  // After an answer to one question: a lone question that advances itself is sent, otherwise move on.
   function advance(overlay) {
     const all = cards(overlay);
-    if (all.length === 1 && !isElicitation(overlay)) {
+    if (all.length === 1 && flow(overlay, "autoAdvance")) {
       submit(overlay);
       return;
     }
@@ -257,7 +260,7 @@
   }
 
   function choose(option) {
-    const card = option.closest("[data-testid=clarification-question-card]");
+    const card = option.closest("[data-role=question]");
     const overlay = overlayOf(card);
     const text = textArea(card);
     if (card.dataset.kind === "multi") {
@@ -269,27 +272,27 @@
     if (text && text.value.trim() !== "") {
       // A pick after typing makes the pick the answer again.
       text.value = "";
-      card.querySelector("[data-testid=clarification-custom-input]").dataset.active = "false";
+      card.querySelector("[data-role=custom-input]").dataset.active = "false";
     }
     syncSelection(card);
     recheck(card);
-    // An elicitation may also take typed text and is reviewed before sending, so it stays put.
-    if (card.dataset.kind !== "multi" && !isElicitation(overlay)) advance(overlay);
+    // Without auto-advance the bundle is reviewed before sending, so it stays put.
+    if (card.dataset.kind !== "multi" && flow(overlay, "autoAdvance")) advance(overlay);
   }
 
   function typed(text) {
-    const card = text.closest("[data-testid=clarification-question-card]");
+    const card = text.closest("[data-role=question]");
     const overlay = overlayOf(card);
-    if (text.dataset.role === "datetime") {
+    if (text.type === "datetime-local") {
       card.querySelector("input[data-role=datetime-value]").value = withOffset(text.value);
     }
     const active = text.value.trim() !== "";
-    card.querySelector("[data-testid=clarification-custom-input]").dataset.active = String(active);
+    card.querySelector("[data-role=custom-input]").dataset.active = String(active);
     for (const option of options(card)) {
       if (active && option.dataset.selected === "true") {
-        // Typed text replaces the choice. An elicitation keeps the choice in
-        // the record (the options only look deselected); the ask path drops it.
-        if (isElicitation(overlay)) option.dataset.kept = "true";
+        // Typed text replaces the choice. A flow that keeps picks keeps it in
+        // the record (the options only look deselected); otherwise it is dropped.
+        if (flow(overlay, "keepPicks")) option.dataset.kept = "true";
         setSelected(option, false);
       } else if (!active && option.dataset.kept === "true") {
         setSelected(option, true);
@@ -305,16 +308,16 @@
     if (!target || !overlayOf(target)) return;
     const overlay = overlayOf(target);
     const index = cards(overlay).indexOf(activeCard(overlay));
-    switch (target.dataset.testid) {
-      case "clarification-option": choose(target); break;
-      case "clarification-step": show(overlay, Number(target.dataset.stepIndex)); break;
-      case "clarification-prev": show(overlay, index - 1); break;
-      case "clarification-next": show(overlay, index + 1); break;
-      case "clarification-confirm-cancel":
+    switch (target.dataset.action) {
+      case "choose": choose(target); break;
+      case "show-step": show(overlay, Number(target.dataset.stepIndex)); break;
+      case "previous": show(overlay, index - 1); break;
+      case "next": show(overlay, index + 1); break;
+      case "keep-answering":
         confirming(overlay, false);
-        overlay.querySelector("[data-testid=clarification-submit]").focus();
+        overlay.querySelector("[data-role=submit]").focus();
         break;
-      case "clarification-collapse": {
+      case "collapse": {
         const collapse = overlay.dataset.collapsed !== "true";
         setCollapsed(overlay, collapse);
         if (!collapse) show(overlay, index);
@@ -326,31 +329,31 @@
   });
 
   document.addEventListener("input", (event) => {
-    if (event.target.matches("[data-testid=clarification-input]")) typed(event.target);
+    if (event.target.matches("[data-role=answer]")) typed(event.target);
   });
   // Date and number controls may report only a change, not every input.
   document.addEventListener("change", (event) => {
-    if (event.target.matches("[data-testid=clarification-input]")) typed(event.target);
+    if (event.target.matches("[data-role=answer]")) typed(event.target);
   });
 
   document.addEventListener("keydown", (event) => {
-    const overlay = event.target.closest && event.target.closest("[data-testid=clarification-overlay]");
-    const anyOverlay = overlay || document.querySelector("[data-testid=clarification-overlay]");
+    const overlay = event.target.closest && event.target.closest("[data-role=overlay]");
+    const anyOverlay = overlay || document.querySelector("[data-role=overlay]");
     if (!anyOverlay) return;
     const inText = event.target.matches("textarea, input");
     if (event.key === "Enter" && (event.metaKey || event.ctrlKey)) {
-      const submitButton = anyOverlay.querySelector("[data-testid=clarification-submit]");
+      const submitButton = anyOverlay.querySelector("[data-role=submit]");
       if (!submitButton || !submitButton.disabled) submit(anyOverlay);
       event.preventDefault();
       return;
     }
-    if (event.target.matches("[data-testid=clarification-input]") && event.key === "Enter" && !event.shiftKey && !event.altKey) {
+    if (event.target.matches("[data-role=answer]") && event.key === "Enter" && !event.shiftKey && !event.altKey) {
       if (event.target.value.trim() === "") return;
       event.preventDefault();
       const all = cards(anyOverlay);
       const last = all.indexOf(activeCard(anyOverlay)) === all.length - 1;
-      // An elicitation is reviewed as a whole: Enter on its last question sends it.
-      if (isElicitation(anyOverlay) && last) submit(anyOverlay);
+      // A bundle that does not advance itself is reviewed as a whole: Enter on its last question sends it.
+      if (!flow(anyOverlay, "autoAdvance") && last) submit(anyOverlay);
       else advance(anyOverlay);
       return;
     }
@@ -360,7 +363,7 @@
       const collapse = anyOverlay.dataset.collapsed !== "true";
       setCollapsed(anyOverlay, collapse);
       // Collapsed, the keyboard stays on the control that brings it back.
-      if (collapse) anyOverlay.querySelector("[data-testid=clarification-collapse]").focus();
+      if (collapse) anyOverlay.querySelector("[data-action=collapse]").focus();
       else show(anyOverlay, cards(anyOverlay).indexOf(card));
       event.preventDefault();
     } else if (/^[1-9]$/.test(event.key) && card) {
@@ -370,22 +373,22 @@
       const index = cards(anyOverlay).indexOf(card);
       show(anyOverlay, index + (event.key === "ArrowRight" ? 1 : -1));
       event.preventDefault();
-    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && card && event.target.matches("[data-testid=clarification-option]")) {
+    } else if ((event.key === "ArrowDown" || event.key === "ArrowUp") && card && event.target.matches("[data-action=choose]")) {
       const all = options(card);
       const next = all[(all.indexOf(event.target) + (event.key === "ArrowDown" ? 1 : all.length - 1)) % all.length];
       next.focus();
       event.preventDefault();
-    } else if (event.key === " " && event.target.matches("[data-testid=clarification-option]")) {
+    } else if (event.key === " " && event.target.matches("[data-action=choose]")) {
       choose(event.target);
       event.preventDefault();
     }
   });
 
   // A Submit button's own submit event, before htmx's ws-send sees it: an empty
-  // elicitation asks first (the keyboard's path goes through submit() above).
+  // answer may ask first (the keyboard's path goes through submit() above).
   document.addEventListener("submit", (event) => {
     const form = event.target;
-    if (!form.matches || !form.matches("[data-testid=clarification-form]")) return;
+    if (!form.matches || !form.matches("[data-role=answer-form]")) return;
     const overlay = overlayOf(form);
     const skipping = event.submitter && event.submitter.value === "skip";
     if (!skipping && !fits(overlay)) {
@@ -404,7 +407,7 @@
   // which button sent it, and hold the buttons until its outcome comes back.
   document.addEventListener("htmx:wsConfigSend", (event) => {
     const form = event.detail.elt;
-    if (!form.matches || !form.matches("[data-testid=clarification-form]")) return;
+    if (!form.matches || !form.matches("[data-role=answer-form]")) return;
     const submitter = event.detail.triggeringEvent && event.detail.triggeringEvent.submitter;
     event.detail.parameters.action = submitter && submitter.value === "skip" ? "skip" : "submit";
     form.dataset.sending = "true";
@@ -421,7 +424,7 @@
     while (outcomes.children.length > 5) outcomes.firstElementChild.remove();
     const overlay = latest && latest.dataset.pendingId && document.getElementById(`clarification-${latest.dataset.pendingId}`);
     if (!overlay) return;
-    const marker = overlay.querySelector("[data-testid=clarification-outcome]");
+    const marker = overlay.querySelector("[data-role=outcome]");
     marker.dataset.outcome = latest.dataset.outcome;
     const message = latest.querySelector("[data-role=message]");
     marker.textContent = message ? message.textContent : latest.textContent;
@@ -436,7 +439,7 @@
       showProblem(card, slot && !slot.hidden ? `${slot.textContent} ${problem.textContent}` : problem.textContent, "server");
       refused.push(card);
     });
-    const form = overlay.querySelector("[data-testid=clarification-form]");
+    const form = overlay.querySelector("[data-role=answer-form]");
     form.dataset.sending = "false";
     form.querySelectorAll("button[type=submit]").forEach((button) => { button.disabled = false; });
     confirming(overlay, false);
@@ -446,11 +449,11 @@
 
   // New overlays arrive over the socket: bring them to their first question.
   function init(root) {
-    root.querySelectorAll("[data-testid=clarification-overlay]:not([data-ready])").forEach((overlay) => {
+    root.querySelectorAll("[data-role=overlay]:not([data-ready])").forEach((overlay) => {
       overlay.dataset.ready = "true";
       // A date-time default is RFC 3339; its control shows it in the operator's local time.
-      overlay.querySelectorAll("input[data-role=datetime]").forEach((input) => {
-        const sent = input.closest("[data-testid=clarification-question-card]").querySelector("input[data-role=datetime-value]");
+      overlay.querySelectorAll("input[data-role=answer][type=datetime-local]").forEach((input) => {
+        const sent = input.closest("[data-role=question]").querySelector("input[data-role=datetime-value]");
         input.value = asLocal(sent.value);
         if (!input.value) sent.value = "";
       });
@@ -465,7 +468,7 @@
   function takeKeyboard(overlay) {
     requestAnimationFrame(() => {
       if (!overlay.isConnected || (document.activeElement && document.activeElement !== document.body)) return;
-      const first = overlay.querySelector("[data-testid=clarification-option][tabindex='0'], [data-testid=clarification-input]");
+      const first = overlay.querySelector("[data-action=choose][tabindex='0'], [data-role=answer]");
       if (first) first.focus({ preventScroll: false });
     });
   }

@@ -5,9 +5,9 @@
 (function () {
   "use strict";
 
-  const page = () => document.querySelector("[data-testid=inbox-live]");
-  const waiting = () => Array.from(document.querySelectorAll("[data-testid=inbox-item][data-state=waiting]"));
-  const selected = () => document.querySelector("[data-testid=inbox-item][data-selected=true]");
+  const page = () => document.querySelector("[data-role=inbox]");
+  const waiting = () => Array.from(document.querySelectorAll("[data-role=inbox-item][data-state=waiting]"));
+  const selected = () => document.querySelector("[data-role=inbox-item][data-selected=true]");
 
   function select(item) {
     const previous = selected();
@@ -15,7 +15,7 @@
     if (!item) return;
     item.dataset.selected = "true";
     // The keyboard goes where clarification.js listens: the question's overlay, else the item.
-    const overlay = item.querySelector("[data-testid=clarification-overlay]");
+    const overlay = item.querySelector("[data-role=overlay]");
     (overlay || item).focus({ preventScroll: false });
     item.scrollIntoView({ block: "nearest" });
   }
@@ -29,9 +29,9 @@
   }
 
   function send(item) {
-    const form = item.querySelector("[data-testid=clarification-form]");
+    const form = item.querySelector("[data-role=answer-form]");
     if (!form || form.dataset.sending === "true") return;
-    const submitButton = form.querySelector("[data-testid=clarification-submit]");
+    const submitButton = form.querySelector("[data-role=submit]");
     if (submitButton && submitButton.disabled) return;
     form.requestSubmit(submitButton || undefined);
   }
@@ -40,10 +40,10 @@
   document.addEventListener("keydown", (event) => {
     if (!page() || event.metaKey || event.ctrlKey || event.altKey) return;
     const typing = event.target.matches("textarea, input, select");
-    const item = event.target.closest && event.target.closest("[data-testid=inbox-item]");
+    const item = event.target.closest && event.target.closest("[data-role=inbox-item]");
     if (event.key === "Enter" && !event.shiftKey && item && item.dataset.state === "waiting") {
-      if (event.target.matches("textarea") || event.target.matches("[data-testid=clarification-input]")) return;
-      if (event.target.matches("a, [data-testid=permission-option], [data-testid=permission-dismiss]")) return;
+      if (event.target.matches("textarea") || event.target.matches("[data-role=answer]")) return;
+      if (event.target.matches("a, [data-role=permission-option], [data-role=permission-dismiss]")) return;
       event.preventDefault();
       event.stopPropagation();
       send(item);
@@ -59,7 +59,7 @@
     } else if (/^[1-9]$/.test(event.key)) {
       const current = selected();
       const option = current && current.dataset.kind === "permission"
-        && current.querySelectorAll("[data-testid=permission-option]")[Number(event.key) - 1];
+        && current.querySelectorAll("[data-role=permission-option]")[Number(event.key) - 1];
       if (option) { option.click(); event.preventDefault(); }
     }
   }, true);
@@ -76,17 +76,17 @@
       return;
     }
     // The board's answer panel: closed, it is emptied, so nothing live lands in it until it is opened again.
-    const close = event.target.closest && event.target.closest("[data-testid=answer-panel-close]");
+    const close = event.target.closest && event.target.closest("[data-action=close-answer-panel]");
     if (close) {
-      const panel = close.closest("[data-testid=answer-panel]");
+      const panel = close.closest("[data-role=answer-panel]");
       panel.hidden = true;
       panel.replaceChildren();
       panel.dataset.taskId = "";
       return;
     }
-    const dismiss = event.target.closest && event.target.closest("[data-testid=inbox-item-dismiss]");
-    if (dismiss) dismiss.closest("[data-testid=inbox-item]").remove();
-    const item = event.target.closest && event.target.closest("[data-testid=inbox-item][data-state=waiting]");
+    const dismiss = event.target.closest && event.target.closest("[data-action=dismiss-item]");
+    if (dismiss) dismiss.closest("[data-role=inbox-item]").remove();
+    const item = event.target.closest && event.target.closest("[data-role=inbox-item][data-state=waiting]");
     if (item && item !== selected()) {
       const previous = selected();
       if (previous) previous.dataset.selected = "false";
@@ -98,7 +98,7 @@
   document.addEventListener("htmx:oobAfterSwap", (event) => {
     if (!event.detail.target || event.detail.target.id !== "answer-panel") return;
     const panel = document.getElementById("answer-panel");
-    const first = panel && panel.querySelector("[data-testid=clarification-overlay], [data-testid=permission-option]");
+    const first = panel && panel.querySelector("[data-role=overlay], [data-role=permission-option]");
     if (first) first.focus();
   });
 

@@ -4,7 +4,7 @@
 (() => {
   "use strict";
 
-  const SECTION = "[data-testid=push-notifications]";
+  const SECTION = "[data-role=push-notifications]";
 
   function supported() {
     return "serviceWorker" in navigator && "PushManager" in window && "Notification" in window;
@@ -33,11 +33,11 @@
 
   function show(section, state) {
     section.dataset.pushState = state;
-    const button = section.querySelector("[data-testid=push-toggle]");
+    const button = section.querySelector("[data-action=toggle-push]");
     button.textContent = state === "on" ? section.dataset.labelOff : section.dataset.labelOn;
     button.disabled = state === "unsupported" || state === "denied" || state === "working";
     button.setAttribute("aria-pressed", state === "on" ? "true" : "false");
-    const status = section.querySelector("[data-testid=push-status]");
+    const status = section.querySelector("[data-role=push-status]");
     status.textContent = section.dataset[`status${state[0].toUpperCase()}${state.slice(1)}`] || "";
   }
 
@@ -80,7 +80,7 @@
     } else {
       show(section, Notification.permission === "denied" ? "denied" : "off");
     }
-    section.querySelector("[data-testid=push-toggle]").addEventListener("click", () => {
+    section.querySelector("[data-action=toggle-push]").addEventListener("click", () => {
       const wasOn = section.dataset.pushState === "on";
       show(section, "working");
       (wasOn ? turnOff : turnOn)(section, registration).catch(() => show(section, "failed"));

@@ -7,7 +7,7 @@
 
   const timeline = document.getElementById("timeline");
   if (!timeline) return;
-  const jump = document.querySelector("[data-testid=timeline-jump]");
+  const jump = document.querySelector("[data-action=jump-to-latest]");
   // This close to the end still counts as at the end (a rounding pixel, a last line half in view).
   const SLACK_PX = 32;
 

@@ -2,8 +2,9 @@
 saying agentctl's problems as sentences beside their questions (docs/decisions.md#typed-forms)."""
 
 from kandev_web.clarifications.answering import form_answers
+from kandev_web.clarifications.overlay_model import constraint_hint
 from kandev_web.clarifications.problems import sentence
-from kandev_web.clarifications.templatetags.clarifications import answer_text, constraint_hint
+from kandev_web.clarifications.templatetags.clarifications import answer_text
 
 QUESTIONS = [
     {"id": "overwrite", "kind": "boolean", "title": "Overwrite"},

@@ -71,11 +71,17 @@ class StartSessionForm(forms.Form):
         self.offers_scenarios = bool(profiles) and offers_scenarios(profiles[0][1])
         self.fields["scenario"].choices = scenario_choices()
         # Kept as the operator left them when the page's parts are re-rendered live.
-        profile.widget.attrs.update({"data-testid": "session-start-profile", "hx-preserve": "true"})
-        self.fields["scenario"].widget.attrs.update({"data-testid": "session-start-scenario", "hx-preserve": "true"})
+        # data-role is what static/js/app.js hooks on; data-testid is the tests'.
+        profile.widget.attrs.update(
+            {"data-testid": "session-start-profile", "data-role": "start-profile", "hx-preserve": "true"}
+        )
+        self.fields["scenario"].widget.attrs.update(
+            {"data-testid": "session-start-scenario", "data-role": "start-scenario", "hx-preserve": "true"}
+        )
         self.fields["prompt"].widget.attrs.update(
             {
                 "data-testid": "session-start-prompt",
+                "data-role": "start-prompt",
                 "placeholder": _("What should the agent do?"),
                 "hx-preserve": "true",
             }

@@ -1,0 +1,188 @@
+"""The overlay's view-model: each question's control, picks, limits and hint, and the flow of each path."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from kandev_web import limits
+from kandev_web.clarifications.overlay_model import (
+    ASK_FLOW,
+    ELICITATION_FLOW,
+    Control,
+    bundle_view,
+    constraint_hint,
+    flow_of,
+)
+
+PENDING = "p-1"
+
+
+def only(question: dict, source: str = "elicitation"):
+    (view,) = bundle_view(PENDING, source, [question]).questions
+    return view
+
+
+def test_the_two_paths_differ_only_in_their_flow():
+    assert flow_of("elicitation") is ELICITATION_FLOW
+    assert flow_of("ask_user_question") is ASK_FLOW
+    assert ASK_FLOW.auto_advance and ASK_FLOW.all_required and ASK_FLOW.custom_text and ASK_FLOW.follow_up
+    assert not (ASK_FLOW.confirm_empty or ASK_FLOW.keep_picks or ASK_FLOW.checks)
+    assert ELICITATION_FLOW.confirm_empty and ELICITATION_FLOW.keep_picks and ELICITATION_FLOW.checks
+    assert not (ELICITATION_FLOW.auto_advance or ELICITATION_FLOW.all_required or ELICITATION_FLOW.custom_text)
+
+
+def test_an_ask_question_offers_its_options_and_a_custom_answer_within_the_ask_limit():
+    question = {
+        "id": "q1",
+        "prompt": "Which database?",
+        "options": [
+            {"option_id": "pg", "label": "PostgreSQL", "description": "the default"},
+            {"option_id": "my", "label": "MySQL"},
+        ],
+    }
+    view = only(question, source="ask_user_question")
+    assert view.kind == "single" and not view.multiple and view.picked == ()
+    assert [(o.option_id, o.label, o.description, o.picked) for o in view.options] == [
+        ("pg", "PostgreSQL", "the default", False),
+        ("my", "MySQL", "", False),
+    ]
+    entry = view.entry
+    assert entry.control is Control.TEXT and entry.label_hidden and entry.label == "Your own answer"
+    assert entry.placeholder == "Or type a custom answer…"
+    assert entry.attributes == (("maxlength", limits.ASK_ANSWER_CHARS),)
+    assert entry.described_by == "" and view.hint == "" and view.data == ()
+
+
+def test_a_lone_ask_question_is_sent_by_its_pick_and_a_bundle_by_submit():
+    one = bundle_view(PENDING, "ask_user_question", [{"id": "a", "prompt": "A?"}])
+    two = bundle_view(PENDING, "ask_user_question", [{"id": "a", "prompt": "A?"}, {"id": "b", "prompt": "B?"}])
+    assert not one.has_submit and two.has_submit and two.total == 2
+    assert bundle_view(PENDING, "elicitation", [{"id": "a", "prompt": "A?"}]).has_submit
+
+
+def test_an_elicitation_choice_takes_typed_text_only_when_it_says_so():
+    options = [{"option_id": "x", "label": "X"}, {"option_id": "y", "label": "Y"}]
+    assert only({"id": "q", "kind": "single", "options": options}).entry is None
+    entry = only({"id": "q", "kind": "single", "options": options, "accepts_text": True}).entry
+    assert entry.control is Control.TEXT and entry.placeholder == "Or type your own answer"
+
+
+def test_a_boolean_is_yes_and_no_with_its_default_picked():
+    view = only({"id": "ok", "kind": "boolean", "required": True, "default": False})
+    assert [(o.option_id, o.label, o.picked) for o in view.options] == [("true", "Yes", False), ("false", "No", True)]
+    assert view.picked == ("false",) and view.required and view.entry is None
+
+
+def test_a_multi_question_picks_its_default_options_in_order():
+    options = [{"option_id": i, "label": i} for i in "abc"]
+    view = only({"id": "m", "kind": "multi", "options": options, "default": ["c", "a", 3]})
+    assert view.multiple and view.picked == ("c", "a")
+    assert [o.picked for o in view.options] == [True, False, True]
+
+
+def test_a_number_is_a_number_field_with_its_range():
+    view = only(
+        {"id": "n", "kind": "integer", "required": True, "default": 3, "constraints": {"minimum": 1, "maximum": 5}}
+    )
+    entry = view.entry
+    assert entry.control is Control.NUMBER and entry.input_type == "number"
+    assert (entry.inputmode, entry.step, entry.value) == ("numeric", "1", "3")
+    assert entry.attributes == (("min", 1), ("max", 5)) and entry.aria_required
+    assert entry.described_by == f"hint-{PENDING}-0 problem-{PENDING}-0"
+    assert view.hint == "A whole number from 1 to 5"
+    assert view.data == (("minimum", 1), ("maximum", 5))
+    decimal = only({"id": "n", "kind": "number"}).entry
+    assert (decimal.inputmode, decimal.step, decimal.attributes) == ("decimal", "any", ())
+
+
+def test_a_format_picks_the_native_control():
+    def control(fmt):
+        entry = only({"id": "t", "kind": "text", "accepts_text": True, "constraints": {"format": fmt}}).entry
+        return entry.control, entry.input_type
+
+    assert control("email") == (Control.NATIVE, "email")
+    assert control("uri") == (Control.NATIVE, "url")
+    assert control("date") == (Control.NATIVE, "date")
+    assert control("date-time") == (Control.DATETIME, "")
+
+
+def test_a_sensitive_question_is_a_password_never_prefilled():
+    view = only(
+        {"id": "key", "kind": "text", "accepts_text": True, "sensitive": True, "required": True, "default": "hunter2"}
+    )
+    entry = view.entry
+    assert entry.control is Control.SECRET and entry.value == "" and not entry.aria_required
+    assert entry.described_by == "" and view.sensitive
+
+
+def test_question_ids_index_the_cards_of_a_bundle():
+    view = bundle_view(PENDING, "elicitation", [{"id": "a", "kind": "text"}, {"id": "b", "kind": "text"}])
+    assert [(q.id, q.index, q.dom_id) for q in view.questions] == [("a", 0, f"{PENDING}-0"), ("b", 1, f"{PENDING}-1")]
+
+
+def test_the_hint_says_every_limit():
+    assert constraint_hint({"kind": "text", "constraints": {"minLength": 3, "format": "email"}}) == (
+        "An e-mail address · At least 3 characters"
+    )
+    assert constraint_hint({"kind": "multi", "constraints": {"maxItems": 2}}) == "Choose at most 2"
+
+
+lengths = st.none() | st.integers(min_value=0, max_value=2 * limits.ELICITATION_ANSWER_CHARS)
+numbers = st.none() | st.integers(-1000, 1000) | st.floats(-1e6, 1e6, allow_nan=False)
+constraint_sets = st.fixed_dictionaries(
+    {},
+    optional={
+        "minLength": lengths,
+        "maxLength": lengths,
+        "pattern": st.none() | st.text(max_size=20),
+        "format": st.none() | st.sampled_from(["", "email", "uri", "date", "date-time"]),
+        "minimum": numbers,
+        "maximum": numbers,
+        "minItems": lengths,
+        "maxItems": lengths,
+    },
+)
+
+
+@given(kind=st.sampled_from(["text", "number", "integer", "multi", "single", "boolean"]), constraints=constraint_sets)
+def test_constraints_are_carried_to_the_card_and_the_field_as_they_are(kind, constraints):
+    question = {"id": "q", "kind": kind, "accepts_text": True, "constraints": constraints}
+    view = only(question)
+    # The card carries exactly the constraints set, under their data-* names, values untouched.
+    names = {
+        "minLength": "min-length",
+        "maxLength": "max-length",
+        "pattern": "pattern",
+        "format": "format",
+        "minimum": "minimum",
+        "maximum": "maximum",
+        "minItems": "min-items",
+        "maxItems": "max-items",
+    }
+    said = {
+        key: value
+        for key, value in constraints.items()
+        if (value if key in ("pattern", "format") else value is not None)
+    }
+    assert dict(view.data) == {names[key]: value for key, value in said.items()}
+    attributes = dict(view.entry.attributes)
+    if kind in ("number", "integer"):
+        assert view.entry.control is Control.NUMBER
+        assert attributes == {
+            name: constraints[key]
+            for key, name in (("minimum", "min"), ("maximum", "max"))
+            if constraints.get(key) is not None
+        }
+    elif view.entry.control is Control.DATETIME:
+        assert attributes == {}
+    else:
+        # Never past what agentctl takes, never past the question's own limit.
+        longest = constraints.get("maxLength")
+        expected = (
+            min(longest, limits.ELICITATION_ANSWER_CHARS) if longest is not None else limits.ELICITATION_ANSWER_CHARS
+        )
+        assert attributes == {"maxlength": expected}
+    # Every field of a checked flow points at its hint and problem, which the card renders with these ids.
+    assert view.entry.described_by == f"hint-{view.dom_id} problem-{view.dom_id}"
+    assert isinstance(view.hint, str)
