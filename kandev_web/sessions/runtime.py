@@ -25,7 +25,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 from urllib.parse import urlsplit
 
 import psutil
@@ -295,6 +295,12 @@ class Runner:
         )
         return remote, remote.cwd
 
+    @overload
+    def _executor(self, address: SshAddress) -> SshExecutor: ...
+
+    @overload
+    def _executor(self, address: ExecutorAddress) -> ExecutorClient: ...
+
     def _executor(self, address: ExecutorAddress | SshAddress) -> ExecutorClient | SshExecutor:
         """This process's one connection to an executor host, shared by its executions there."""
         client = self._executors.get(address)
@@ -352,6 +358,7 @@ class Runner:
         followed: SshAgentctl | None = None
         try:
             if isinstance(orphan.executor, SshAddress):
+                assert orphan.pid is not None  # recorded when agentctl started there
                 # Over SSH the stream is reached through this process's own tunnel, opened first.
                 followed = await self._executor(orphan.executor).attach(
                     orphan.launch_id, orphan.url, orphan.pid, orphan.token
@@ -376,6 +383,7 @@ class Runner:
             asyncio.get_running_loop().create_task(self._watch(orphan.execution_id, followed))
         elif orphan.executor is not None:
             # On an executor host its end is still reported, now to us.
+            assert orphan.pid is not None  # recorded when agentctl started there
             try:
                 remote = await self._executor(orphan.executor).attach(
                     orphan.launch_id, orphan.url, orphan.pid, orphan.token

@@ -148,11 +148,14 @@ def default_text(question: dict) -> str:
     return ""
 
 
+_INPUT_TYPES: dict[object, str] = {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}
+
+
 @register.filter
 def input_type(question: dict) -> str:
     """The native input a typed text question gets, by its format."""
     fmt = (question.get("constraints") or {}).get("format")
-    return {"email": "email", "uri": "url", "date": "date", "date-time": "datetime-local"}.get(fmt, "")
+    return _INPUT_TYPES.get(fmt, "")
 
 
 @register.filter
