@@ -52,7 +52,8 @@ router = RequestIds(
     ProtocolTypeRouter(
         {
             "http": http_app,
-            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),
+            # The stubs' URLRouter wants patterns of ASGI applications, which path() is not typed to make (routing.py).
+            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
         }
     )
 )
@@ -79,7 +80,9 @@ def start_with_the_server() -> None:
         return  # another server: the first connection binds
     from twisted.internet import reactor
 
-    reactor.callLater(0, bind_to_the_server_loop)
+    # Without the zope.interface plugin mypy reads the interface's methods as
+    # taking self, so the delay as the callable.
+    reactor.callLater(0, bind_to_the_server_loop)  # type: ignore[arg-type]
 
 
 start_with_the_server()

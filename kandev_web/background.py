@@ -42,7 +42,7 @@ class Worker:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
             self._wake = asyncio.Event()
-            self._loop.create_task(self._run(), name=f"kandev {self.description}")
+            self._loop.create_task(self._run(self._wake), name=f"kandev {self.description}")
 
     def wake(self) -> None:
         """Something committed: do a pass now rather than at the next poll. Safe from any thread."""
@@ -50,17 +50,17 @@ class Worker:
         if loop is not None and event is not None and not loop.is_closed():
             loop.call_soon_threadsafe(event.set)
 
-    async def _run(self) -> None:
+    async def _run(self, wake: asyncio.Event) -> None:
         while True:
             try:
                 await asyncio.to_thread(self._pass_in_a_thread)
             except Exception:
                 logger.exception("a %s pass failed", self.description)
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout=self.poll_seconds())
+                await asyncio.wait_for(wake.wait(), timeout=self.poll_seconds())
             except TimeoutError:
                 pass
-            self._wake.clear()
+            wake.clear()
 
     def _pass_in_a_thread(self) -> None:
         try:

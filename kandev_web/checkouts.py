@@ -16,7 +16,7 @@ import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from kandev_web import git
 
@@ -56,19 +56,20 @@ class Checkouts:
     """
 
     def perform(self, operation: str, args: dict[str, Any]) -> Any:
+        """The step's result, shaped as its operation says (JSON when it ran on another host): hence the casts below."""
         raise NotImplementedError
 
     def inspect(self, path: str, default_branch: str) -> dict[str, str]:
         """The repository ``path`` is in and the branch new work starts from; ``GitError`` when it is none."""
-        return self.perform("inspect", {"path": path, "default_branch": default_branch})
+        return cast("dict[str, str]", self.perform("inspect", {"path": path, "default_branch": default_branch}))
 
     def commit_of(self, repo: str, ref: str) -> str:
-        return self.perform("commit_of", {"repo": repo, "ref": ref})
+        return cast(str, self.perform("commit_of", {"repo": repo, "ref": ref}))
 
     def make(self, repo: str, base: str, task_id: int, branch_stem: str, taken: list[str]) -> dict[str, str]:
         """A new worktree for the task: a branch from ``base`` (``-2``, ``-3``… when taken) in a free directory."""
         args = {"repo": repo, "base": base, "task_id": task_id, "branch_stem": branch_stem, "taken": taken}
-        return self.perform("make", args)
+        return cast("dict[str, str]", self.perform("make", args))
 
     def restore(self, repo: str, path: str, branch: str) -> None:
         """Check ``branch`` out at ``path`` again if its directory is gone (removed by hand, a wiped disk)."""
@@ -90,11 +91,11 @@ class Checkouts:
             "max_file_bytes": max_file_bytes,
             "max_total_bytes": max_total_bytes,
         }
-        return self.perform("file_changes", args)
+        return cast("dict[str, Any]", self.perform("file_changes", args))
 
     def unique_commits(self, repo: str, branch: str) -> list[str]:
         """The commits on ``branch`` that no other branch or remote holds; none when the branch is gone."""
-        return self.perform("unique_commits", {"repo": repo, "branch": branch})
+        return cast("list[str]", self.perform("unique_commits", {"repo": repo, "branch": branch}))
 
     def remove(self, repo: str, path: str, branch: str) -> None:
         """Remove the worktree at ``path`` and ``branch``, uncommitted changes and all (the caller asked)."""
@@ -220,7 +221,7 @@ def problems(operation: object, args: object) -> list[str]:
         value = args.get(name)
         if not isinstance(value, kind) or isinstance(value, bool):
             found.append(f"{name} must be {kind.__name__}")
-        elif kind is str and name in ("path", "repo") and not Path(value).is_absolute():
+        elif isinstance(value, str) and name in ("path", "repo") and not Path(value).is_absolute():
             found.append(f"{name} must be an absolute path")
     if (
         operation == "make"

@@ -21,6 +21,8 @@ _ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_EDITOR": "true", "GIT_PAGER": "cat", "L
 TIMEOUT = 60.0
 
 ChangeKind = Literal["added", "modified", "deleted"]
+# git diff --name-status's letters; any other (M, T) is a modification.
+_STATUS_KINDS: dict[str, ChangeKind] = {"A": "added", "D": "deleted"}
 
 
 class Failure(enum.Enum):
@@ -176,7 +178,7 @@ def changes(worktree: Path, base_commit: str) -> list[Change]:
     listed = run(worktree, "diff", "--name-status", "--no-renames", "-z", base_commit, "--").stdout.split("\0")
     found: dict[str, ChangeKind] = {}
     for status, path in zip(listed[::2], listed[1::2], strict=False):
-        found[path] = {"A": "added", "D": "deleted"}.get(status[:1], "modified")
+        found[path] = _STATUS_KINDS.get(status[:1], "modified")
     untracked = run(worktree, "ls-files", "--others", "--exclude-standard", "-z").stdout.split("\0")
     for path in filter(None, untracked):
         found.setdefault(path, "added")

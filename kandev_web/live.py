@@ -23,12 +23,19 @@ from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 
 from asgiref.sync import async_to_sync
-from channels.layers import get_channel_layer
+from channels.layers import BaseChannelLayer, get_channel_layer
 from django.conf import settings
 from django.db import transaction
 from django.utils import translation
 
 logger = logging.getLogger(__name__)
+
+
+def channel_layer() -> BaseChannelLayer:
+    """The channel layer; settings always configure one (Redis, or in memory for a single process)."""
+    layer = get_channel_layer()
+    assert layer is not None, "CHANNEL_LAYERS has no default layer"
+    return layer
 
 
 def board_group(board_id: int) -> str:
@@ -78,7 +85,7 @@ class _Outbox:
     def put(self, group: str, event: dict) -> None:
         loop = self._loop
         if loop is None or not loop.is_running():
-            async_to_sync(get_channel_layer().group_send)(group, event)
+            async_to_sync(channel_layer().group_send)(group, event)
             return
         with self._lock:
             self._queue.append((group, event))
@@ -88,7 +95,7 @@ class _Outbox:
         loop.call_soon_threadsafe(lambda: loop.create_task(self._flush(), context=contextvars.Context()))
 
     async def _flush(self) -> None:
-        layer = get_channel_layer()
+        layer = channel_layer()
         while True:
             with self._lock:
                 if not self._queue:

@@ -7,12 +7,11 @@ check is closed with 4403 before it joins anything, so nothing is ever sent to i
 
 import time
 from functools import cached_property
-from types import SimpleNamespace
 
 from channels.consumer import get_handler_name
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
-from django.http import QueryDict
+from django.http import HttpRequest, QueryDict
 from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext
@@ -27,10 +26,9 @@ CLOSE_FORBIDDEN = 4403
 def viewer_language(scope) -> str:
     """The language of the viewer's pages: the language cookie, else Accept-Language, as LocaleMiddleware picks it."""
     headers = dict(scope.get("headers", ()))
-    handshake = SimpleNamespace(
-        COOKIES=scope.get("cookies", {}),
-        META={"HTTP_ACCEPT_LANGUAGE": headers.get(b"accept-language", b"").decode("latin-1")},
-    )
+    handshake = HttpRequest()
+    handshake.COOKIES = scope.get("cookies", {})
+    handshake.META = {"HTTP_ACCEPT_LANGUAGE": headers.get(b"accept-language", b"").decode("latin-1")}
     return translation.get_language_from_request(handshake)
 
 

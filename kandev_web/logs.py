@@ -16,11 +16,15 @@ import contextvars
 import logging
 import re
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from pythonjsonlogger.core import RESERVED_ATTRS
 from pythonjsonlogger.json import JsonFormatter
+
+if TYPE_CHECKING:
+    from asgiref.typing import ASGI3Application, ASGIReceiveCallable, ASGISendCallable, ASGISendEvent, Scope
 
 _IDS: dict[str, contextvars.ContextVar[str | None]] = {
     name: contextvars.ContextVar(name, default=None) for name in ("request_id", "execution_id", "session_id")
@@ -66,7 +70,7 @@ def json_formatter(static_fields: dict[str, str] | None = None) -> JsonFormatter
     )
 
 
-def request_id(headers: list[tuple[bytes, bytes]]) -> str:
+def request_id(headers: Iterable[tuple[bytes, bytes]]) -> str:
     """The id a proxy gave the request (``X-Request-ID``) when well formed, else a new one of our own."""
     given = next((value for name, value in headers if name.lower() == b"x-request-id"), b"")
     text = given.decode("latin-1")
@@ -82,15 +86,15 @@ class RequestIds:
     balancer's lines and ours.
     """
 
-    def __init__(self, app) -> None:
+    def __init__(self, app: ASGI3Application) -> None:
         self.app = app
 
-    async def __call__(self, scope, receive, send):
+    async def __call__(self, scope: Scope, receive: ASGIReceiveCallable, send: ASGISendCallable) -> None:
         if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         given = request_id(scope.get("headers", []))
 
-        async def send_with_id(message):
+        async def send_with_id(message: ASGISendEvent) -> None:
             if message["type"] == "http.response.start":
                 headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-request-id"]
                 message = {**message, "headers": [*headers, (b"x-request-id", given.encode())]}

@@ -19,11 +19,12 @@ from __future__ import annotations
 import json
 import os
 import sys
-from typing import Any
+from collections.abc import AsyncIterable
+from contextlib import aclosing
+from typing import Any, Protocol
 
 import anyio
 import httpx2
-from anyio.abc import ObjectReceiveStream, ObjectSendStream
 from mcp.client.streamable_http import streamable_http_client
 from mcp.server.stdio import stdio_server
 from mcp.shared.message import SessionMessage
@@ -52,10 +53,16 @@ def headers_from(value: str) -> dict[str, str]:
     return {header["name"]: header["value"] for header in raw}
 
 
-async def _pump(
-    source: ObjectReceiveStream[SessionMessage | Exception], sink: ObjectSendStream[SessionMessage], side: str
-) -> None:
-    async with sink:
+class _Sink(Protocol):
+    """What the SDK's write streams, the web app's and stdout's, have in common (its own protocol is private)."""
+
+    async def send(self, item: SessionMessage, /) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+async def _pump(source: AsyncIterable[SessionMessage | Exception], sink: _Sink, side: str) -> None:
+    async with aclosing(sink):
         async for message in source:
             if isinstance(message, Exception):
                 # A line that is not JSON-RPC, or a transport hiccup the SDK

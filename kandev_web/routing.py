@@ -22,9 +22,10 @@ class NotFoundConsumer(AsyncWebsocketConsumer):
         await self.close(code=CLOSE_NOT_FOUND)
 
 
+# django-stubs' path() takes views only, not the ASGI applications Channels routes: hence the ignores.
 websocket_urlpatterns = [
-    path("ws/boards/<int:board_id>/", BoardConsumer.as_asgi()),
-    path("ws/tasks/<int:task_id>/", TaskConsumer.as_asgi()),
-    path("ws/inbox/", InboxConsumer.as_asgi()),
-    re_path(r"", NotFoundConsumer.as_asgi()),
+    path("ws/boards/<int:board_id>/", BoardConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/tasks/<int:task_id>/", TaskConsumer.as_asgi()),  # type: ignore[arg-type]
+    path("ws/inbox/", InboxConsumer.as_asgi()),  # type: ignore[arg-type]
+    re_path(r"", NotFoundConsumer.as_asgi()),  # type: ignore[arg-type]
 ]

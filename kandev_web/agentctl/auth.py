@@ -85,7 +85,7 @@ def parse_methods(raw: Any) -> list[AuthMethod]:
         if not isinstance(entry, dict) or not isinstance(entry.get("id"), str) or not entry["id"]:
             continue
         method_id = entry["id"]
-        kind = entry.get("type") if isinstance(entry.get("type"), str) else "agent"
+        kind = entry["type"] if isinstance(entry.get("type"), str) else "agent"
         methods.append(
             AuthMethod(
                 id=method_id,

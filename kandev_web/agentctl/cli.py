@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import cast
 
 from kandev_web import logs
 from kandev_web.agentctl.controller import Controller
@@ -154,7 +155,7 @@ async def _serve(
 
     async def handle(frame: Frame) -> Payload:
         try:
-            return scrubber.value(await controller.handle(frame))
+            return cast(Payload, scrubber.value(await controller.handle(frame)))  # scrubbed, the same shape
         except ActionError as error:
             raise ActionError(error.code, scrubber.text(error.message), scrubber.value(error.details)) from None
 

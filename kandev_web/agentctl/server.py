@@ -22,6 +22,7 @@ import sys
 from collections import deque
 from collections.abc import Awaitable, Callable
 from http import HTTPStatus
+from typing import Any
 from urllib.parse import urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
@@ -29,6 +30,8 @@ from websockets.exceptions import ConnectionClosed
 from websockets.frames import Frame as WireFrame
 from websockets.frames import Opcode
 from websockets.http11 import Request, Response
+from websockets.protocol import Event
+from websockets.server import ServerProtocol
 
 from kandev_web.agentctl import envelope
 from kandev_web.agentctl.envelope import ActionError, BadFrame, ErrorCode, Frame, Payload
@@ -58,14 +61,14 @@ class _Connection(ServerConnection):
     their first frames came in.
     """
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, protocol: ServerProtocol, server: Server, **kwargs: Any) -> None:
+        super().__init__(protocol, server, **kwargs)
         self._text_messages: deque[bool] = deque()
 
-    def process_event(self, event: object) -> None:
+    def process_event(self, event: Event) -> None:
         if isinstance(event, WireFrame) and event.opcode in (Opcode.TEXT, Opcode.BINARY):
             self._text_messages.append(event.opcode is Opcode.TEXT)
-        super().process_event(event)  # type: ignore[arg-type]
+        super().process_event(event)
 
     async def receive(self) -> str | bytes:
         """The next message: a text frame's UTF-8 as ``str``, a binary frame's ``bytes``.
@@ -166,7 +169,8 @@ class StreamServer:
             return response
         return None
 
-    async def _serve(self, connection: _Connection) -> None:
+    async def _serve(self, connection: ServerConnection) -> None:
+        assert isinstance(connection, _Connection)  # serve()'s create_connection
         client = _Client(connection)
         if self._greeting is not None:
             client.send(self._greeting)

@@ -10,6 +10,7 @@ only things that differ.
 
 import asyncio
 import collections
+from typing import TYPE_CHECKING
 
 from django.template.loader import render_to_string
 from django.utils import timezone
@@ -23,12 +24,18 @@ from .delivery import Outcome
 from .models import Clarification, Surface
 from .settlement import Answerer, describe, ending_of_record, tab_id
 
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+
 
 class AnswerSocket:
     """The half of a live consumer that takes answers; the consumer provides ``user``, ``send`` and ``allowed``."""
 
     #: Where answers sent on this socket come from, as the audit trail says (``Surface``).
     surface: str = Surface.TASK_PAGE
+
+    #: The viewer, set by the consumer when it authorises the socket.
+    user: "AbstractBaseUser"
 
     #: Answers on their way to the agent; they finish even if the page goes away.
     _answers: set[asyncio.Task]
@@ -190,7 +197,7 @@ class AnswerSocket:
     def settlement_of(self, pending_id: str) -> tuple[str, str]:
         """The notice a page is given when ``pending_id`` went away, and why; ``("", "")`` if open or answered here."""
         record, sentence = self.ending_of(pending_id, notice=True)
-        return (sentence, record.settled_reason) if sentence else ("", "")
+        return (sentence, record.settled_reason) if record is not None and sentence else ("", "")
 
     def render_settled_notice(self, pending_id):
         notice, reason = self.settlement_of(pending_id)

@@ -18,6 +18,7 @@ other pages need.
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from django.utils.translation import gettext as _
 
@@ -128,7 +129,12 @@ async def _answer(
         # Refused before anything is recorded: the board must not say "Skipped" for a skip the agent never gets.
         message = _("Your reason for skipping has %(count)d characters; at most %(limit)d reach the agent. Shorten it.")
         return Delivery(Outcome.INVALID, message % {"count": reason_chars, "limit": limits.SKIP_REASON_CHARS}, "error")
-    given = {"answers": answers, "rejected": rejected, "reject_reason": reject_reason, "answerer": answerer}
+    given: dict[str, Any] = {
+        "answers": answers,
+        "rejected": rejected,
+        "reject_reason": reject_reason,
+        "answerer": answerer,
+    }
     if record.source == Source.ELICITATION:
         return await elicitations.forward(record, **given)
     return await _answer_bundle(record, **given)

@@ -52,7 +52,7 @@ def question_from_wire(question: dict) -> Question:
         sensitive=bool(question.get("sensitive")),
         required=bool(question.get("required")),
         default=question.get("default"),
-        constraints=question.get("constraints") if isinstance(question.get("constraints"), dict) else {},
+        constraints=question["constraints"] if isinstance(question.get("constraints"), dict) else {},
     )
 
 

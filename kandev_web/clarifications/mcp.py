@@ -16,7 +16,7 @@ asks.
 import asyncio
 import json
 import logging
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.utils.translation import gettext as _
@@ -32,6 +32,9 @@ from kandev_web.storable import storable
 
 from . import services
 from .validation import InvalidBundle, parse_answers, parse_bundle, tool_result
+
+if TYPE_CHECKING:
+    from starlette.applications import Starlette
 
 logger = logging.getLogger(__name__)
 
@@ -97,21 +100,24 @@ class McpEndpoint:
     """ASGI app for ``/mcp/``: token check, then the SDK."""
 
     def __init__(self) -> None:
-        self._app = None
+        self._app: Starlette | None = None
         self._ready: asyncio.Event | None = None
 
-    async def _ensure_running(self) -> None:
+    async def _running_app(self) -> "Starlette":
+        """The SDK's app, its session manager started on the first call."""
         if self._ready is None:
             self._ready = asyncio.Event()
             self._app = server.streamable_http_app(
                 streamable_http_path=PATH, stateless_http=True, transport_security=_transport_security()
             )
-            asyncio.get_running_loop().create_task(self._run(), name="mcp session manager")
+            asyncio.get_running_loop().create_task(self._run(self._ready), name="mcp session manager")
         await self._ready.wait()
+        assert self._app is not None
+        return self._app
 
-    async def _run(self) -> None:
+    async def _run(self, ready: asyncio.Event) -> None:
         async with server.session_manager.run():
-            self._ready.set()
+            ready.set()
             await asyncio.Event().wait()
 
     async def __call__(self, scope, receive, send) -> None:
@@ -120,8 +126,8 @@ class McpEndpoint:
         if session is None:
             await _unauthorized(send)
             return
-        await self._ensure_running()
-        await self._app(scope, receive, send)
+        app = await self._running_app()
+        await app(scope, receive, send)
 
 
 async def _unauthorized(send) -> None:

@@ -29,7 +29,8 @@ def render_inbox_item(record: Clarification, task) -> str:
     Like the overlay it holds no viewer's data, so it is rendered once, here,
     and each inbox checks only that its viewer is a member of the workspace.
     """
-    agent = record.session.agent_profile.name if record.session.agent_profile_id else ""
+    profile = record.session.agent_profile
+    agent = profile.name if profile is not None else ""
     item = {
         "kind": "question",
         "pending_id": record.pending_id,

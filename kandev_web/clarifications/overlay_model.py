@@ -251,13 +251,20 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
         )
     if not (flow.custom_text or question.get("accepts_text")):
         return None
-    text = {"label": _("Your own answer") if has_options else _("Your answer"), "label_hidden": has_options}
+    label = _("Your own answer") if has_options else _("Your answer")
     maxlength = (("maxlength", answer_limit(question, flow)),)
     native = input_type(question)
     if question.get("sensitive"):
         # Never pre-filled, and no hint to point at: what it asks is a secret's business.
         return Entry(
-            Control.SECRET, "", placeholder="", aria_required=False, described_by="", attributes=maxlength, **text
+            Control.SECRET,
+            "",
+            label=label,
+            label_hidden=has_options,
+            placeholder="",
+            aria_required=False,
+            described_by="",
+            attributes=maxlength,
         )
     value = default_text(question)
     if native == "datetime-local":
@@ -268,7 +275,8 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
             aria_required=required,
             described_by=described_by,
             attributes=(),
-            **text,
+            label=label,
+            label_hidden=has_options,
         )
     if native:
         return Entry(
@@ -279,7 +287,8 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
             described_by=described_by,
             attributes=maxlength,
             input_type=native,
-            **text,
+            label=label,
+            label_hidden=has_options,
         )
     if not has_options:
         placeholder = _("Type your answer")
@@ -295,7 +304,8 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
         aria_required=required and not has_options,
         described_by=described_by,
         attributes=maxlength,
-        **text,
+        label=label,
+        label_hidden=has_options,
     )
 
 
@@ -328,7 +338,8 @@ def default_text(question: Mapping) -> str:
 
 def input_type(question: Mapping) -> str:
     """The native input a typed text question gets, by its format; "" for a text area."""
-    return NATIVE_TYPES.get((question.get("constraints") or {}).get("format"), "")
+    fmt = (question.get("constraints") or {}).get("format")
+    return NATIVE_TYPES.get(fmt, "") if isinstance(fmt, str) else ""
 
 
 def answer_limit(question: Mapping, flow: Flow) -> int:

@@ -115,8 +115,8 @@ def _worded(code: str, name: str, limit: object) -> str | None:
 def sentence(problem: object, questions: Iterable[Mapping]) -> QuestionProblem:
     """One entry of ``details.problems``, whatever its shape, as the operator is told it."""
     problem = problem if isinstance(problem, Mapping) else {}
-    code = problem.get("code") if isinstance(problem.get("code"), str) else ""
-    question_id = problem.get("question_id") if isinstance(problem.get("question_id"), str) else ""
+    code = problem["code"] if isinstance(problem.get("code"), str) else ""
+    question_id = problem["question_id"] if isinstance(problem.get("question_id"), str) else ""
     by_id = {q.get("id"): q for q in questions if isinstance(q, Mapping)}
     name = question_name(by_id.get(question_id) or {"id": question_id}) or _("this question")
     worded = _worded(code, name, problem.get("limit"))

@@ -136,6 +136,7 @@ def _answerer_fields(answerer: Answerer | None) -> dict:
 
 def _ending_metadata(record: Clarification, answerer: Answerer | None) -> dict:
     """How it ended, as its messages carry it for the timeline (``settlement.ending_of_message``)."""
+    assert record.responded_at is not None  # settled
     metadata = {"settled_reason": record.settled_reason, "settled_at": record.responded_at.isoformat()}
     if answerer is not None:
         metadata |= answerer.as_metadata()
@@ -157,7 +158,7 @@ def amend_response(record: Clarification, response: dict, *, answerer: Answerer 
         fields += ["answered_by", "answered_via", "answered_from"]
     record.save(update_fields=fields)
     changes = {"response": record.response}
-    if "answered_by" in fields:
+    if answerer is not None and "answered_by" in fields:
         changes |= answerer.as_metadata()
         task = record.session.task
         live.clarification_settled(task.pk, record.pending_id, record.settled_reason)

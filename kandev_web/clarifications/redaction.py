@@ -50,7 +50,7 @@ def _withhold(answer: object, secret: frozenset[str]) -> object:
     return {**answer, "custom_text": "", WITHHELD: True}
 
 
-def is_withheld(response: dict | None, question_id: str) -> bool:
+def is_withheld(response: dict | None, question_id: str | None) -> bool:
     """Whether a value the operator gave to ``question_id`` was sent but not kept."""
     response = response or {}
     if question_id in (response.get(WITHHELD) or []):

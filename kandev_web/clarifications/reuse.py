@@ -22,8 +22,8 @@ class HeldBundle:
     pending_id: str
     session_id: int
     turn_id: int | None
-    #: ``validation.dedup_key`` of its questions: prompts and options, in order.
-    key: list
+    #: ``validation.dedup_key`` of its questions: prompts and options, in order; None matches no new call.
+    key: list | None
     status: str
     #: Left behind: its turn ended or its agent went away while it was open.
     agent_disconnected: bool

@@ -12,7 +12,6 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable
 
-from channels.layers import get_channel_layer
 from django.conf import settings
 from django.db import transaction
 
@@ -169,7 +168,7 @@ async def wait_for_answer(
 ) -> Clarification:
     """Block until the bundle is answered or skipped; keepalive every ``interval`` seconds."""
     interval = settings.KANDEV_MCP_KEEPALIVE_SECONDS if interval is None else interval
-    layer = get_channel_layer()
+    layer = live.channel_layer()
     channel = await layer.new_channel()
     group = live.clarification_group(pending_id)
     await layer.group_add(group, channel)

@@ -95,7 +95,7 @@ def describe(
         else:
             sentence = _("Timed out with no answer")
     else:
-        sentence = WITHDRAWN.get(ending.reason, "") or _("Withdrawn")
+        sentence = str(WITHDRAWN.get(ending.reason, "")) or _("Withdrawn")
     return Settlement(str(sentence), where, ending.settled_at, on_today, notice)
 
 

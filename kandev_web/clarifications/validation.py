@@ -125,7 +125,7 @@ def parse_bundle(questions: object) -> tuple[Question, ...]:
         title = _text(raw.get("title"))
         if len(title) > MAX_TITLE:
             errors.append(f"question {index} title must be at most {MAX_TITLE} characters")
-        raw_options = raw.get("options") if isinstance(raw.get("options"), list) else []
+        raw_options = raw["options"] if isinstance(raw.get("options"), list) else []
         if len(raw_options) < MIN_OPTIONS:
             errors.append(f"question {index} must have at least {MIN_OPTIONS} options")
         if len(raw_options) > MAX_OPTIONS:

@@ -15,6 +15,7 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from kandev_web import checkouts, git
 
@@ -34,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-def answer(request: str, root: Path) -> dict:
+def answer(request: str, root: Path) -> dict[str, Any]:
     """The answer to one request (JSON text), never an exception: the caller reads it off stdout."""
     try:
         payload = json.loads(request)
@@ -43,8 +44,9 @@ def answer(request: str, root: Path) -> dict:
     operation, args = (payload.get("op"), payload.get("args", {})) if isinstance(payload, dict) else (None, None)
     if found := checkouts.problems(operation, args):
         return {"error": {"failure": INVALID, "detail": "; ".join(found)}}
+    assert isinstance(operation, str) and isinstance(args, dict)  # problems() found none
     try:
-        return {"result": checkouts.LocalCheckouts(root).perform(operation, args)}  # type: ignore[arg-type]
+        return {"result": checkouts.LocalCheckouts(root).perform(operation, args)}
     except git.GitError as error:
         return {"error": {"failure": error.failure.value, "detail": error.detail}}
 

@@ -27,9 +27,9 @@ import logging
 import shlex
 import signal
 import sys
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncssh
@@ -198,11 +198,11 @@ class SshExecutor:
         self._connecting = asyncio.Lock()
         #: Remote agentctl port → the connection and this machine's forwarded listener for it.
         self._tunnels: dict[int, tuple[asyncssh.SSHClientConnection, asyncssh.SSHListener]] = {}
-        self._tasks: set[asyncio.Task] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
 
     async def _session(
         self, command: str, *, input: str | None = None
-    ) -> tuple[asyncssh.SSHClientConnection, asyncssh.SSHClientProcess]:
+    ) -> tuple[asyncssh.SSHClientConnection, asyncssh.SSHClientProcess[str]]:
         """``command`` started on the first connection with room for a session, or on a new one.
 
         Raises ``ChannelOpenError`` when even a new connection refuses it (that
@@ -238,7 +238,7 @@ class SshExecutor:
         host_key = trusted_host_key(address.host_key)
         if address.private_key:
             try:
-                keys = [asyncssh.import_private_key(address.private_key)]
+                keys: list[asyncssh.SSHKey | str] = [asyncssh.import_private_key(address.private_key)]
             except (asyncssh.KeyImportError, ValueError) as error:
                 raise SshError(SshFailure.REFUSED_LOGIN, f"the private key does not load: {error}") from None
         else:
@@ -361,13 +361,13 @@ class SshExecutor:
         except (asyncssh.Error, OSError) as error:
             raise SshError(SshFailure.UNREACHABLE, str(error)) from None
 
-    async def checkout(self, operation: str, args: dict[str, Any], *, timeout: float) -> dict:
+    async def checkout(self, operation: str, args: dict[str, Any], *, timeout: float) -> dict[str, Any]:
         """Run one checkout step there (``kandev-checkout``); its answer, ``{"result"}`` or ``{"error"}``."""
         command = shlex.join([self.address.checkout_command, "--root", self.address.worktree_root])
         request = json.dumps({"op": operation, "args": args})
         try:
             done = await asyncio.wait_for(self._run(command, input=request), timeout)
-            return json.loads(str(done.stdout or "").strip().splitlines()[-1])
+            return cast("dict[str, Any]", json.loads(str(done.stdout or "").strip().splitlines()[-1]))
         except (asyncssh.Error, OSError) as error:
             raise SshError(SshFailure.UNREACHABLE, str(error)) from None
         except TimeoutError:
@@ -393,13 +393,13 @@ class SshExecutor:
                 await connection.wait_closed()
         self._connections.clear()
 
-    def _spawn(self, coroutine) -> None:
+    def _spawn(self, coroutine: Coroutine[Any, Any, None]) -> None:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _wait(
-        self, process: asyncssh.SSHClientProcess, agentctl: SshAgentctl, *, known_code: bool = True
+        self, process: asyncssh.SSHClientProcess[str], agentctl: SshAgentctl, *, known_code: bool = True
     ) -> None:
         completed = await process.wait(check=False)
         tunnel = self._tunnels.pop(urlsplit(agentctl.remote_url).port or 0, None)
@@ -413,7 +413,7 @@ class SshExecutor:
                 code = completed.exit_status
         agentctl.ended(code)
 
-    async def _relay_stderr(self, process: asyncssh.SSHClientProcess) -> None:
+    async def _relay_stderr(self, process: asyncssh.SSHClientProcess[str]) -> None:
         """agentctl's log lines (already scrubbed of secrets there) join this process's stderr."""
         with contextlib.suppress(asyncssh.Error, OSError):
             async for line in process.stderr:
@@ -442,7 +442,7 @@ class SshCheckouts(checkouts.Checkouts):
             raise git.GitError(known.get(failure, git.Failure.OTHER), str(answer["error"].get("detail", "")))
         return answer.get("result")
 
-    async def _perform(self, operation: str, args: dict[str, Any]) -> dict:
+    async def _perform(self, operation: str, args: dict[str, Any]) -> dict[str, Any]:
         host = SshExecutor(self.address)
         try:
             return await host.checkout(operation, args, timeout=self.timeout)

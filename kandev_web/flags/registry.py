@@ -5,10 +5,16 @@ A flag's *definition* never changes at run time; only its value does (see
 environment variable ``KANDEV_FEATURES_<UPPER_SNAKE>``.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.db.models import TextChoices
 from django.utils.translation import gettext_lazy as _
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 class Kind(TextChoices):
@@ -33,11 +39,11 @@ class FlagDefinition:
     key: str
     env_var: str
     kind: Kind
-    label: str
-    description: str
+    label: StrOrPromise
+    description: StrOrPromise
     stability: Stability
     risk_level: RiskLevel
-    risk_description: str
+    risk_description: StrOrPromise
     restart_required: bool
     mutable: bool
     default: bool = False

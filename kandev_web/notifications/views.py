@@ -64,7 +64,9 @@ def push_unsubscribe(request):
 
 @cache
 def _worker_script() -> bytes:
-    return Path(finders.find("js/sw.js")).read_bytes()
+    script = finders.find("js/sw.js")
+    assert script is not None, "static/js/sw.js ships with the app"
+    return Path(script).read_bytes()
 
 
 @require_GET

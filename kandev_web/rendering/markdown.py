@@ -23,10 +23,14 @@ from __future__ import annotations
 import functools
 import html
 import re
+from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 import nh3
 from markdown_it import MarkdownIt
+from markdown_it.renderer import RendererHTML
+from markdown_it.token import Token
+from markdown_it.utils import EnvType, OptionsDict
 from pygments import highlight
 from pygments.formatters import HtmlFormatter
 from pygments.lexers import get_lexer_by_name
@@ -93,7 +97,9 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
     return f'<pre class="highlight"><code>{body}</code></pre>'
 
 
-def _aligned_cell(renderer, tokens, idx, options, env) -> str:
+def _aligned_cell(
+    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
+) -> str:
     """A table cell with markdown-it's ``style="text-align:…"`` as an ``align-…`` class instead."""
     token = tokens[idx]
     style = token.attrs.pop("style", None)
@@ -102,12 +108,18 @@ def _aligned_cell(renderer, tokens, idx, options, env) -> str:
     return renderer.renderToken(tokens, idx, options, env)
 
 
+class _LinkCheckingMarkdownIt(MarkdownIt):
+    """markdown-it's parser, links made only where :func:`_valid_link` allows."""
+
+    def validateLink(self, url: str) -> bool:
+        return _valid_link(url)
+
+
 def _parser() -> MarkdownIt:
     # ``breaks``: agents write plain lines as often as Markdown, and a line
     # break they wrote should stay one (as it did before Markdown).
-    parser = MarkdownIt("commonmark", {"html": False, "breaks": True, "highlight": _highlight})
+    parser = _LinkCheckingMarkdownIt("commonmark", {"html": False, "breaks": True, "highlight": _highlight})
     parser.enable("table").disable("image")
-    parser.validateLink = _valid_link
     parser.add_render_rule("th_open", _aligned_cell)
     parser.add_render_rule("td_open", _aligned_cell)
     return parser

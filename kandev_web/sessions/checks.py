@@ -35,7 +35,7 @@ def problems(redis_url: str, database_engine: str, agentctl_host: str) -> list[c
     """What stops several web processes from working with these settings."""
     if not redis_url:
         return []
-    errors = []
+    errors: list[checks.CheckMessage] = []
     if database_engine == "django.db.backends.sqlite3":
         errors.append(
             checks.Error(

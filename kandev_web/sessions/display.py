@@ -9,11 +9,18 @@ prompt, both with :func:`turn_open_reason`. Pure functions of plain values, so
 the task page, its live fragments, the server's refusal and the tests agree.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from .models import SessionState
 from .pending import CLARIFICATION, PERMISSION, PendingAction
+
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
 
 
 class DisplayState(models.TextChoices):
@@ -47,7 +54,7 @@ def display_state(state: str, *, pending_action: PendingAction, turn_open: bool)
     return DisplayState.READY
 
 
-def turn_open_reason(pending_action: PendingAction) -> str:
+def turn_open_reason(pending_action: PendingAction) -> StrOrPromise:
     """Why a prompt cannot be sent now, in the operator's words, from what the open turn waits for."""
     if pending_action == PERMISSION:
         return _("The agent is waiting for your permission. Answer it first; your message is kept here.")

@@ -106,7 +106,7 @@ def _upsert_tool_call(session: TaskSession, update: dict) -> None:
         metadata = tool_calls.merge_update({"toolCallId": tool_call_id}, update)
         add_message(
             session,
-            type=_TOOL_TYPES.get(metadata.get("kind"), MessageType.TOOL_CALL),
+            type=_TOOL_TYPES.get(metadata.get("kind", ""), MessageType.TOOL_CALL),
             content=str(metadata.get("title", "")),
             metadata=metadata,
         )
@@ -176,7 +176,9 @@ def record_permission_settled(session_id: int, payload: dict) -> None:
     message.save(update_fields=["metadata"])
     message_changed(message, created=False)
     _tool_call_permitted(session, message.metadata)
-    workflow.permission_settled(session, turn_open=current_turn(session).completed_at is None)
+    turn = current_turn(session)
+    assert turn is not None  # the permission was asked in one
+    workflow.permission_settled(session, turn_open=turn.completed_at is None)
 
 
 def _tool_call_permitted(session: TaskSession, permission: dict) -> None:
@@ -205,7 +207,7 @@ def record_turn_completed(session_id: int, payload: dict) -> None:
         turn.stop_reason = str(payload.get("stop_reason", ""))[:64]
         turn.save(update_fields=["completed_at", "stop_reason"])
     stop_reason = payload.get("stop_reason")
-    error = payload.get("error") if isinstance(payload.get("error"), dict) else {}
+    error = payload["error"] if isinstance(payload.get("error"), dict) else {}
     # A turn that ended because the agent did is told once, with the agent's end (record_agent_exited).
     if stop_reason == "error" and error.get("code") != AGENT_EXITED:
         add_message(

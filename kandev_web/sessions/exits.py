@@ -21,6 +21,8 @@ class Ending:
 
     @property
     def signal_name(self) -> str:
+        if self.signal_number is None:
+            return ""
         try:
             return signal.Signals(self.signal_number).name
         except ValueError:

@@ -1,5 +1,6 @@
 """An agent profile's form, its secrets write-only: the admin's, and the base of the profiles page's."""
 
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 

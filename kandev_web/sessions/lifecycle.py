@@ -25,7 +25,7 @@ def stop_deleted_execution(sender, instance: AgentExecution, **kwargs) -> None:
     if instance.ended_at is not None or not instance.url:
         return
     # Over SSH, the way there: once the row is gone nobody could look it up.
-    via = instance.executor.address if instance.executor_id else None
+    via = instance.executor.address if instance.executor is not None else None
     endpoint = Endpoint(instance.pk, instance.url, instance.token, via=via)
     transaction.on_commit(lambda: shut_down(endpoint))
 

@@ -273,9 +273,10 @@ class Repository(models.Model):
 
     def checkouts(self) -> Checkouts:
         """Where this repository's task checkouts are made: on this machine, or by its executor host."""
-        if self.executor_id is None:
+        executor = self.executor
+        if executor is None:
             return LocalCheckouts(Path(settings.KANDEV_WORKTREE_ROOT))
-        return SshCheckouts(self.executor.address)
+        return SshCheckouts(executor.address)
 
     def clean(self):
         super().clean()
@@ -387,6 +388,9 @@ class TaskSession(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = TaskSessionQuerySet.as_manager()
+
+    #: Its badge (``display.display_state``), set by the task page that shows it: no column.
+    display_state: str
 
     class Meta:
         ordering = ["-created_at", "-pk"]

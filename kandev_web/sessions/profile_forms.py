@@ -56,10 +56,11 @@ class EnvironmentField(forms.CharField):
         )
 
     def to_python(self, value):
+        # The environment as a dict, where CharField gives a str: hence no annotations here.
         if isinstance(value, dict):
             return value
         text = super().to_python(value)
-        env: dict[str, str] = {}
+        env = {}
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
@@ -111,6 +112,9 @@ class AgentProfileForm(profile_admin_forms.AgentProfileForm):
         max_length=limits.PROFILE_COMMAND_CHARS,
         help_text=_("What agentctl runs, speaking ACP on stdio: shell words, quoted where they hold spaces."),
     )
+
+    #: The preset a new profile's form started from, which the page shows picked (set by the view).
+    preset: Preset | None
 
     class Meta(profile_admin_forms.AgentProfileForm.Meta):
         fields = ["name", "agent_id", "command", "env", "working_dir", "auth_method", "executor"]

@@ -87,9 +87,11 @@ def _handler(action: str) -> Callable[["ExecutionRef", dict], None] | None:
     signal = _RELAYED.get(action)
     if signal is None:
         return None
-    return lambda ref, payload: signal.send(
-        Runner, session_id=ref.session_id, execution_id=ref.execution_id, payload=payload
-    )
+
+    def relay(ref: ExecutionRef, payload: dict) -> None:
+        signal.send(Runner, session_id=ref.session_id, execution_id=ref.execution_id, payload=payload)
+
+    return relay
 
 
 #: This process, as an execution's owner: unique across hosts and restarts.
@@ -371,6 +373,7 @@ class Runner:
         followed: SshAgentctl | None = None
         try:
             if orphan.executor is not None:
+                assert orphan.pid is not None  # recorded when agentctl started there
                 # Over SSH the stream is reached through this process's own tunnel, opened first.
                 followed = await self._executor(orphan.executor).attach(
                     orphan.launch_id, orphan.url, orphan.pid, orphan.token

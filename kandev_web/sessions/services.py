@@ -138,6 +138,7 @@ def _begin_turn(session_id: int, prompt: str) -> tuple[Endpoint, str, int]:
 
 async def _deliver_prompt(prompt: str, endpoint: Endpoint, acp_session_id: str, turn_id: int) -> None:
     """Send the recorded prompt to agentctl; one that does not get there closes its turn as not delivered."""
+    refusal: type[SessionActionError]
     try:
         answer = await _request(endpoint, "agent.prompt", {"session_id": acp_session_id, "prompt": text_prompt(prompt)})
     except Conflict:

@@ -10,6 +10,8 @@ thread, never on the server's loop.
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from django.db import transaction
 from django.utils import timezone
 from django.utils.text import slugify
@@ -144,7 +146,7 @@ def changed_files(worktree: Worktree) -> tuple[list[FileDiff], int]:
     return diffs, found["total"] - len(diffs)
 
 
-def made(worktree: Worktree | None) -> bool:
+def made(worktree: Worktree | None) -> TypeGuard[Worktree]:
     return worktree is not None and bool(worktree.path)
 
 

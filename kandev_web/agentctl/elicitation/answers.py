@@ -315,7 +315,6 @@ def _value_problems(index: int | None, question: Question, answer: Answer) -> li
         return [] if ok else [_problem(ProblemCode.WRONG_TYPE, index, question, limit="boolean")]
     if not is_number(value):
         return [_problem(ProblemCode.WRONG_TYPE, index, question, limit=question.kind)]
-    assert isinstance(value, int | float)  # is_number, for the type checker
     if question.kind == "integer" and as_integer(value) is None:
         return [_problem(ProblemCode.NOT_AN_INTEGER, index, question)]
     c = question.constraints

@@ -21,6 +21,7 @@ import math
 import re
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TypeGuard
 
 import re2
 from rfc3986_validator import validate_rfc3986
@@ -123,7 +124,7 @@ def count_violations(constraints: Constraints, count: int) -> list[Violation]:
     return found
 
 
-def is_number(value: object) -> bool:
+def is_number(value: object) -> TypeGuard[int | float]:
     """A finite JSON number; `True` is no number here, whatever Python says."""
     return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 

@@ -303,17 +303,19 @@ def _item_constraints(prop: dict[str, object]) -> Constraints:
 def _number_constraints(prop: dict[str, object], *, integer: bool) -> Constraints:
     if any(name in prop for name in ("exclusiveMinimum", "exclusiveMaximum", "multipleOf")):
         raise _Refused  # limits the overlay does not show could refuse every answer
-    bounds = []
-    for name in ("minimum", "maximum"):
-        value = prop.get(name)
-        if value is not None and not is_number(value):
-            raise _Refused
-        bounds.append(value)
-    minimum, maximum = bounds
+    minimum, maximum = _bound(prop, "minimum"), _bound(prop, "maximum")
     _ordered(minimum, maximum)
     if integer and minimum is not None and maximum is not None and int(maximum // 1) < minimum:
         raise _Refused  # no whole number between them (1.2 to 1.8)
     return Constraints(minimum=minimum, maximum=maximum)
+
+
+def _bound(prop: dict[str, object], name: str) -> int | float | None:
+    """A number constraint, or None when absent."""
+    value = prop.get(name)
+    if value is None or is_number(value):
+        return value
+    raise _Refused
 
 
 def _count(prop: dict[str, object], name: str) -> int | None:
@@ -321,7 +323,7 @@ def _count(prop: dict[str, object], name: str) -> int | None:
     value = prop.get(name)
     if value is None:
         return None
-    count = as_integer(value) if is_number(value) else None  # type: ignore[arg-type]
+    count = as_integer(value) if is_number(value) else None
     if count is None or count < 0:
         raise _Refused
     return count
@@ -443,8 +445,8 @@ def _fitting_default(question: Question, default: object) -> str | tuple[str, ..
             answer = Answer(question.id, selected_options=tuple(default))
         case "text" if isinstance(default, str) and default.strip() == default and default:
             answer = Answer(question.id, custom_text=default)
-        case "boolean" | "number" | "integer" if not isinstance(default, str | list | dict):
-            answer = Answer(question.id, value=default)  # type: ignore[arg-type]
+        case "boolean" | "number" | "integer" if isinstance(default, bool | int | float):  # JSON's other kinds
+            answer = Answer(question.id, value=default)
         case _:
             return None
     if answer_problems(question, answer, None):
@@ -454,7 +456,8 @@ def _fitting_default(question: Question, default: object) -> str | tuple[str, ..
     if question.kind == "integer":
         assert isinstance(default, int | float)
         return as_integer(default)
-    return default  # type: ignore[return-value]
+    assert isinstance(default, str | bool | int | float)  # the answer it made passed
+    return default
 
 
 def _text(value: object) -> str | None:

@@ -4,7 +4,10 @@ Kandev's precedence (``docs/decisions.md#state-icon-precedence``), first match w
 plain values so board cards, task rows and tests all agree.
 """
 
+from __future__ import annotations
+
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from django.utils.translation import gettext_lazy as _
 
@@ -12,11 +15,14 @@ from kandev_web.board.models import TaskState
 from kandev_web.sessions.models import Activity, SessionState
 from kandev_web.sessions.pending import CLARIFICATION, PERMISSION, PendingAction
 
+if TYPE_CHECKING:
+    from django_stubs_ext import StrOrPromise
+
 
 @dataclass(frozen=True, slots=True)
 class StateIcon:
     name: str
-    label: str
+    label: StrOrPromise
     loading_phase: str = ""
 
     @property

@@ -7,6 +7,7 @@ in place when who answered is known only later).
 """
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from django.template.loader import render_to_string
@@ -63,6 +64,8 @@ class WaitingItemsSocket:
     _shown: dict[str, WaitingItem | Announced]
     #: What it shows as having left, and the words it said why: who answered may be known only later.
     _left: dict[str, tuple[WaitingItem, str]]
+    #: ``AnswerSocket.ending_of``, mixed in beside this (declared only: a method here would hide it).
+    ending_of: Callable[..., tuple[Clarification | None, str]]
 
     def show_items(self, items: list[WaitingItem]) -> None:
         """The page now shows ``items`` and nothing else (a catch-up, a panel opened)."""
@@ -117,7 +120,7 @@ class WaitingItemsSocket:
         sentence, reason = "", "deleted"
         if item.kind == QUESTION:
             record, sentence = self.ending_of(item.pending_id, notice=False, here_too=True)
-            if sentence:
+            if record is not None and sentence:
                 reason = record.settled_reason or record.status
         else:
             message = (

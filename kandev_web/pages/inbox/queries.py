@@ -9,14 +9,14 @@ request with it.
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Literal
+from typing import Final, Literal
 
 from kandev_web.board.models import Task
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, Message, MessageType
 
-QUESTION = "question"
-PERMISSION = "permission"
+QUESTION: Final = "question"
+PERMISSION: Final = "permission"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """The task page's forms: starting an agent, and a follow-up prompt."""
 
+from typing import cast
+
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -25,15 +27,18 @@ class PromptField(StorableCharField):
 
 def first_error(form: forms.Form) -> str:
     """The sentence an action's toast shows for an invalid ``form``: its first field's first error."""
-    return next(iter(form.errors.values()))[0]
+    return str(next(iter(form.errors.values()))[0])  # str(): a message may be a lazy translation
 
 
 class ProfileSelect(forms.Select):
     """The agent picker; each profile that runs the mock agent is marked, for the scenario picker to follow it."""
 
+    #: The profiles (their pks, as option values) that run the mock agent.
+    mock_agent_ids: set[str]
+
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self.mock_agent_ids: set[str] = set()
+        self.mock_agent_ids = set()
 
     def create_option(self, name, value, label, selected, index, subindex=None, attrs=None):
         option = super().create_option(name, value, label, selected, index, subindex, attrs)
@@ -63,13 +68,13 @@ class StartSessionForm(forms.Form):
 
     def __init__(self, *args, task: Task, **kwargs):
         super().__init__(*args, **kwargs)
-        profile = self.fields["profile"]
+        profile = cast(forms.ModelChoiceField, self.fields["profile"])
         profile.queryset = AgentProfile.objects.filter(workspace=task.board.workspace_id)
         profiles = list(profile.queryset.values_list("pk", "agent_id"))
         profile.widget.mock_agent_ids = {str(pk) for pk, agent_id in profiles if offers_scenarios(agent_id)}
         #: Whether the first profile, the one selected when the form is shown, plays scenarios.
         self.offers_scenarios = bool(profiles) and offers_scenarios(profiles[0][1])
-        self.fields["scenario"].choices = scenario_choices()
+        cast(forms.ChoiceField, self.fields["scenario"]).choices = scenario_choices()
         # Kept as the operator left them when the page's parts are re-rendered live.
         # data-role is what static/js/app.js hooks on; data-testid is the tests'.
         profile.widget.attrs.update(

@@ -38,7 +38,7 @@ def task_context(task: Task, *, with_messages: bool = True, card=None, parts=liv
         "agent_live": execution is not None,
         "stream_connected": execution is not None and execution.stream_connected,
         # Where the running agent is, when that is not the web machine.
-        "executor_name": execution.executor.name if execution is not None and execution.executor_id else "",
+        "executor_name": execution.executor.name if execution is not None and execution.executor is not None else "",
         "messages": (
             list(
                 Message.objects.filter(session__task=task)
@@ -125,9 +125,11 @@ def render_message(task_id: int, message_id: int, *, created: bool, tab: str = "
 
 
 def _message_id(value: str | None) -> int | None:
+    if value is None:
+        return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except ValueError:
         return None
 
 
