@@ -284,7 +284,7 @@ def notices(monkeypatch):
     """The settle notices announced to the task's pages, as (pending id, reason)."""
     sent = []
     monkeypatch.setattr(
-        "kandev_web.clarifications.records.live.clarification_settled",
+        "kandev_web.clarifications.actions.live.clarification_settled",
         lambda task_id, pending_id, reason: sent.append((pending_id, reason)),
     )
     return sent
@@ -313,6 +313,39 @@ def test_the_answerer_and_surface_are_recorded_and_announced_once(
         "answered_by": "alice", "answered_via": "task_page", "answered_from": "tab-1", "settled_reason": "operator"
     }
     assert metadata["settled_at"]
+
+
+def test_of_two_racing_answers_the_one_agentctl_names_is_recorded(
+    execution, operator, make_operator, workspace, notices
+):
+    """Both pages recorded their attempt before forwarding; the owner settles from the winner's, once."""
+    record = requested(execution)
+    bob = make_operator("bob", workspace=workspace)
+    red = actions.do_record_attempt(
+        record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False,
+        answerer=Answerer.of(operator, "task_page", "tab-1"),
+    )
+    actions.do_record_attempt(record, answers=[], rejected=True, answerer=Answerer.of(bob, "inbox", "tab-2"))
+    actions.do_settle_elicitation(
+        {"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator",
+         "content": {"question_0": "Red"}, "answer_ref": red}
+    )
+    record.refresh_from_db()
+    assert (record.status, record.answered_by, record.answered_via, record.answered_from) == (
+        Status.ANSWERED, operator, "task_page", "tab-1"
+    )
+    assert record.response["answers"][0]["selected_options"] == ["Red"] and not record.response["rejected"]
+    assert notices == [(record.pending_id, "operator")]
+
+
+def test_an_older_agentctl_s_settlement_takes_the_only_attempt_s_answerer(execution, operator):
+    """agentctl before ``answer_ref``: with one answer tried, it is the one that won."""
+    record = requested(execution)
+    actions.do_record_attempt(record, answers=[], rejected=True, answerer=Answerer.of(operator, "form"))
+    skipped = {"pending_id": record.pending_id, "outcome": "declined", "reason": "operator_skipped"}
+    actions.do_settle_elicitation(skipped)
+    record.refresh_from_db()
+    assert (record.status, record.answered_by, record.answered_via) == (Status.REJECTED, operator, "form")
 
 
 def test_a_withdrawal_is_announced_at_once(execution, notices):
