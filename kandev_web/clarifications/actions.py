@@ -1,7 +1,8 @@
 """Where a question is settled: every write that ends one, each by exactly one writer.
 
-In Zulip's shape, the ``do_*`` functions write and announce; what they
-announce (``live``, ``signals.question_settled``'s receivers) goes out once
+In Zulip's shape: ``check_*`` refuses, before anything is written, what
+must not be recorded at all; ``do_*`` writes and announces, and what it
+announces (``live``, ``signals.question_settled``'s receivers) goes out once
 the transaction commits, so nobody is told of a settlement that rolled back.
 
 Who settles a question, for each way it can end:
@@ -27,7 +28,7 @@ import uuid
 from django.db import transaction
 from django.utils import timezone
 
-from kandev_web import live
+from kandev_web import limits, live
 from kandev_web.board import workflow
 
 from . import records, signals
@@ -41,6 +42,25 @@ _STATUS = {
     ("declined", "operator_skipped"): Status.REJECTED,
     ("declined", "answer_timeout"): Status.EXPIRED,
 }
+
+
+class SkipReasonTooLong(ValueError):
+    """A Skip's reason longer than reaches the agent; ``chars`` is its length."""
+
+    def __init__(self, chars: int):
+        super().__init__(chars)
+        self.chars = chars
+
+
+def check_skip_reason(reject_reason: str) -> None:
+    """Refuse a Skip whose reason the agent would not get whole.
+
+    Before anything is recorded, on either path: the board must not say
+    "Skipped" for a skip the agent never gets.
+    """
+    chars = len(reject_reason.strip())
+    if chars > limits.SKIP_REASON_CHARS:
+        raise SkipReasonTooLong(chars)
 
 
 def do_settle(
