@@ -15,7 +15,6 @@ http-ece. Each endpoint answers with the status it was made with (410: gone).
 
 from __future__ import annotations
 
-import asyncio
 import base64
 import json
 import os
@@ -243,22 +242,3 @@ class Receiver(LoopbackService):
 
 # --- agentctl, for tests that need no real process -------------------------------------------------
 
-
-class FakeRunner:
-    """Records each request; answers with ``answer``, raises it if it is an exception, or never (``"hang"``)."""
-
-    def __init__(self, answer):
-        self.sent, self.answer = [], answer
-        #: The endpoints a page opened a connection to ahead of an answer (``Runner.reach``).
-        self.reached = []
-
-    async def reach(self, endpoint):
-        self.reached.append(endpoint)
-
-    async def request(self, endpoint, action, payload, timeout=None, *, ordered=True):
-        self.sent.append((action, payload))
-        if self.answer == "hang":
-            await asyncio.Event().wait()
-        if isinstance(self.answer, Exception):
-            raise self.answer
-        return self.answer

@@ -66,6 +66,9 @@ logger = logging.getLogger(__name__)
 #: far more than that.
 MAX_ANNOUNCEMENT_BYTES = MAX_FRAME_BYTES - 1024
 
+#: The longest ``answer_ref`` a respond may carry: an opaque id, not a place for content.
+MAX_ANSWER_REF_CHARS = 64
+
 #: Why every pending elicitation of the process is being settled at once.
 EndReason = Literal["agent_exited", "agentctl_shutdown"]
 
@@ -161,14 +164,14 @@ class ElicitationHandler:
         pending cannot both pass the lookup. Returns once the ACP result has
         been written to the agent, and says exactly what was written.
         """
-        pending_id, rejected = _read_respond(payload)
+        pending_id, rejected, answer_ref = _read_respond(payload)
         pending = self._pending.get(pending_id)
         if pending is None:
             raise ActionError(ErrorCode.NOT_FOUND, "no open elicitation has that pending_id")
         if rejected:
             # Skip: the answers, whatever they hold, are ignored (docs/decisions.md#f10-answer-validation).
             result = decline_response()
-            self._settle(pending, result, "declined", "operator_skipped", agent_first=True)
+            self._settle(pending, result, "declined", "operator_skipped", agent_first=True, answer_ref=answer_ref)
         else:
             answers = payload.get("answers")
             problems = validate_answers(pending.form, answers)
@@ -179,7 +182,7 @@ class ElicitationHandler:
                     {"problems": [problem.to_wire() for problem in problems]},
                 )
             result = build_response(pending.form, normalise(pending.form, answers), rejected=False)
-            self._settle(pending, result, "accepted", "operator", agent_first=True)
+            self._settle(pending, result, "accepted", "operator", agent_first=True, answer_ref=answer_ref)
         await pending.delivered.wait()
         return {"success": True, **reported_response(pending.form, result)}
 
@@ -243,7 +246,14 @@ class ElicitationHandler:
         return pending
 
     def _settle(
-        self, pending: _Pending, result: dict[str, Any], outcome: Outcome, reason: Reason, *, agent_first: bool = False
+        self,
+        pending: _Pending,
+        result: dict[str, Any],
+        outcome: Outcome,
+        reason: Reason,
+        *,
+        agent_first: bool = False,
+        answer_ref: str | None = None,
     ) -> None:
         """Settle ``pending`` with ``result`` for the agent, and announce it.
 
@@ -251,7 +261,8 @@ class ElicitationHandler:
         agent to be written its answer, which ``create`` does on the loop's
         next turn, so the agent is not kept waiting on it. It still goes out
         before ``respond`` answers, and before anything the agent says next
-        can be read.
+        can be read. ``answer_ref`` is the winning answer's, echoed so that the
+        client that settles its record knows which of its answers won.
         """
         # Popping first makes the first settlement the only one.
         if self._pending.pop(pending.id, None) is None:
@@ -261,17 +272,21 @@ class ElicitationHandler:
         if not pending.answer.done():
             pending.answer.set_result(result)
         if agent_first:
-            asyncio.get_running_loop().call_soon(self._announce_settled, pending, result, outcome, reason)
+            asyncio.get_running_loop().call_soon(self._announce_settled, pending, result, outcome, reason, answer_ref)
         else:
-            self._announce_settled(pending, result, outcome, reason)
+            self._announce_settled(pending, result, outcome, reason, answer_ref)
 
-    def _announce_settled(self, pending: _Pending, result: dict[str, Any], outcome: Outcome, reason: Reason) -> None:
+    def _announce_settled(
+        self, pending: _Pending, result: dict[str, Any], outcome: Outcome, reason: Reason, answer_ref: str | None
+    ) -> None:
         settled: Payload = {
             "pending_id": pending.id,
             "session_id": pending.session_id,
             "outcome": outcome,
             "reason": reason,
         }
+        if answer_ref is not None:
+            settled["answer_ref"] = answer_ref
         if outcome == "accepted":
             reported = reported_response(pending.form, result)
             settled["content"] = reported.get("content", {})
@@ -281,8 +296,8 @@ class ElicitationHandler:
         self.emit("elicitation.settled", settled)
 
 
-def _read_respond(payload: Payload) -> tuple[str, bool]:
-    """``pending_id`` and ``rejected`` of a respond payload, or ``VALIDATION_ERROR``.
+def _read_respond(payload: Payload) -> tuple[str, bool, str | None]:
+    """``pending_id``, ``rejected`` and ``answer_ref`` of a respond payload, or ``VALIDATION_ERROR``.
 
     Problems have the shape of the answers' own (``Problem.to_wire``), so that
     ``details.problems`` reads the same whatever was wrong.
@@ -290,6 +305,7 @@ def _read_respond(payload: Payload) -> tuple[str, bool]:
     pending_id = payload.get("pending_id")
     rejected = payload.get("rejected", False)
     reject_reason = payload.get("reject_reason")
+    answer_ref = payload.get("answer_ref")
     codes = []
     if not isinstance(pending_id, str) or not pending_id:
         codes.append("bad_pending_id")
@@ -297,10 +313,12 @@ def _read_respond(payload: Payload) -> tuple[str, bool]:
         codes.append("bad_rejected")
     if reject_reason is not None and not isinstance(reject_reason, str):
         codes.append("bad_reject_reason")
+    if answer_ref is not None and not (isinstance(answer_ref, str) and 0 < len(answer_ref) <= MAX_ANSWER_REF_CHARS):
+        codes.append("bad_answer_ref")
     if codes or not isinstance(pending_id, str):  # the isinstance is for the type checker
         problems = [{"code": code, "index": None, "question_id": None, "option_id": None} for code in codes]
         raise ActionError(ErrorCode.VALIDATION_ERROR, ", ".join(codes), {"problems": problems})
-    return pending_id, rejected is True
+    return pending_id, rejected is True, answer_ref
 
 
 def _rfc3339(moment: datetime) -> str:

@@ -28,7 +28,7 @@ from kandev_web.metrics import ANSWER_SECONDS, Timer
 from kandev_web.sessions import services as sessions
 from kandev_web.storable import storable, storable_text
 
-from . import elicitations, services
+from . import actions, elicitations, services
 from .delivery import Delivery, Outcome
 from .models import Clarification, Source
 from .settlement import Answerer
@@ -124,11 +124,15 @@ async def _answer(
 ) -> Delivery:
     # What the operator typed goes to a row (and to the agent) storable, whichever surface it came from.
     answers, reject_reason = storable([answers, reject_reason])
-    reason_chars = len(reject_reason.strip())
-    if rejected and reason_chars > limits.SKIP_REASON_CHARS:
-        # Refused before anything is recorded: the board must not say "Skipped" for a skip the agent never gets.
-        message = _("Your reason for skipping has %(count)d characters; at most %(limit)d reach the agent. Shorten it.")
-        return Delivery(Outcome.INVALID, message % {"count": reason_chars, "limit": limits.SKIP_REASON_CHARS}, "error")
+    if rejected:
+        try:
+            actions.check_skip_reason(reject_reason)
+        except actions.SkipReasonTooLong as long:
+            message = _(
+                "Your reason for skipping has %(count)d characters; at most %(limit)d reach the agent. Shorten it."
+            )
+            said = message % {"count": long.chars, "limit": limits.SKIP_REASON_CHARS}
+            return Delivery(Outcome.INVALID, said, "error")
     given: dict[str, Any] = {
         "answers": answers,
         "rejected": rejected,

@@ -10,13 +10,13 @@ class ClarificationsConfig(AppConfig):
         from kandev_web.db import agent_sync_to_async
         from kandev_web.sessions import signals
 
-        from . import elicitations, services
+        from . import actions, elicitations, services
 
         def requested(sender, session_id, execution_id, payload, **kwargs):
             elicitations.record_requested(execution_id, session_id, payload)
 
         def settled(sender, payload, **kwargs):
-            elicitations.record_settled(payload)
+            actions.do_settle_elicitation(payload)
 
         def declined(sender, session_id, payload, **kwargs):
             elicitations.record_declined(session_id, payload)

@@ -1,10 +1,12 @@
 """Clarifications backed by an ACP elicitation, which agentctl holds.
 
 agentctl announces a pending elicitation and settles it; this module mirrors
-both onto a clarification record (with agentctl's ``pending_id`` verbatim,
-never deduplicated: D4, AC-60) and forwards every operator answer to agentctl
-*first*, with no local already-answered short cut (AC-61): whether an answer
-counts is decided in one place, the process holding the ACP request.
+the announcement onto a clarification record (with agentctl's ``pending_id``
+verbatim, never deduplicated: D4, AC-60), hands the settlement to
+``actions``, and forwards every operator answer to agentctl *first*, with no
+local already-answered short cut (AC-61): whether an answer counts is decided
+in one place, the process holding the ACP request, and the record is settled
+in one place, the process owning its stream.
 """
 
 import asyncio
@@ -22,21 +24,14 @@ from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, AuthorType, MessageType, TaskSession
 from kandev_web.sessions.runtime import Endpoint, runner
 
+from . import actions, records
 from . import problems as answer_problems
-from . import records
 from .delivery import Delivery, Outcome
 from .models import Clarification, Source, Status
-from .settlement import OPERATOR_REASONS, Answerer
+from .settlement import Answerer
 from .validation import Option, Question
 
 logger = logging.getLogger(__name__)
-
-_STATUS = {
-    ("accepted", "operator"): Status.ANSWERED,
-    ("declined", "operator_skipped"): Status.REJECTED,
-    ("declined", "answer_timeout"): Status.EXPIRED,
-}
-
 
 def question_from_wire(question: dict) -> Question:
     """agentctl's announced question (docs/agent-stream.md), as the overlay and timeline show it."""
@@ -106,28 +101,6 @@ def _insert_record(execution_id: int, session_id: int, payload: dict) -> tuple[C
     return record, not session.others_pending
 
 
-@transaction.atomic
-def record_settled(payload: dict) -> None:
-    record = (
-        Clarification.objects.select_for_update()
-        .select_related("session__task")
-        .filter(pending_id=payload.get("pending_id"), status=Status.PENDING)
-        .first()
-    )
-    if record is None:
-        return
-    outcome, reason = payload.get("outcome", ""), payload.get("reason", "")
-    response = {"outcome": outcome, "rejected": reason == "operator_skipped"}
-    if outcome == "accepted":
-        response["content"] = payload.get("content")
-        if payload.get("withheld"):
-            response["withheld"] = payload["withheld"]
-    # An operator's answer is announced by the process that forwarded it,
-    # which knows who answered and from where (``_record_delivered``).
-    status = _STATUS.get((outcome, reason), Status.CANCELLED)
-    records.settle(record, status, reason, response, notice=reason not in OPERATOR_REASONS)
-
-
 #: ``elicitation.declined``'s reason when ``features.acpElicitation`` was off for the execution.
 DECLINED_FLAG_OFF = "elicitation_off"
 
@@ -160,14 +133,7 @@ def reconcile(execution_id: int, session_id: int, pending: list[dict]) -> None:
     live_ids = {p["pending_id"] for p in pending}
     for payload in pending:
         record_requested(execution_id, session_id, payload)
-    with transaction.atomic():
-        for record in (
-            Clarification.objects.select_for_update()
-            .select_related("session__task")
-            .filter(execution_id=execution_id, status=Status.PENDING)
-            .exclude(pending_id__in=live_ids)
-        ):
-            records.settle(record, Status.CANCELLED, "gone", {"outcome": "cancelled"})
+    actions.do_settle_gone(execution_id, live_ids)
 
 
 def _wire_answers(answers: list[dict]) -> list[dict]:
@@ -218,22 +184,26 @@ async def forward(
         execution = _live_execution(record)
     else:
         execution = await database_sync_to_async(_live_execution)(record)
+    given = {"answers": answers, "rejected": rejected, "answerer": answerer}
     if execution is None:
-        await database_sync_to_async(_record_undelivered)(record, answers, rejected, answerer)
+        await database_sync_to_async(actions.do_settle_undelivered)(record, **given)
         return Delivery(Outcome.AGENT_GONE, _("The agent is gone; your answer was recorded but not delivered."))
+    # Who answered and what they chose, for the owner to settle from if agentctl says this answer won.
+    ref = await database_sync_to_async(actions.do_record_attempt)(record, **given)
     payload = {
         "pending_id": record.pending_id,
         "answers": [] if rejected else _wire_answers(answers),
         "rejected": rejected,
         "reject_reason": reject_reason,
+        "answer_ref": ref,
     }
     endpoint = Endpoint(execution.pk, execution.url, execution.token)
     try:
         async with asyncio.timeout(settings.KANDEV_AGENT_ANSWER_TIMEOUT_SECONDS):
-            # Unordered: the operator is told "delivered" as soon as agentctl says so, not once this
-            # process has applied agentctl's own settlement, which came first (``_record_delivered``
-            # takes either order).
-            result = await runner.request(endpoint, "agent.elicitations.respond", payload, ordered=False)
+            # Unordered: the operator is told "delivered" as soon as agentctl says so, not once the
+            # owner has applied agentctl's settlement, which is the owner's to write
+            # (``actions.do_settle_elicitation``), whichever process this is.
+            await runner.request(endpoint, "agent.elicitations.respond", payload, ordered=False)
     except NotFound:
         return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered or withdrawn."))
     except ValidationFailed as invalid:
@@ -250,44 +220,4 @@ async def forward(
     except StreamError as error:
         logger.warning("agentctl refused an elicitation answer: %s", error.code)
         return Delivery(Outcome.REFUSED, _("Not delivered: the agent refused the answer."), "error")
-    await database_sync_to_async(_record_delivered)(record, answers, rejected, result, answerer)
     return Delivery(Outcome.DELIVERED)
-
-
-@transaction.atomic
-def _record_delivered(
-    record: Clarification, answers: list[dict], rejected: bool, result: dict, answerer: Answerer | None
-) -> None:
-    """Keep what the operator chose beside what went on the wire.
-
-    agentctl's ``elicitation.settled`` may be applied first (on the owning
-    process); either way the record ends with both.
-    """
-    current = Clarification.objects.select_for_update().select_related("session__task").get(pk=record.pk)
-    response = {
-        "outcome": "declined" if rejected else "accepted",
-        "content": result.get("content"),
-        "rejected": rejected,
-        "answers": [] if rejected else answers,
-    }
-    if result.get("withheld"):
-        response["withheld"] = result["withheld"]
-    if current.status == Status.PENDING:
-        records.settle(
-            current,
-            Status.REJECTED if rejected else Status.ANSWERED,
-            "operator_skipped" if rejected else "operator",
-            response,
-            answerer=answerer,
-        )
-    else:
-        records.amend_response(current, response, answerer=answerer)
-
-
-@transaction.atomic
-def _record_undelivered(record: Clarification, answers: list[dict], rejected: bool, answerer: Answerer | None) -> None:
-    """Keep the operator's choice as a record of what they chose; nothing reaches the agent."""
-    response = {"outcome": "undelivered", "rejected": rejected, "answers": [] if rejected else answers}
-    if Clarification.objects.filter(pk=record.pk, status=Status.PENDING).exists():
-        status = Status.REJECTED if rejected else Status.ANSWERED
-        records.settle(record, status, "undelivered", response, answerer=answerer)

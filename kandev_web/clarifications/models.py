@@ -83,3 +83,29 @@ class Clarification(models.Model):
 
     def __str__(self):
         return self.pending_id
+
+
+class Attempt(models.Model):
+    """An operator's answer to an elicitation, as the answering process recorded it before forwarding it.
+
+    Not a settlement: agentctl alone decides which of several racing answers
+    counts, and echoes the winner's ``ref`` in ``elicitation.settled``; the
+    process owning the stream then settles the question from the winning
+    attempt, once (``actions.do_settle_elicitation``). Who answered, from
+    where, and what they chose (as it may be stored: ``redaction``) come from
+    here; what went on the wire, from agentctl.
+    """
+
+    ref = models.CharField(max_length=64, unique=True)
+    clarification = models.ForeignKey(Clarification, on_delete=models.CASCADE, related_name="attempts")
+    #: What ``Clarification.response`` keeps of the operator's side: ``rejected``, ``answers``.
+    response = models.JSONField()
+    answered_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    answered_via = models.CharField(max_length=16, choices=Surface, blank=True)
+    answered_from = models.CharField(max_length=64, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self):
+        return self.ref

@@ -30,6 +30,7 @@ MALFORMED = frozenset(
         "bad_pending_id",
         "bad_rejected",
         "bad_reject_reason",
+        "bad_answer_ref",
     }
 )
 

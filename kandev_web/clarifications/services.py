@@ -20,7 +20,7 @@ from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import events, workflow
 from kandev_web.sessions.models import TaskSession
 
-from . import records
+from . import actions, records
 from .models import Clarification, Source, Status
 from .reuse import HeldBundle, reusable_bundle
 from .settlement import Answerer
@@ -117,7 +117,7 @@ def respond(
             questions = tuple(Question.from_json(q) for q in record.questions)
             response = {"rejected": False, "answers": [_answer_json(a) for a in parse_answers(questions, answers)]}
         status, reason = (Status.REJECTED, "operator_skipped") if rejected else (Status.ANSWERED, "operator")
-        records.settle(record, status, reason, response, answerer=answerer)
+        actions.do_settle(record, status, reason, response, answerer=answerer)
         workflow.question_answered(record.session, agent_waiting=not record.agent_disconnected)
         live.wake_clarification(pending_id)
     return record
@@ -205,5 +205,5 @@ def _expire(pending_id: str) -> None:
         .first()
     )
     if record is not None:
-        records.settle(record, Status.EXPIRED, "answer_timeout", None)
+        actions.do_settle(record, Status.EXPIRED, "answer_timeout", None)
 

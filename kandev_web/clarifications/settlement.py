@@ -180,7 +180,7 @@ WITHDRAWN = {
 
 
 def ending_of_message(metadata: dict, asked_at: datetime | None) -> Ending:
-    """The ending as a ``clarification_request`` message carries it (``records.settle`` writes it there)."""
+    """The ending as a ``clarification_request`` message carries it (``actions.do_settle`` writes it there)."""
     settled_at = metadata.get("settled_at")
     return Ending(
         status=metadata.get("status") or Status.PENDING,

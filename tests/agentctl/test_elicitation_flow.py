@@ -316,6 +316,19 @@ async def test_AC_12g_a_second_answer_is_not_found_and_the_agent_sees_one_respon
     assert len(run.inbox.all("elicitation.settled")) == 1
 
 
+async def test_the_winning_answer_s_ref_is_echoed_in_its_settlement(start_agentctl, connect, scripted) -> None:
+    """A client hearing the settlement on another connection learns which of the racing answers won."""
+    run = await run_script(start_agentctl, connect, scripted, ask(COLOUR_FORM))
+    pending_id = (await run.requested())["pending_id"]
+    answer = {"pending_id": pending_id, "answers": [{"question_id": "question_0", "selected_options": ["Red"]}]}
+    await run.client.request("agent.elicitations.respond", {**answer, "answer_ref": "first"})
+    with pytest.raises(NotFound):
+        await run.client.request("agent.elicitations.respond", {**answer, "answer_ref": "second"})
+    await run.finished()
+    [settled] = run.inbox.all("elicitation.settled")
+    assert (settled["reason"], settled["answer_ref"]) == ("operator", "first")
+
+
 async def test_AC_12h_only_the_answered_question_has_a_key(start_agentctl, connect, scripted) -> None:
     params = form(
         {
@@ -629,6 +642,9 @@ async def test_F10_invalid_answers_leave_the_pending_open_and_a_valid_one_then_w
         ({"pending_id": "", "answers": []}, ["bad_pending_id"]),
         ({"pending_id": "p", "answers": [], "rejected": "yes"}, ["bad_rejected"]),
         ({"pending_id": "p", "answers": [], "rejected": False, "reject_reason": 3}, ["bad_reject_reason"]),
+        ({"pending_id": "p", "answers": [], "answer_ref": 7}, ["bad_answer_ref"]),
+        ({"pending_id": "p", "answers": [], "answer_ref": ""}, ["bad_answer_ref"]),
+        ({"pending_id": "p", "answers": [], "answer_ref": "r" * 65}, ["bad_answer_ref"]),
     ],
 )
 async def test_a_malformed_respond_payload_is_a_validation_error(

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from kandev_web import live
 from kandev_web.board.models import TaskState
-from kandev_web.clarifications import elicitations
+from kandev_web.clarifications import actions, elicitations
 from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions import events, tasks, workflow
@@ -306,7 +306,7 @@ def test_an_elicitation_keeps_the_session_running_and_its_settling_updates_the_c
     assert told.task("task.changed")["parts"] == ["details", "session"]
 
     with pages(session.task) as told:
-        elicitations.record_settled(
+        actions.do_settle_elicitation(
             {"pending_id": ELICITATION["pending_id"], "outcome": "cancelled", "reason": "turn_cancelled"}
         )
     session, task = refreshed(session)

@@ -1,6 +1,7 @@
 """Elicitation-backed clarifications in the web app: mirroring agentctl, and the answer fork."""
 
 import re
+from unittest.mock import ANY
 
 import pytest
 from asgiref.sync import async_to_sync
@@ -8,7 +9,7 @@ from django.test import Client
 from django.utils import timezone
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
-from kandev_web.clarifications import answering, elicitations
+from kandev_web.clarifications import actions, answering, elicitations
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.clarifications.settlement import Answerer
 from kandev_web.clarifications.templatetags.clarifications import answer_text
@@ -23,8 +24,8 @@ from kandev_web.sessions.models import (
     Turn,
 )
 from kandev_web.sessions.pending import pending_actions
-from testing_support.fakes import FakeRunner
 from testing_support.questions import REQUESTED, requested
+from testing_support.runner import FakeRunner
 
 #: The record's one read (a locked session with a subquery and an EXISTS) is PostgreSQL's business too.
 pytestmark = pytest.mark.postgres
@@ -78,7 +79,7 @@ def test_F9_one_notification_per_pending_id_even_if_announced_again(execution, d
 )
 def test_F7_every_settlement_settles_the_record_and_its_messages(execution, outcome, reason, status):
     record = requested(execution)
-    elicitations.record_settled({"pending_id": record.pending_id, "outcome": outcome, "reason": reason})
+    actions.do_settle_elicitation({"pending_id": record.pending_id, "outcome": outcome, "reason": reason})
     record.refresh_from_db()
     assert (record.status, record.settled_reason) == (status, reason)
     assert set(Message.objects.values_list("metadata__status", flat=True)) == {status}
@@ -99,8 +100,8 @@ def submit(record, **answer):
 
 @pytest.fixture
 def fake_runner(monkeypatch):
-    def install(answer):
-        fake = FakeRunner(answer)
+    def install(answer, **options):
+        fake = FakeRunner(answer, **options)
         monkeypatch.setattr(elicitations, "runner", fake)
         return fake
 
@@ -110,7 +111,7 @@ def fake_runner(monkeypatch):
 @pytest.mark.django_db(transaction=True)
 def test_AC_61_a_second_answer_is_still_forwarded_and_agentctl_decides(execution, fake_runner):
     record = requested(execution)
-    elicitations.record_settled({"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator"})
+    actions.do_settle_elicitation({"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator"})
     fake = fake_runner(NotFound("no open elicitation"))
     delivery = submit(record, answers=[], rejected=False, reject_reason="")
     assert [action for action, _ in fake.sent] == ["agent.elicitations.respond"]
@@ -138,7 +139,13 @@ def test_the_forwarded_payload_is_the_contracts(execution, fake_runner):
     assert fake.sent == [
         (
             "agent.elicitations.respond",
-            {"pending_id": record.pending_id, "answers": answers, "rejected": False, "reject_reason": ""},
+            {
+                "pending_id": record.pending_id,
+                "answers": answers,
+                "rejected": False,
+                "reject_reason": "",
+                "answer_ref": ANY,
+            },
         )
     ]
     record.refresh_from_db()
@@ -199,12 +206,10 @@ def test_a_secret_is_sent_to_agentctl_and_kept_nowhere(execution, fake_runner, a
     record = requested(execution)
     # agentctl reports the answer without the secret (docs/agent-stream.md), whichever comes first.
     reported = {"action": "accept", "content": {"question_0": "Blue"}, "withheld": ["apiKey"]}
-    if agentctl_settles_first:
-        elicitations.record_settled(
-            {"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator", **reported}
-        )
-    fake = fake_runner({"success": True, **reported})
+    fake = fake_runner({"success": True, **reported}, settles=agentctl_settles_first)
     assert submit(record, answers=SECRET_ANSWERS, rejected=False, reject_reason="").delivered
+    if not agentctl_settles_first:
+        fake.settle_sent()
     # agentctl got the value ...
     assert fake.sent[0][1]["answers"][1]["custom_text"] == SECRET
     # ... and the record and its messages keep only that a value was sent.
@@ -222,7 +227,7 @@ def test_a_secret_is_sent_to_agentctl_and_kept_nowhere(execution, fake_runner, a
 
 def test_a_secret_reported_by_an_older_agentctl_is_not_kept_either(execution):
     record = requested(execution)
-    elicitations.record_settled(
+    actions.do_settle_elicitation(
         {"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator", "content": {"apiKey": SECRET}}
     )
     assert not stored_anywhere(SECRET)
@@ -246,7 +251,7 @@ def notices(monkeypatch):
     """The settle notices announced to the task's pages, as (pending id, reason)."""
     sent = []
     monkeypatch.setattr(
-        "kandev_web.clarifications.records.live.clarification_settled",
+        "kandev_web.clarifications.actions.live.clarification_settled",
         lambda task_id, pending_id, reason: sent.append((pending_id, reason)),
     )
     return sent
@@ -258,14 +263,15 @@ def test_the_answerer_and_surface_are_recorded_and_announced_once(
     execution, operator, fake_runner, notices, agentctl_settles_first
 ):
     record = requested(execution)
-    if agentctl_settles_first:
-        # agentctl's settlement knows no answerer: it announces nothing yet.
-        elicitations.record_settled({"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator"})
-        assert notices == []
-    fake_runner({"success": True, "action": "accept", "content": {"question_0": "Red"}})
+    reported = {"success": True, "action": "accept", "content": {"question_0": "Red"}}
+    fake = fake_runner(reported, settles=agentctl_settles_first)
     answerer = Answerer.of(operator, "task_page", "tab-1")
     answers = [{"question_id": "question_0", "selected_options": ["Red"]}]
     assert submit(record, answers=answers, rejected=False, reject_reason="", answerer=answerer).delivered
+    if not agentctl_settles_first:
+        # The answering process's report announces nothing: the owner's settlement does, once.
+        assert notices == []
+        fake.settle_sent()
     assert notices == [(record.pending_id, "operator")]
     record.refresh_from_db()
     assert (record.answered_by, record.answered_via, record.answered_from) == (operator, "task_page", "tab-1")
@@ -276,9 +282,42 @@ def test_the_answerer_and_surface_are_recorded_and_announced_once(
     assert metadata["settled_at"]
 
 
+def test_of_two_racing_answers_the_one_agentctl_names_is_recorded(
+    execution, operator, make_operator, workspace, notices
+):
+    """Both pages recorded their attempt before forwarding; the owner settles from the winner's, once."""
+    record = requested(execution)
+    bob = make_operator("bob", workspace=workspace)
+    red = actions.do_record_attempt(
+        record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False,
+        answerer=Answerer.of(operator, "task_page", "tab-1"),
+    )
+    actions.do_record_attempt(record, answers=[], rejected=True, answerer=Answerer.of(bob, "inbox", "tab-2"))
+    actions.do_settle_elicitation(
+        {"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator",
+         "content": {"question_0": "Red"}, "answer_ref": red}
+    )
+    record.refresh_from_db()
+    assert (record.status, record.answered_by, record.answered_via, record.answered_from) == (
+        Status.ANSWERED, operator, "task_page", "tab-1"
+    )
+    assert record.response["answers"][0]["selected_options"] == ["Red"] and not record.response["rejected"]
+    assert notices == [(record.pending_id, "operator")]
+
+
+def test_an_older_agentctl_s_settlement_takes_the_only_attempt_s_answerer(execution, operator):
+    """agentctl before ``answer_ref``: with one answer tried, it is the one that won."""
+    record = requested(execution)
+    actions.do_record_attempt(record, answers=[], rejected=True, answerer=Answerer.of(operator, "form"))
+    skipped = {"pending_id": record.pending_id, "outcome": "declined", "reason": "operator_skipped"}
+    actions.do_settle_elicitation(skipped)
+    record.refresh_from_db()
+    assert (record.status, record.answered_by, record.answered_via) == (Status.REJECTED, operator, "form")
+
+
 def test_a_withdrawal_is_announced_at_once(execution, notices):
     record = requested(execution)
-    elicitations.record_settled({"pending_id": record.pending_id, "outcome": "cancelled", "reason": "turn_cancelled"})
+    actions.do_settle_elicitation({"pending_id": record.pending_id, "outcome": "cancelled", "reason": "turn_cancelled"})
     assert notices == [(record.pending_id, "turn_cancelled")]
 
 
@@ -317,6 +356,6 @@ def test_a_question_asked_while_another_waits_shows_both_the_older_first(executi
 
 def test_a_question_after_the_other_was_answered_shows_only_itself(execution, overlays_sent):
     first = requested(execution)
-    elicitations.record_settled({"pending_id": first.pending_id, "outcome": "accepted", "reason": "operator"})
+    actions.do_settle_elicitation({"pending_id": first.pending_id, "outcome": "accepted", "reason": "operator"})
     second = requested(execution, pending_id="7d3c9a52-0000-4000-8000-000000000003")
     assert shown_with(overlays_sent, second.pending_id) == [second.pending_id]

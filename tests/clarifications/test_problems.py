@@ -10,8 +10,8 @@ from kandev_web.agentctl.stream_client import ValidationFailed
 from kandev_web.clarifications import elicitations
 from kandev_web.clarifications.models import Status
 from kandev_web.clarifications.problems import MALFORMED, explain, question_name
-from testing_support.fakes import FakeRunner
 from testing_support.questions import requested
+from testing_support.runner import FakeRunner
 
 QUESTIONS = [
     {"id": "question_0", "title": "Colour", "prompt": "Pick a colour"},

@@ -13,8 +13,8 @@ from kandev_web.clarifications import answering, elicitations, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
-from testing_support.fakes import FakeRunner
 from testing_support.questions import REQUESTED
+from testing_support.runner import FakeRunner
 
 BUNDLE = parse_bundle(
     [{"prompt": "Which database?", "options": [{"label": "Postgres", "description": "Relational"},

@@ -23,7 +23,7 @@ from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.mcp_tokens import new_token
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, TaskSession
-from testing_support.fakes import FakeRunner
+from testing_support.runner import FakeRunner
 from testing_support.sockets import HOST
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]

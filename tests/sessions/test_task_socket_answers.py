@@ -8,6 +8,7 @@ back as the overlay's outcome marker.
 
 import asyncio
 import json
+from unittest.mock import ANY
 
 import pytest
 from channels.db import database_sync_to_async
@@ -16,11 +17,11 @@ from channels.testing import WebsocketCommunicator
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.asgi import application
 from kandev_web.board.models import Task
-from kandev_web.clarifications import elicitations, services
+from kandev_web.clarifications import actions, elicitations, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
-from testing_support.fakes import FakeRunner
+from testing_support.runner import FakeRunner
 from testing_support.sockets import HOST, two_running_tasks
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
@@ -125,6 +126,7 @@ async def test_an_elicitation_answer_is_forwarded_to_agentctl_as_the_contract_sa
         "answers": [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}],
         "rejected": False,
         "reject_reason": "",
+        "answer_ref": ANY,
     })]
     await communicator.disconnect()
 
@@ -244,7 +246,7 @@ async def test_a_submit_for_a_question_the_page_was_shown_goes_to_agentctl_even_
     record = await _elicit(mine)
     await _reply(communicator, 'data-testid="clarification-overlay"')
     settled = {"pending_id": record.pending_id, "outcome": "cancelled", "reason": "turn_cancelled"}
-    await database_sync_to_async(elicitations.record_settled)(settled)
+    await database_sync_to_async(actions.do_settle_elicitation)(settled)
     fake = fake_agentctl(NotFound("no open elicitation has that pending_id"))
     await communicator.send_to(text_data=_answer(record, action="submit", **{"answer-question_0-option": "Red"}))
     assert 'data-outcome="already_settled"' in await _reply(communicator, OUTCOME)

@@ -6,7 +6,7 @@ import threading
 import pytest
 from django.db import connections, transaction
 
-from kandev_web.clarifications import records, services
+from kandev_web.clarifications import actions, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions import events
@@ -82,7 +82,7 @@ def test_a_question_that_ends_unanswered_is_withdrawn_and_each_occurrence_is_sen
     record, _ = services.request_clarification(session, QUESTIONS)
     with transaction.atomic():
         record = Clarification.objects.select_for_update().get(pk=record.pk)
-        records.settle(record, Status.EXPIRED, "answer_timeout", None)
+        actions.do_settle(record, Status.EXPIRED, "answer_timeout", None)
     turn = session.turns.get()
     webhooks.turn_finished(session, turn)
     webhooks.turn_finished(session, turn)

@@ -1,0 +1,204 @@
+"""Where a question is settled: every write that ends one, each by exactly one writer.
+
+In Zulip's shape: ``check_*`` refuses, before anything is written, what
+must not be recorded at all; ``do_*`` writes and announces, and what it
+announces (``live``, ``signals.question_settled``'s receivers) goes out once
+the transaction commits, so nobody is told of a settlement that rolled back.
+
+Who settles a question, for each way it can end:
+
+- an elicitation, however it ended (answered, skipped, timed out,
+  withdrawn): the process owning its execution's stream, on agentctl's
+  ``elicitation.settled`` (:func:`do_settle_elicitation`). The process an
+  operator answered on writes no settlement: before forwarding it records an
+  :class:`~.models.Attempt` (:func:`do_record_attempt`) whose ``ref``
+  agentctl echoes for the answer that won, and the owner settles from it,
+  with who answered and what they chose, and tells every page once;
+- an elicitation whose agent is gone, so that nobody else will: the answering
+  process (:func:`do_settle_undelivered`);
+- an elicitation agentctl no longer lists after a reconnect: the owner
+  (:func:`do_settle_gone`);
+- an ask_user_question_kandev bundle: whoever holds its locked row, answering
+  or expiring it (``services.respond``, ``services._expire``), through
+  :func:`do_settle`.
+"""
+
+import uuid
+
+from django.db import transaction
+from django.utils import timezone
+
+from kandev_web import limits, live
+from kandev_web.sessions import workflow
+
+from . import records, signals
+from .models import Attempt, Clarification, Status
+from .redaction import stored_response
+from .settlement import OPERATOR_REASONS, Answerer
+
+#: agentctl's ``elicitation.settled`` outcome and reason, as the record's status.
+_STATUS = {
+    ("accepted", "operator"): Status.ANSWERED,
+    ("declined", "operator_skipped"): Status.REJECTED,
+    ("declined", "answer_timeout"): Status.EXPIRED,
+}
+
+
+class SkipReasonTooLong(ValueError):
+    """A Skip's reason longer than reaches the agent; ``chars`` is its length."""
+
+    def __init__(self, chars: int):
+        super().__init__(chars)
+        self.chars = chars
+
+
+def check_skip_reason(reject_reason: str) -> None:
+    """Refuse a Skip whose reason the agent would not get whole.
+
+    Before anything is recorded, on either path: the board must not say
+    "Skipped" for a skip the agent never gets.
+    """
+    chars = len(reject_reason.strip())
+    if chars > limits.SKIP_REASON_CHARS:
+        raise SkipReasonTooLong(chars)
+
+
+def do_settle(
+    record: Clarification, status: str, reason: str, response: dict | None, *, answerer: Answerer | None = None
+) -> None:
+    """End a pending record: status, why, who and from where, its messages, the waiting icon, and a notice.
+
+    Inside the caller's transaction, with ``record`` locked by it. What a
+    sensitive question was given is not kept (``redaction``). The notice
+    tells every open page of the task why the question went away; each says
+    it in its own words (``settlement``), and the page that answered says
+    nothing more (``AnswerSocket.first_to_tell``).
+    """
+    response = stored_response(record.questions, response)
+    Clarification.objects.filter(pk=record.pk).update(
+        status=status,
+        settled_reason=reason,
+        response=response,
+        responded_at=timezone.now(),
+        **_answerer_fields(answerer),
+    )
+    record.refresh_from_db()
+    records.update_messages(record, status=status, response=response, **_ending_metadata(record, answerer))
+    workflow.question_settled(record.session)
+    signals.question_settled.send(Clarification, record=record)
+    live.clarification_settled(record.session.task_id, record.pending_id, reason)
+
+
+def _answerer_fields(answerer: Answerer | None) -> dict:
+    if answerer is None:
+        return {}
+    return {"answered_by_id": answerer.user_id, "answered_via": answerer.surface, "answered_from": answerer.tab}
+
+
+def _ending_metadata(record: Clarification, answerer: Answerer | None) -> dict:
+    """How it ended, as its messages carry it for the timeline (``settlement.ending_of_message``)."""
+    assert record.responded_at is not None  # settled
+    metadata = {"settled_reason": record.settled_reason, "settled_at": record.responded_at.isoformat()}
+    if answerer is not None:
+        metadata |= answerer.as_metadata()
+    return metadata
+
+
+def _operator_side(record: Clarification, answers: list[dict], rejected: bool) -> dict:
+    """What the record keeps of an operator's answer beside what went on the wire."""
+    return stored_response(record.questions, {"rejected": rejected, "answers": [] if rejected else answers}) or {}
+
+
+# Elicitations ------------------------------------------------------------
+
+
+def do_record_attempt(
+    record: Clarification, *, answers: list[dict], rejected: bool, answerer: Answerer | None
+) -> str:
+    """Record an answer about to be forwarded to agentctl; its ``ref``, for agentctl to echo if it wins.
+
+    One insert, committed before the answer leaves, so the owner finds it
+    whenever agentctl's settlement reaches it. It settles nothing.
+    """
+    ref = uuid.uuid4().hex
+    Attempt.objects.create(
+        ref=ref,
+        clarification_id=record.pk,
+        response=_operator_side(record, answers, rejected),
+        **_answerer_fields(answerer),
+    )
+    return ref
+
+
+@transaction.atomic
+def do_settle_elicitation(payload: dict) -> None:
+    """Apply agentctl's ``elicitation.settled``: the one write that settles an elicitation agentctl holds.
+
+    For an operator's answer or Skip, who answered and what they chose come
+    from the attempt agentctl names (``answer_ref``). An agentctl too old
+    to name it leaves the answerer unknown unless only one answer was tried.
+    """
+    record = (
+        Clarification.objects.select_for_update()
+        .select_related("session__task")
+        .filter(pending_id=payload.get("pending_id"), status=Status.PENDING)
+        .first()
+    )
+    if record is None:
+        return
+    outcome, reason = payload.get("outcome", ""), payload.get("reason", "")
+    response = {"outcome": outcome, "rejected": reason == "operator_skipped"}
+    attempt = _winning_attempt(record, payload.get("answer_ref")) if reason in OPERATOR_REASONS else None
+    if attempt is not None:
+        response |= attempt.response
+    if outcome == "accepted":
+        response["content"] = payload.get("content")
+        if payload.get("withheld"):
+            response["withheld"] = payload["withheld"]
+    status = _STATUS.get((outcome, reason), Status.CANCELLED)
+    do_settle(record, status, reason, response, answerer=_answerer_of(attempt))
+
+
+def _winning_attempt(record: Clarification, ref: object) -> Attempt | None:
+    attempts = Attempt.objects.select_related("answered_by").filter(clarification=record)
+    if isinstance(ref, str) and ref:
+        return attempts.filter(ref=ref).first()
+    only = list(attempts[:2])
+    return only[0] if len(only) == 1 else None
+
+
+def _answerer_of(attempt: Attempt | None) -> Answerer | None:
+    if attempt is None or attempt.answered_by is None:
+        return None
+    return Answerer.of(attempt.answered_by, attempt.answered_via, attempt.answered_from)
+
+
+@transaction.atomic
+def do_settle_undelivered(
+    record: Clarification, *, answers: list[dict], rejected: bool, answerer: Answerer | None
+) -> None:
+    """Keep the operator's choice for a question whose agent is gone; nothing reaches the agent, nobody else writes."""
+    pending = (
+        Clarification.objects.select_for_update()
+        .select_related("session")
+        .filter(pk=record.pk, status=Status.PENDING)
+        .first()
+    )
+    if pending is None:
+        return
+    record = pending
+    response = {"outcome": "undelivered", **_operator_side(record, answers, rejected)}
+    status = Status.REJECTED if rejected else Status.ANSWERED
+    do_settle(record, status, "undelivered", response, answerer=answerer)
+
+
+def do_settle_gone(execution_id: int, live_ids: set[str]) -> None:
+    """After a reconnect: withdraw the execution's pending questions agentctl no longer holds."""
+    with transaction.atomic():
+        for record in (
+            Clarification.objects.select_for_update()
+            .select_related("session__task")
+            .filter(execution_id=execution_id, status=Status.PENDING)
+            .exclude(pending_id__in=live_ids)
+        ):
+            do_settle(record, Status.CANCELLED, "gone", {"outcome": "cancelled"})
