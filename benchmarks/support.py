@@ -35,7 +35,7 @@ from e2e.processes import CHROMIUM as E2E_CHROMIUM
 from e2e.processes import CHROMIUM_ARGS as E2E_CHROMIUM_ARGS
 from e2e.processes import free_port, stop_group, wait_for_port  # shared with the browser suite
 from e2e.processes import server_environ as e2e_server_environ
-from kandev_web.executor.ssh import SshAddress
+from kandev_web.executor.address import SshAddress
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent

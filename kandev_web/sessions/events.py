@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 
 from kandev_web import git, live
 from kandev_web.agentctl.stderr_tail import cap_tail
-from kandev_web.executor.ssh import SshAddress
+from kandev_web.executor.address import SshAddress
 from kandev_web.storable import storable
 
 from . import exits, signals, tool_calls, workflow, worktrees

@@ -10,8 +10,7 @@ from django.utils.translation import gettext_lazy as _
 
 from kandev_web import git
 from kandev_web.board.models import Task, Workspace
-from kandev_web.checkouts import Checkouts, LocalCheckouts
-from kandev_web.executor.ssh import SshAddress, SshCheckouts
+from kandev_web.executor.address import SshAddress
 from kandev_web.forms import SecretEnvChange
 from kandev_web.secret_box import SecretBox, SecretUnreadable
 
@@ -271,18 +270,15 @@ class Repository(models.Model):
     def __str__(self):
         return self.name
 
-    def checkouts(self) -> Checkouts:
-        """Where this repository's task checkouts are made: on this machine, or by its executor host."""
-        if self.executor_id is None:
-            return LocalCheckouts(Path(settings.KANDEV_WORKTREE_ROOT))
-        return SshCheckouts(self.executor.address)
-
     def clean(self):
+        # Validating a repository asks its machine; merely loading the models must not import the SSH client.
+        from .hosts import checkouts
+
         super().clean()
         if not Path(self.path).is_absolute():
             raise ValidationError({"path": _("Give the repository's absolute path.")})
         try:
-            found = self.checkouts().inspect(self.path, self.default_branch)
+            found = checkouts(self).inspect(self.path, self.default_branch)
         except git.GitError as error:
             if error.failure is git.Failure.NO_SUCH_REF:
                 raise ValidationError(

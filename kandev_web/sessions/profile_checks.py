@@ -29,7 +29,8 @@ from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError
-from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecutor
+from kandev_web.executor.address import SshAddress
+from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor
 from kandev_web.secret_box import SecretUnreadable
 
 from .check_report import Outcome
