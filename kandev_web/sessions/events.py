@@ -1,7 +1,7 @@
 """Applying what agentctl reports to the task's session, turns and messages.
 
 Each function is one transaction and announces its change after commit. They
-run on the web process that owns the execution's stream (``runtime``), in the
+run on the web process that owns the execution's stream (``runner``), in the
 order agentctl sent the notifications.
 """
 

@@ -149,7 +149,7 @@ class AgentProfile(models.Model):
     ``env`` is shown and edited in clear; ``secret_env`` (API keys, tokens) is
     write-only: each value sealed (``kandev_web/secret_box.py``), its name
     readable, its value opened only when an agent is launched
-    (``sessions.runtime``). Nothing renders, logs or ``repr``s a value.
+    (``sessions.launching``). Nothing renders, logs or ``repr``s a value.
     """
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_profiles")
