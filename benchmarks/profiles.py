@@ -24,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
-from kandev_web.executor.ssh import SshAddress
+from kandev_web.executor.address import SshAddress
 from testing_support.executor import SSH_TEST_VARS, ssh_test_host
 
 EMBEDDED = "embedded"

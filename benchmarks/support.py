@@ -32,7 +32,7 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kandev_web.executor.ssh import SshAddress
+from kandev_web.executor.address import SshAddress
 from testing_support import processes
 from testing_support.processes import free_port, stop_group, wait_for_port  # shared with the test suites
 

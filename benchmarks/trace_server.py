@@ -93,9 +93,9 @@ def install_probes() -> None:
     from kandev_web import live, live_consumer
     from kandev_web.clarifications import elicitations, overlay
     from kandev_web.pages.task.consumers import TaskConsumer
-    from kandev_web.sessions import runtime
+    from kandev_web.sessions import runner
 
-    _wrap_async(runtime.Runner, "_apply", "apply", lambda self, ref, action, payload: action)
+    _wrap_async(runner.Runner, "_apply", "apply", lambda self, ref, action, payload: action)
     _wrap_sync(overlay, "render", "overlay")
     _wrap_sync(elicitations, "_create_record", "record")
     # What the runner's elicitation.requested signal runs (``clarifications.apps``), looked up at each call.

@@ -36,7 +36,7 @@ from .logs import RequestIds  # noqa: E402
 from .notifications.push_sender import sender as push_sender  # noqa: E402
 from .origins import SameOriginValidator  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
-from .sessions.runtime import runner  # noqa: E402
+from .sessions.runner import runner  # noqa: E402
 from .webhooks.sender import sender as webhook_sender  # noqa: E402
 
 

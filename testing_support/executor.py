@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from kandev_web.executor.ssh import SshAddress
+from kandev_web.executor.address import SshAddress
 
 #: What ``scripts/test`` exports about the sshd it starts on this machine's loopback.
 SSH_TEST_VARS = (

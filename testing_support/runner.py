@@ -4,7 +4,7 @@ import asyncio
 
 from kandev_web.db import database_sync_to_async
 from kandev_web.sessions import signals
-from kandev_web.sessions.runtime import Runner
+from kandev_web.sessions.runner import Runner
 
 
 class FakeRunner:

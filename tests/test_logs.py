@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from kandev_web.asgi import application
 from kandev_web.logs import ContextIds, bound, json_formatter
-from kandev_web.sessions import runtime, signals
+from kandev_web.sessions import runner, signals
 from testing_support.sockets import HOST
 
 
@@ -90,8 +90,8 @@ def test_lines_logged_while_an_agent_event_is_applied_name_its_execution_and_ses
     # A notification the runner relays: the clarifications app ignores one with no reason.
     signals.elicitation_declined.connect(log)
     try:
-        async_to_sync(runtime.Runner()._apply)(
-            runtime.ExecutionRef(session_id=7, execution_id=12), "elicitation.declined", {}
+        async_to_sync(runner.Runner()._apply)(
+            runner.ExecutionRef(session_id=7, execution_id=12), "elicitation.declined", {}
         )
     finally:
         signals.elicitation_declined.disconnect(log)

@@ -22,7 +22,8 @@ from kandev_web.db import database_sync_to_async
 from kandev_web.flags.registry import ACP_ELICITATION
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, AuthorType, MessageType, TaskSession
-from kandev_web.sessions.runtime import Endpoint, runner
+from kandev_web.sessions.routing import Endpoint
+from kandev_web.sessions.runner import runner
 
 from . import actions, records
 from . import problems as answer_problems

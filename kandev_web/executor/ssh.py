@@ -37,6 +37,7 @@ import asyncssh
 from kandev_web import checkouts, git
 from kandev_web.agentctl.cli import TOKEN_VAR
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected
+from kandev_web.executor.address import SshAddress
 
 logger = logging.getLogger(__name__)
 
@@ -69,37 +70,6 @@ class SshError(AgentStreamNotConnected):
         super().__init__(f"{failure}: {detail}" if detail else str(failure))
         self.failure = failure
         self.detail = detail
-
-
-@dataclass(frozen=True)
-class SshAddress:
-    """How to reach one executor host over SSH. ``private_key`` is a credential: never log it."""
-
-    host: str
-    user: str
-    #: The host's public key, as a known_hosts line or ``ssh-keyscan`` output.
-    host_key: str
-    port: int = 22
-    #: The command that runs agentctl there: a path, or a name on that login's PATH.
-    agentctl: str = "kandev-agentctl"
-    #: Where agents' working directories go when a profile names none; relative to the login directory.
-    workdir_root: str = "kandev-workdirs"
-    #: Where tasks' worktrees go for repositories on that host; relative to the login directory.
-    worktree_root: str = "kandev-worktrees"
-    #: An OpenSSH private key (text). Empty: ``key_file`` is used.
-    private_key: str = field(default="", repr=False)
-    key_file: str = ""
-
-    @property
-    def url(self) -> str:
-        """Who and where, for sentences and logs (no secret in it)."""
-        return f"ssh://{self.user}@{self.host}:{self.port}"
-
-    @property
-    def checkout_command(self) -> str:
-        """``kandev-checkout`` there: beside ``agentctl`` when that is a path, else on the login's PATH."""
-        directory, slash, _ = self.agentctl.rpartition("/")
-        return f"{directory}{slash}kandev-checkout"
 
 
 def trusted_host_key(line: str) -> asyncssh.SSHKey:

@@ -1,7 +1,7 @@
 """Applying what agentctl reports to the task's session, turns and messages.
 
 Each function is one transaction and announces its change after commit. They
-run on the web process that owns the execution's stream (``runtime``), in the
+run on the web process that owns the execution's stream (``runner``), in the
 order agentctl sent the notifications.
 """
 
@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 
 from kandev_web import git, live
 from kandev_web.agentctl.stderr_tail import cap_tail
-from kandev_web.executor.ssh import SshAddress
+from kandev_web.executor.address import SshAddress
 from kandev_web.storable import storable
 
 from . import exits, signals, tool_calls, workflow, worktrees

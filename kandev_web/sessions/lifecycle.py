@@ -15,7 +15,8 @@ from django.db.models.signals import pre_delete
 from django.dispatch import receiver
 
 from .models import AgentExecution
-from .runtime import Endpoint, NotServing, Runner, runner
+from .routing import Endpoint
+from .runner import NotServing, Runner, runner
 
 logger = logging.getLogger(__name__)
 

@@ -29,12 +29,15 @@ from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError
-from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecutor
+from kandev_web.executor.address import SshAddress
+from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor
 from kandev_web.secret_box import SecretUnreadable
 
 from .check_report import Outcome
+from .hosts import executor_client
+from .launching import agent_environment, launch_environment
 from .models import AgentProfile
-from .runtime import agent_environment, executor_client, launch_environment, ssh_reason
+from .ssh_reasons import ssh_reason
 
 logger = logging.getLogger(__name__)
 
@@ -55,7 +58,7 @@ class CheckSpec:
     host: str
     executor: SshAddress | None = None
     workdir: str = ""
-    #: The profile's secrets, still sealed: opened only as agentctl starts (``runtime.launch_environment``).
+    #: The profile's secrets, still sealed: opened only as agentctl starts (``launching.launch_environment``).
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
 
 

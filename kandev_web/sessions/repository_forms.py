@@ -1,7 +1,7 @@
 """Registering a repository on the workspace settings page: where it is, and on which machine.
 
 The model's ``clean`` asks that machine whether the path is a git repository
-and which branch new work starts from (``Repository.checkouts``); this form
+and which branch new work starts from (``hosts.checkouts``); this form
 only bounds what is typed.
 """
 

@@ -15,10 +15,12 @@ from kandev_web.flags.services import runtime_flags
 
 from . import events, workflow
 from .display import turn_open_reason
+from .launching import LaunchPlan, agent_environment
 from .mcp_tokens import mcp_server_for_agent, new_token
 from .models import AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
 from .pending import pending_actions
-from .runtime import Endpoint, LaunchPlan, agent_environment, runner
+from .routing import Endpoint
+from .runner import runner
 from .worktrees import WorktreeError, ensure_worktree
 
 

@@ -1,7 +1,7 @@
 """What other apps may want to react to in a session's life, without sessions knowing them.
 
 ``turn_ended`` and ``agent_gone`` are sent inside the transaction that
-records the change. The rest come from the runner (``runtime``), on the
+records the change. The rest come from the runner (``runner``), on the
 process owning the execution's stream; receivers are told ``session_id`` and
 ``execution_id``.
 """

@@ -3,7 +3,7 @@
 Two tasks never share a checkout: each gets a branch named after it
 (``kandev/task-<id>-<slug>``, another suffix when taken) in a directory of
 its own, under ``KANDEV_WORKTREE_ROOT`` or the worktree root of the executor
-host that holds the repository (``Repository.checkouts``). Everything here
+host that holds the repository (``hosts.checkouts``). Everything here
 blocks on git or on that host, so it runs in a request's or a database
 thread, never on the server's loop.
 """
@@ -21,6 +21,7 @@ from kandev_web import git
 from kandev_web.checkouts import Checkouts
 from kandev_web.rendering.diff import FileDiff, file_diff
 
+from . import hosts
 from .models import AgentProfile, Worktree
 
 BRANCH_PREFIX = "kandev/"
@@ -104,7 +105,7 @@ def ensure_worktree(task_id: int, profile: AgentProfile) -> Worktree | None:
         if worktree is None:
             return None
         _check_machine(worktree, profile)
-        checkouts = worktree.repository.checkouts()
+        checkouts = hosts.checkouts(worktree.repository)
         try:
             if worktree.branch:
                 checkouts.restore(worktree.repository.path, worktree.path, worktree.branch)
@@ -133,7 +134,7 @@ def _make(worktree: Worktree, checkouts: Checkouts) -> None:
 
 def changed_files(worktree: Worktree) -> tuple[list[FileDiff], int]:
     """Each file the task's worktree has changed against its base, as a diff, and how many more were left out."""
-    found = worktree.repository.checkouts().file_changes(
+    found = hosts.checkouts(worktree.repository).file_changes(
         worktree.repository.path, worktree.path, worktree.base_commit, MAX_FILES, MAX_FILE_BYTES, MAX_TOTAL_BYTES
     )
     diffs: list[FileDiff] = []
@@ -153,7 +154,7 @@ def made(worktree: Worktree | None) -> TypeGuard[Worktree]:
 def unique_commits(worktree: Worktree) -> list[str]:
     """The commits on the task's branch that no other branch or remote holds."""
     try:
-        return worktree.repository.checkouts().unique_commits(worktree.repository.path, worktree.branch)
+        return hosts.checkouts(worktree.repository).unique_commits(worktree.repository.path, worktree.branch)
     except git.GitError as error:
         raise WorktreeError(_sentence(error, worktree)) from None
 
@@ -180,6 +181,6 @@ def remove(worktree: Worktree, *, discard_commits: bool = False) -> None:
     if commits and not discard_commits:
         raise UnmergedCommits(worktree, commits)
     try:
-        worktree.repository.checkouts().remove(worktree.repository.path, worktree.path, worktree.branch)
+        hosts.checkouts(worktree.repository).remove(worktree.repository.path, worktree.path, worktree.branch)
     except git.GitError as error:
         raise WorktreeError(_sentence(error, worktree)) from None

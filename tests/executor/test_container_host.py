@@ -38,7 +38,8 @@ import psutil
 import pytest
 
 from kandev_web.agentctl.stream_client import AgentStreamClient
-from kandev_web.executor.ssh import SshAddress, SshCheckouts, SshExecutor
+from kandev_web.executor.address import SshAddress
+from kandev_web.executor.ssh import SshCheckouts, SshExecutor
 from testing_support.agentctl import Inbox, message_text, open_session, text_prompt
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -7,8 +7,8 @@ from django.db import connection
 from django.test import RequestFactory
 
 from kandev_web.board.models import Workspace
+from kandev_web.sessions.launching import agent_environment
 from kandev_web.sessions.models import AgentProfile, Executor
-from kandev_web.sessions.runtime import agent_environment
 
 
 def profile(workspace, name="Claude"):

@@ -23,7 +23,8 @@ from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotC
 from kandev_web.executor.ssh import SshAgentctl, SshExecutor
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession
-from kandev_web.sessions.runtime import Endpoint, Runner
+from kandev_web.sessions.routing import Endpoint
+from kandev_web.sessions.runner import Runner
 from testing_support.agentctl import open_session
 from testing_support.executor import ssh_test_host
 

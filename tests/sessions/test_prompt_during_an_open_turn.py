@@ -10,7 +10,8 @@ import pytest
 from kandev_web.board.models import TaskState
 from kandev_web.notifications import services as notifications
 from kandev_web.notifications.models import Delivery, Event
-from kandev_web.sessions import runtime, services
+from kandev_web.sessions import runner as runner_module
+from kandev_web.sessions import services
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
 
 
@@ -33,7 +34,7 @@ class RecordingRunner:
 def runner(monkeypatch):
     fake = RecordingRunner()
     monkeypatch.setattr(services, "runner", fake)
-    monkeypatch.setattr(runtime, "runner", fake)
+    monkeypatch.setattr(runner_module, "runner", fake)
     return fake
 
 

@@ -15,8 +15,9 @@ from django.test import override_settings
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
 from kandev_web.forms import SecretEnvChange, SecretEnvField
 from kandev_web.sessions import services
+from kandev_web.sessions.launching import launch_environment
 from kandev_web.sessions.models import AgentProfile, TaskSession
-from kandev_web.sessions.runtime import Runner, launch_environment
+from kandev_web.sessions.runner import Runner
 
 # The sealed column is JSON: jsonb on PostgreSQL, text on SQLite.
 pytestmark = pytest.mark.postgres

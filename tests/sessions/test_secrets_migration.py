@@ -4,7 +4,7 @@
 import pytest
 from django.db import connection
 
-from kandev_web.sessions.runtime import launch_environment
+from kandev_web.sessions.launching import launch_environment
 from testing_support.migrations import migrate, migrate_to_latest
 
 # JSON columns differ between the two databases (jsonb on PostgreSQL).

@@ -6,7 +6,7 @@ import sys
 
 from kandev_web.agentctl.launcher import agentctl_command
 from kandev_web.sessions.events import Orphan
-from kandev_web.sessions.runtime import _stop_stray_agentctl
+from kandev_web.sessions.runner import _stop_stray_agentctl
 
 
 def _orphan(pid: int, *, host: str | None = None) -> Orphan:

@@ -20,7 +20,7 @@ from websockets.asyncio.server import serve
 from kandev_web.agentctl import envelope
 from kandev_web.clarifications.models import Clarification
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession
-from kandev_web.sessions.runtime import ExecutionRef, runner
+from kandev_web.sessions.runner import ExecutionRef, runner
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 

@@ -4,6 +4,7 @@ from django.utils.translation import gettext_lazy as _
 from kandev_web import git
 from kandev_web.board.models import Task
 from kandev_web.forms import StorableCharField
+from kandev_web.sessions import hosts
 from kandev_web.sessions.models import Repository
 
 
@@ -57,7 +58,7 @@ class TaskCreateForm(TaskEditForm):
             self.add_error("base_branch", _("A base branch needs a repository."))
         elif base:
             try:
-                repository.checkouts().commit_of(repository.path, base)
+                hosts.checkouts(repository).commit_of(repository.path, base)
             except git.GitError as error:
                 if error.failure is git.Failure.UNREACHABLE:
                     message = _("%(executor)s, which holds %(repository)s, could not be reached to check the branch.")

@@ -11,6 +11,10 @@ connected and applies every notification, exactly once. Any process reaches
 any live execution for requests (prompt, cancel, answers) through its stored
 URL and token, so an operator may be connected to whichever web process; it
 keeps that connection for its next requests (:mod:`.kept_connections`).
+
+Starting agentctl is :mod:`.launching`'s, sending a request :mod:`.routing`'s,
+and wording an executor host's failure :mod:`.ssh_reasons`'; what is here is
+the owning streams: started, applied, watched, adopted.
 """
 
 import asyncio
@@ -19,12 +23,10 @@ import contextlib
 import contextvars
 import logging
 import os
-import secrets
 import socket
 import uuid
-from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
-from dataclasses import dataclass, field
-from pathlib import Path
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import urlsplit
@@ -35,27 +37,21 @@ from django.core.exceptions import ObjectDoesNotExist
 from django.dispatch import Signal
 from django.utils.translation import gettext as _
 
-from kandev_web.agentctl.cli import EXECUTION_VAR, LOG_FORMAT_VAR
-from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
-from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
-from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, Backoff, StreamError
+from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError
+from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError
 from kandev_web.db import agent_sync_to_async
-from kandev_web.executor.ssh import SshAddress, SshAgentctl, SshError, SshExecutor, SshFailure
+from kandev_web.executor.address import SshAddress
+from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor
 from kandev_web.logs import bound
 from kandev_web.secret_box import SecretUnreadable
 
 from . import events, kept_connections, signals
-from .models import secret_box
+from .hosts import executor_client
+from .launching import LaunchPlan, start_agentctl
+from .routing import REQUEST_TIMEOUT, Endpoint, RequestRouting
+from .ssh_reasons import ssh_reason
 
 logger = logging.getLogger(__name__)
-
-#: What an agent inherits from the web process; everything else (database URL,
-#: secret key, ...) stays here. A profile's own ``env`` is added on top.
-INHERITED_ENV = ("PATH", "HOME", "LANG", "LC_ALL", "TERM", "TMPDIR", "USER", "SHELL", "VIRTUAL_ENV")
-#: ``KANDEV_AGENTCTL_*`` are agentctl's own settings (its log level, its exit grace).
-INHERITED_PREFIXES = ("KANDEV_ELICITATION_", "KANDEV_ACP_", "KANDEV_AGENTCTL_")
-
-REQUEST_TIMEOUT = 30.0
 
 #: The agentctl notifications the runner applies itself, in order, on the
 #: owning process: ``handler(ref, payload)``, synchronous, in a database thread.
@@ -106,72 +102,11 @@ class ExecutionRef:
     execution_id: int
 
 
-@dataclass(frozen=True)
-class LaunchPlan:
-    task_id: int
-    session_id: int
-    execution_id: int
-    agent_id: str
-    argv: list[str]
-    #: The profile's own variables; the machine the agent runs on adds its own.
-    env: dict[str, str]
-    #: The profile's working directory; empty means one per task.
-    workdir: str
-    runtime_flags: dict[str, bool]
-    mcp_servers: list[dict]
-    #: The ACP auth method the profile chose; empty leaves it to agentctl.
-    auth_method: str = ""
-    #: None runs agentctl here, on this web machine.
-    executor: SshAddress | None = None
-    #: The profile's secrets, still sealed (``{name: token}``): opened only
-    #: as agentctl is started (:func:`launch_environment`).
-    secret_env: dict[str, str] = field(default_factory=dict, repr=False)
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where one execution's agentctl listens."""
-
-    execution_id: int
-    url: str
-    token: str = field(repr=False)
-    #: The SSH executor host it runs on, when the caller knows it; else it is looked up.
-    via: SshAddress | None = None
-
-
-def agent_environment(profile_env: dict[str, str], *, remote: bool = False) -> dict[str, str]:
-    """What the agent gets from here; on an executor host, PATH, HOME and the like are that host's."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k.startswith(INHERITED_PREFIXES) or (k in INHERITED_ENV and not remote)
-    }
-    env.update({str(k): str(v) for k, v in profile_env.items()})
-    return env
-
-
-def launch_environment(env: dict[str, str], sealed: dict[str, str]) -> dict[str, str]:
-    """``env`` with the profile's secrets opened into it, for agentctl and its agent alone.
-
-    agentctl is told their names (never their values twice) so that it masks
-    the values wherever the agent repeats them (``agentctl/scrub.py``).
-    Raises ``SecretUnreadable`` when one does not open with the configured keys.
-    """
-    opened = secret_box().open_all(sealed)
-    return {**env, **opened, SECRET_NAMES_VAR: ",".join(sorted(opened))}
-
-
-def working_dir(task_id: int, configured: str) -> str:
-    path = Path(configured) if configured else settings.VAR_DIR / "workdirs" / f"task-{task_id}"
-    path.mkdir(parents=True, exist_ok=True)
-    return str(path)
-
-
 class NotServing(RuntimeError):
     """Agents run inside the web server; this process has none (a management command, say)."""
 
 
-class Runner:
+class Runner(RequestRouting):
     def __init__(self, *, kept_idle_seconds: float = kept_connections.IDLE_SECONDS) -> None:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._owned: dict[int, AgentStreamClient] = {}
@@ -238,7 +173,7 @@ class Runner:
 
     async def _start(self, plan: LaunchPlan, prompt: list[dict], turn_id: int) -> None:
         try:
-            process, cwd = await self._launch(plan)
+            process, cwd = await start_agentctl(plan, self._executor)
         except SecretUnreadable as error:
             logger.warning("session %s not started: its secret %s does not open", plan.session_id, error.name)
             reason = _(
@@ -297,23 +232,6 @@ class Runner:
             logger.warning("starting the agent for session %s failed: %s", plan.session_id, error)
             await agent_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
             await self._stop_process(plan.execution_id)
-
-    async def _launch(self, plan: LaunchPlan) -> tuple[AgentctlProcess | SshAgentctl, str]:
-        """Start agentctl where the profile says, and return it with the agent's working directory."""
-        env = launch_environment(plan.env, plan.secret_env)
-        # agentctl's log lines name this execution, in the format of this process's own.
-        env |= {EXECUTION_VAR: str(plan.execution_id), LOG_FORMAT_VAR: settings.KANDEV_LOG_FORMAT}
-        if plan.executor is None:
-            cwd = working_dir(plan.task_id, plan.workdir)
-            return await launch(plan.argv, env=env, host=settings.KANDEV_AGENTCTL_HOST), cwd
-        remote = await self._executor(plan.executor).launch(
-            plan.argv,
-            env=env,
-            token=secrets.token_urlsafe(32),
-            workdir=plan.workdir,
-            workdir_name=f"task-{plan.task_id}",
-        )
-        return remote, remote.cwd
 
     def _executor(self, address: SshAddress) -> SshExecutor:
         """This process's one connection to an executor host, shared by its executions there."""
@@ -439,87 +357,12 @@ class Runner:
         if process is not None:
             await process.stop()
 
-    # Requests from any process --------------------------------------------
-
-    async def request(
-        self, endpoint: Endpoint, action: str, payload: dict, timeout: float = REQUEST_TIMEOUT, *, ordered: bool = True
-    ):
-        """Send one request to an execution's agentctl, owned here or not.
-
-        ``ordered=False``: its answer does not wait for the notifications
-        read before it to be applied (``AgentStreamClient.request``); on a
-        kept connection, whose notifications are ignored, it never does.
-        """
-        client = self._owned.get(endpoint.execution_id)
-        if client is not None:
-            return await client.request(action, payload, timeout=timeout, ordered=ordered)
-        if not endpoint.url:
-            raise AgentStreamNotConnected("the agent has not started yet")
-        # Another process owns this stream; a connection this process keeps
-        # carries the request, and the notifications it also receives are ignored.
-        return await self._kept.request(
-            endpoint.execution_id, self._route(endpoint), endpoint.token, action, payload, timeout
-        )
-
-    async def reach(self, endpoint: Endpoint) -> None:
-        """Open the connection a request to an agentctl owned elsewhere will need, before it is needed.
-
-        For a question shown here whose agent's stream another process holds:
-        the first answer from here then skips the SSH tunnel and the
-        handshake. A connection that cannot be opened now is left to the
-        request, which says why.
-        """
-        if endpoint.execution_id in self._owned or not endpoint.url or self._kept.holds(endpoint.execution_id):
-            return
-        try:
-            await self._kept.open(endpoint.execution_id, self._route(endpoint), endpoint.token)
-        except (StreamError, SshError, OSError) as error:
-            logger.info("no connection to agentctl %s ahead of a request: %s", endpoint.execution_id, error)
-
-    def _route(self, endpoint: Endpoint):
-        @contextlib.asynccontextmanager
-        async def route() -> AsyncIterator[str]:
-            # Looked up only when the connection opens: its kept requests skip a database hop.
-            via = endpoint.via or await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id)
-            if via is None:
-                yield endpoint.url
-                return
-            # Over SSH: through a tunnel of this process's own, kept as long as the connection.
-            async with self._executor(via).transient_tunnel(endpoint.url) as url:
-                yield url
-
-        return route
-
     async def shutdown(self, endpoint: Endpoint) -> None:
         try:
             await self.request(endpoint, "agent.shutdown", {}, timeout=10)
         except (StreamError, TimeoutError):
             # agentctl is already gone; make sure the process is too.
             await self._stop_process(endpoint.execution_id)
-
-
-def executor_client(address: SshAddress) -> SshExecutor:
-    """How this process reaches an executor host: over SSH, within the deployment's connect timeout."""
-    return SshExecutor(address, connect_timeout=settings.KANDEV_SSH_CONNECT_SECONDS)
-
-
-def ssh_reason(address: SshAddress | None, error: SshError) -> str:
-    """Why an agent could not start over SSH, for the task page."""
-    where = {"host": address.url if address else "", "detail": error.detail}
-    sentences = {
-        SshFailure.NO_HOST_KEY: _(
-            "No host key is recorded for the executor host %(host)s, so it was not contacted. Record its key "
-            "(ssh-keyscan output, checked out of band) on the executor."
-        ),
-        SshFailure.HOST_KEY_MISMATCH: _(
-            "The executor host %(host)s showed another host key than the one recorded, so nothing was started: "
-            "it may not be the host you registered. If its key really changed, record the new one on the executor."
-        ),
-        SshFailure.UNREACHABLE: _("The executor host %(host)s could not be reached over SSH: %(detail)s"),
-        SshFailure.REFUSED_LOGIN: _("The executor host %(host)s refused the SSH login: %(detail)s"),
-        SshFailure.NOT_STARTED: _("The executor host %(host)s could not start the agent: %(detail)s"),
-    }
-    return sentences[error.failure] % where
 
 
 def _stop_stray_agentctl(orphan: "events.Orphan") -> None:
