@@ -17,7 +17,10 @@ Who settles a question, for each way it can end:
 - an elicitation whose agent is gone, so that nobody else will: the answering
   process (:func:`do_settle_undelivered`);
 - an elicitation agentctl no longer lists after a reconnect: the owner
-  (:func:`do_settle_gone`);
+  (:func:`do_settle_gone`), as answered or skipped if agentctl took an
+  operator's answer to it (the answering process marks its attempt
+  accepted, :func:`do_accept_attempt`, and the settlement agentctl sent
+  for it may have reached nobody), withdrawn otherwise;
 - an ask_user_question_kandev bundle: whoever holds its locked row, answering
   or expiring it (``services.respond``, ``services._expire``), through
   :func:`do_settle`.
@@ -130,6 +133,17 @@ def do_record_attempt(
     return ref
 
 
+def do_accept_attempt(record: Clarification, ref: str, reported: dict) -> None:
+    """Note on the attempt ``ref`` that agentctl took it, with what it ``reported``; it settles nothing.
+
+    agentctl announces its settlement to whoever holds the stream at that
+    moment, which may be nobody; this is how the owner still learns, on
+    reconnect, that the question was answered and by whom (:func:`do_settle_gone`).
+    """
+    kept = {key: reported[key] for key in ("content", "withheld") if key in reported}
+    Attempt.objects.filter(ref=ref).update(accepted=stored_response(record.questions, kept))
+
+
 @transaction.atomic
 def do_settle_elicitation(payload: dict) -> None:
     """Apply agentctl's ``elicitation.settled``: the one write that settles an elicitation agentctl holds.
@@ -144,8 +158,12 @@ def do_settle_elicitation(payload: dict) -> None:
         .filter(pending_id=payload.get("pending_id"), status=Status.PENDING)
         .first()
     )
-    if record is None:
-        return
+    if record is not None:
+        _settle_as_agentctl_did(record, payload)
+
+
+def _settle_as_agentctl_did(record: Clarification, payload: dict) -> None:
+    """Settle the locked, pending ``record`` as ``elicitation.settled``'s ``payload`` says."""
     outcome, reason = payload.get("outcome", ""), payload.get("reason", "")
     response = {"outcome": outcome, "rejected": reason == "operator_skipped"}
     attempt = _winning_attempt(record, payload.get("answer_ref")) if reason in OPERATOR_REASONS else None
@@ -193,7 +211,12 @@ def do_settle_undelivered(
 
 
 def do_settle_gone(execution_id: int, live_ids: set[str]) -> None:
-    """After a reconnect: withdraw the execution's pending questions agentctl no longer holds."""
+    """After a reconnect: settle the execution's pending questions agentctl no longer holds.
+
+    One whose answer agentctl took ends as that answer, exactly as the
+    ``elicitation.settled`` agentctl sent for it would have ended it, had it
+    reached this process; the rest are withdrawn.
+    """
     with transaction.atomic():
         for record in (
             Clarification.objects.select_for_update()
@@ -201,4 +224,21 @@ def do_settle_gone(execution_id: int, live_ids: set[str]) -> None:
             .filter(execution_id=execution_id, status=Status.PENDING)
             .exclude(pending_id__in=live_ids)
         ):
-            do_settle(record, Status.CANCELLED, "gone", {"outcome": "cancelled"})
+            # agentctl takes one answer per question; the latest is the one a restarted agentctl took, if ever.
+            accepted = record.attempts.filter(accepted__isnull=False).order_by("-pk").first()
+            if accepted is not None:
+                _settle_as_agentctl_did(record, _settlement_of(record, accepted))
+            else:
+                do_settle(record, Status.CANCELLED, "gone", {"outcome": "cancelled"})
+
+
+def _settlement_of(record: Clarification, attempt: Attempt) -> dict:
+    """The ``elicitation.settled`` agentctl sent when it took ``attempt``."""
+    skipped = attempt.response.get("rejected") is True
+    return {
+        "pending_id": record.pending_id,
+        "outcome": "declined" if skipped else "accepted",
+        "reason": "operator_skipped" if skipped else "operator",
+        "answer_ref": attempt.ref,
+        **(attempt.accepted or {}),
+    }

@@ -204,7 +204,7 @@ async def forward(
             # Unordered: the operator is told "delivered" as soon as agentctl says so, not once the
             # owner has applied agentctl's settlement, which is the owner's to write
             # (``actions.do_settle_elicitation``), whichever process this is.
-            await runner.request(endpoint, "agent.elicitations.respond", payload, ordered=False)
+            reported = await runner.request(endpoint, "agent.elicitations.respond", payload, ordered=False)
     except NotFound:
         return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered or withdrawn."))
     except ValidationFailed as invalid:
@@ -221,4 +221,6 @@ async def forward(
     except StreamError as error:
         logger.warning("agentctl refused an elicitation answer: %s", error.code)
         return Delivery(Outcome.REFUSED, _("Not delivered: the agent refused the answer."), "error")
+    # For the owner's reconnect, should agentctl's settlement of it have reached nobody (``actions.do_settle_gone``).
+    await database_sync_to_async(actions.do_accept_attempt)(record, ref, reported)
     return Delivery(Outcome.DELIVERED)

@@ -106,6 +106,11 @@ class Attempt(models.Model):
     answered_via = models.CharField(max_length=16, choices=Surface, blank=True)
     answered_from = models.CharField(max_length=64, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+    #: What agentctl reported when it took this answer (``content``, ``withheld``, as they may be
+    #: stored); null until it did. Written by the answering process from agentctl's response, so an
+    #: owner whose stream was down when the settlement went out still settles from it on reconnect
+    #: (``actions.do_settle_gone``).
+    accepted = models.JSONField(null=True, blank=True)
 
     def __str__(self):
         return self.ref

@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.clarifications import actions, answering, elicitations
-from kandev_web.clarifications.models import Clarification, Source, Status
+from kandev_web.clarifications.models import Attempt, Clarification, Source, Status
 from kandev_web.clarifications.settlement import Answerer
 from kandev_web.clarifications.templatetags.clarifications import answer_text
 from kandev_web.notifications.models import Delivery
@@ -195,8 +195,12 @@ SECRET_ANSWERS = [
 
 
 def stored_anywhere(secret: str) -> bool:
-    """Whether ``secret`` is in any record or timeline message, as stored."""
-    rows = [*Clarification.objects.values_list("response", "questions"), *Message.objects.values_list("metadata")]
+    """Whether ``secret`` is in any record, answer attempt or timeline message, as stored."""
+    rows = [
+        *Clarification.objects.values_list("response", "questions"),
+        *Attempt.objects.values_list("response", "accepted"),
+        *Message.objects.values_list("metadata"),
+    ]
     return secret in repr(rows)
 
 
@@ -230,6 +234,16 @@ def test_a_secret_reported_by_an_older_agentctl_is_not_kept_either(execution):
     actions.do_settle_elicitation(
         {"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator", "content": {"apiKey": SECRET}}
     )
+    assert not stored_anywhere(SECRET)
+
+
+def test_a_secret_an_older_agentctl_reports_in_its_response_is_not_kept_on_the_attempt(execution):
+    record = requested(execution)
+    ref = actions.do_record_attempt(record, answers=SECRET_ANSWERS, rejected=False, answerer=None)
+    actions.do_accept_attempt(record, ref, {"success": True, "content": {"apiKey": SECRET}})
+    elicitations.reconcile(execution.pk, execution.session_id, [])
+    record.refresh_from_db()
+    assert record.status == Status.ANSWERED
     assert not stored_anywhere(SECRET)
 
 
@@ -313,6 +327,43 @@ def test_an_older_agentctl_s_settlement_takes_the_only_attempt_s_answerer(execut
     actions.do_settle_elicitation(skipped)
     record.refresh_from_db()
     assert (record.status, record.answered_by, record.answered_via) == (Status.REJECTED, operator, "form")
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("rejected", "reported", "status", "reason"),
+    [
+        (False, {"action": "accept", "content": {"question_0": "Red"}}, Status.ANSWERED, "operator"),
+        (True, {"action": "decline"}, Status.REJECTED, "operator_skipped"),
+    ],
+)
+def test_an_answer_agentctl_took_while_the_owner_s_stream_was_down_settles_from_its_attempt_on_reconnect(
+    execution, operator, fake_runner, notices, rejected, reported, status, reason
+):
+    """Scale-out: agentctl's ``elicitation.settled`` never reached the owner; agentctl lists the question no more."""
+    record = requested(execution)
+    fake_runner({"success": True, **reported}, settles=False)
+    answers = [] if rejected else [{"question_id": "question_0", "selected_options": ["Red"]}]
+    answerer = Answerer.of(operator, "inbox", "tab-2")
+    assert submit(record, answers=answers, rejected=rejected, reject_reason="", answerer=answerer).delivered
+    elicitations.reconcile(execution.pk, execution.session_id, [])
+    elicitations.reconcile(execution.pk, execution.session_id, [])
+    record.refresh_from_db()
+    assert (record.status, record.settled_reason, record.answered_by, record.answered_via, record.answered_from) == (
+        status, reason, operator, "inbox", "tab-2"
+    )
+    assert record.response["rejected"] is rejected
+    assert record.response.get("content") == reported.get("content")
+    assert notices == [(record.pending_id, reason)]
+
+
+def test_an_answer_agentctl_never_took_leaves_the_question_withdrawn_on_reconnect(execution, operator):
+    """An attempt recorded but never accepted (the stream was down, agentctl did not respond) is no answer."""
+    record = requested(execution)
+    actions.do_record_attempt(record, answers=[], rejected=True, answerer=Answerer.of(operator, "form"))
+    elicitations.reconcile(execution.pk, execution.session_id, [])
+    record.refresh_from_db()
+    assert (record.status, record.settled_reason, record.answered_by) == (Status.CANCELLED, "gone", None)
 
 
 def test_a_withdrawal_is_announced_at_once(execution, notices):
