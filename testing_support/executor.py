@@ -103,3 +103,16 @@ STRANGER_HOST_KEY = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIN6BomRUofCii6uq7xl1awF
 def unreachable_ssh_host() -> dict[str, object]:
     """An ``Executor``'s fields for an SSH host nobody answers: loopback port 9 (discard) refuses at once."""
     return {"host": "127.0.0.1", "port": 9, "user": "kandev", "host_key": STRANGER_HOST_KEY}
+
+
+def ssh_test_host_fields(**changes: object) -> dict[str, object]:
+    """An ``Executor``'s fields for scripts/test's sshd (``ssh_test_host``), its private key included."""
+    host = ssh_test_host(**changes)
+    return {
+        "host": host.host,
+        "port": host.port,
+        "user": host.user,
+        "host_key": host.host_key,
+        "private_key": Path(host.key_file).read_text(),
+        "agentctl": host.agentctl,
+    }

@@ -15,7 +15,7 @@ import psutil
 
 from kandev_web.sessions.models import AgentProfile, Executor
 from testing_support.agents import ScriptedAgent
-from testing_support.executor import ssh_test_host, unreachable_ssh_host
+from testing_support.executor import ssh_test_host_fields, unreachable_ssh_host
 
 MOCK_AGENT = str(Path(sys.executable).parent / "kandev-mock-agent")
 HTMX = {"HTTP_HX_REQUEST": "true"}
@@ -91,16 +91,7 @@ def test_a_command_that_never_answers_times_out_and_is_stopped(staff_client, wor
 
 def ssh_executor(name: str, **changes) -> Executor:
     """An executor on the real sshd scripts/test runs."""
-    host = ssh_test_host(**changes)
-    return Executor.objects.create(
-        name=name,
-        host=host.host,
-        port=host.port,
-        user=host.user,
-        host_key=host.host_key,
-        private_key=Path(host.key_file).read_text(),
-        agentctl=host.agentctl,
-    )
+    return Executor.objects.create(name=name, **ssh_test_host_fields(**changes))
 
 
 def test_a_profile_on_an_ssh_executor_is_checked_there(staff_client, workspace):

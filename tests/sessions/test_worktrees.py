@@ -19,7 +19,7 @@ from kandev_web import checkouts, git
 from kandev_web.board.models import Task
 from kandev_web.sessions import events, services, tasks, worktrees
 from kandev_web.sessions.models import Executor, Message, MessageType, Repository, TaskSession, Worktree
-from testing_support.executor import ssh_test_host, unreachable_ssh_host
+from testing_support.executor import ssh_test_host_fields, unreachable_ssh_host
 
 #: Run on PostgreSQL too: the worktree row is locked while git works, which SQLite and PostgreSQL do differently.
 pytestmark = pytest.mark.postgres
@@ -51,15 +51,9 @@ def machine(request, db, tmp_path):
     """Where the repository is, and its agents run: None for the web machine, else that executor host."""
     if request.param == "web machine":
         return None
-    host = ssh_test_host()
     return Executor.objects.create(
         name="gpu-1",
-        host=host.host,
-        port=host.port,
-        user=host.user,
-        host_key=host.host_key,
-        private_key=Path(host.key_file).read_text(),
-        agentctl=host.agentctl,
+        **ssh_test_host_fields(),
         workdir_root=str(tmp_path / "executor" / "workdirs"),
         worktree_root=str(tmp_path / "executor" / "worktrees"),
     )
