@@ -24,7 +24,7 @@ from kandev_web.sessions.models import (
     Turn,
 )
 from kandev_web.sessions.pending import pending_actions
-from testing_support.questions import REQUESTED, requested
+from testing_support.questions import REQUESTED, requested, timeline_row
 from testing_support.runner import FakeRunner
 
 #: The record's one read (a locked session with a subquery and an EXISTS) is PostgreSQL's business too.
@@ -224,9 +224,8 @@ def test_a_secret_is_sent_to_agentctl_and_kept_nowhere(execution, fake_runner, a
         "question_id": "apiKey", "selected_options": [], "custom_text": "", "withheld": True
     }
     assert record.response["answers"][0]["selected_options"] == ["Blue"]
-    key_message = Message.objects.get(metadata__question_id="apiKey")
-    assert answer_text(key_message.metadata) == "•••• (sent, not stored)"
-    assert answer_text(Message.objects.get(metadata__question_id="question_0").metadata) == "Blue"
+    assert answer_text(timeline_row("apiKey")) == "•••• (sent, not stored)"
+    assert answer_text(timeline_row("question_0")) == "Blue"
 
 
 def test_a_secret_reported_by_an_older_agentctl_is_not_kept_either(execution):
@@ -256,8 +255,7 @@ def test_a_secret_for_an_agent_that_is_gone_is_not_kept(execution, fake_runner):
     delivery = submit(record, answers=SECRET_ANSWERS, rejected=False, reject_reason="")
     assert not delivery.delivered and fake.sent == []
     assert not stored_anywhere(SECRET)
-    key_message = Message.objects.get(metadata__question_id="apiKey")
-    assert answer_text(key_message.metadata) == "•••• (not sent, not stored)"
+    assert answer_text(timeline_row("apiKey")) == "•••• (not sent, not stored)"
 
 
 @pytest.fixture
