@@ -40,8 +40,15 @@ def requested(execution, **changes):
     return elicitations.record_requested(execution.pk, execution.session_id, {**REQUESTED, **changes})
 
 
+def timeline_rows() -> list[timeline.AskedQuestion]:
+    """Every question's timeline row, in order, as the task page reads it (from its record)."""
+    messages = Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).order_by("pk")
+    rows = [timeline.asked(message) for message in messages]
+    assert None not in rows, "a question's message without its record"
+    return [row for row in rows if row is not None]
+
+
 def timeline_row(question_id: str) -> timeline.AskedQuestion:
-    """The timeline row of the question ``question_id``, as the task page reads it (from its record)."""
-    rows = [timeline.asked(message) for message in Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST)]
-    [row] = [row for row in rows if row is not None and row.question_id == question_id]
+    """The timeline row of the question ``question_id``."""
+    [row] = [row for row in timeline_rows() if row.question_id == question_id]
     return row
