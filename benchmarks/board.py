@@ -117,8 +117,7 @@ def populate(size: int, user) -> dict:
             ))
             messages.append(Message(
                 session=session, turn=turn, type=MessageType.CLARIFICATION_REQUEST, content="Pick", requests_input=True,
-                metadata={"pending_id": pending_id, "question_id": "question_0", "status": "pending",
-                          "question_index": 0, "question_total": 1},
+                metadata={"pending_id": pending_id, "question_index": 0},
             ))
             pending_clarifications += 1
         if i % 20 == 3:  # a pending permission request
@@ -135,7 +134,7 @@ def populate(size: int, user) -> dict:
             ))
             messages.append(Message(
                 session=session, turn=turn, type=MessageType.CLARIFICATION_REQUEST, content="Old",
-                metadata={"pending_id": f"old-{session.pk}", "question_id": "q", "status": "answered"},
+                metadata={"pending_id": f"old-{session.pk}", "question_index": 0},
             ))
     Message.objects.bulk_create(messages)
     Clarification.objects.bulk_create(clarifications)

@@ -69,7 +69,7 @@ def check_skip_reason(reject_reason: str) -> None:
 def do_settle(
     record: Clarification, status: str, reason: str, response: dict | None, *, answerer: Answerer | None = None
 ) -> None:
-    """End a pending record: status, why, who and from where, its messages, the waiting icon, and a notice.
+    """End a pending record: status, why, who and from where, its timeline rows, the waiting icon, and a notice.
 
     Inside the caller's transaction, with ``record`` locked by it. What a
     sensitive question was given is not kept (``redaction``). The notice
@@ -86,7 +86,7 @@ def do_settle(
         **_answerer_fields(answerer),
     )
     record.refresh_from_db()
-    records.update_messages(record, status=status, response=response, **_ending_metadata(record, answerer))
+    records.messages_changed(record)
     workflow.question_settled(record.session)
     signals.question_settled.send(Clarification, record=record)
     live.clarification_settled(record.session.task_id, record.pending_id, reason)
@@ -96,15 +96,6 @@ def _answerer_fields(answerer: Answerer | None) -> dict:
     if answerer is None:
         return {}
     return {"answered_by_id": answerer.user_id, "answered_via": answerer.surface, "answered_from": answerer.tab}
-
-
-def _ending_metadata(record: Clarification, answerer: Answerer | None) -> dict:
-    """How it ended, as its messages carry it for the timeline (``settlement.ending_of_message``)."""
-    assert record.responded_at is not None  # settled
-    metadata = {"settled_reason": record.settled_reason, "settled_at": record.responded_at.isoformat()}
-    if answerer is not None:
-        metadata |= answerer.as_metadata()
-    return metadata
 
 
 def _operator_side(record: Clarification, answers: list[dict], rejected: bool) -> dict:

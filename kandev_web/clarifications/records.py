@@ -2,7 +2,8 @@
 
 An ``ask_user_question_kandev`` bundle (``services``) and an ACP elicitation
 (``elicitations``) end up as the same thing: a :class:`Clarification` with one
-``clarification_request`` message per question, kept in step with the record.
+``clarification_request`` message per question, which links to the record
+and shows what the record says (``timeline``).
 Both paths import this module; neither imports the other. Settling one, with
 every open view told why, is ``actions``' business.
 """
@@ -14,21 +15,8 @@ from kandev_web.board.models import Task
 from kandev_web.sessions import events, workflow
 from kandev_web.sessions.models import Message, MessageType, TaskSession
 
-from . import overlay, signals
+from . import overlay, signals, timeline
 from .models import Clarification, Source
-
-
-def _question_metadata(record: Clarification, index: int, question: dict) -> dict:
-    return {
-        "pending_id": record.pending_id,
-        "question_id": question["id"],
-        "question": question,
-        "question_index": index,
-        "question_total": len(record.questions),
-        "context": record.context,
-        "source": record.source,
-        "status": record.status,
-    }
 
 
 def show_overlay(record: Clarification, *, pending: list[Clarification] | None = None) -> None:
@@ -72,7 +60,7 @@ def announce(record: Clarification) -> None:
             record.session,
             type=MessageType.CLARIFICATION_REQUEST,
             content=question["prompt"],
-            metadata=_question_metadata(record, index, question),
+            metadata=timeline.link(record, index),
             requests_input=index == len(record.questions) - 1,
         )
     if record.source == Source.ELICITATION:
@@ -82,11 +70,13 @@ def announce(record: Clarification) -> None:
     signals.question_asked.send(Clarification, record=record)
 
 
-def update_messages(record: Clarification, **changes) -> None:
-    """Carry a change of the record into its messages, and show it in every open view."""
-    for message in Message.objects.select_for_update().filter(
+def messages_changed(record: Clarification) -> None:
+    """Show a change of the record in every open view of its messages.
+
+    Nothing is written to them: a message keeps only its link to the record
+    (``timeline.link``), and its row is rendered again from the record.
+    """
+    for message in Message.objects.select_related("session").filter(
         session=record.session_id, type=MessageType.CLARIFICATION_REQUEST, metadata__pending_id=record.pending_id
     ):
-        message.metadata = {**message.metadata, **changes}
-        message.save(update_fields=["metadata"])
         events.message_changed(message, created=False)

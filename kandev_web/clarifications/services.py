@@ -155,7 +155,7 @@ def agent_moved_on(session_id: int) -> None:
     ):
         record.agent_disconnected = True
         record.save(update_fields=["agent_disconnected"])
-        records.update_messages(record, agent_disconnected=True)
+        records.messages_changed(record)
         live.wake_clarification(record.pending_id)
 
 

@@ -1,8 +1,8 @@
 """Why a question ended, who answered it and from where: the sentence every view of it shows.
 
 The record keeps the facts (``settled_reason``, ``responded_at``,
-``answered_by``, ``answered_via``, ``answered_from``) and copies them into its
-timeline messages; this turns them into what one viewer reads, in the
+``answered_by``, ``answered_via``, ``answered_from``), and its timeline rows
+read them there (``timeline``); this turns them into what one viewer reads, in the
 timeline ("Answered by demo in another tab at 10:02") and in the notice a tab
 gets when its overlay goes away ("This question was already answered by demo
 in another tab at 10:02."). "This tab" and "another tab" are relative to the
@@ -43,13 +43,10 @@ class Answerer:
     def of(cls, user, surface: str, tab: str = "") -> "Answerer":
         return cls(user.pk, user.get_username(), surface, tab)
 
-    def as_metadata(self) -> dict:
-        return {"answered_by": self.username, "answered_via": self.surface, "answered_from": self.tab}
-
 
 @dataclass(frozen=True)
 class Ending:
-    """What is known of how a question ended, as stored on its record and messages."""
+    """What is known of how a question ended, as stored on its record."""
 
     status: str
     reason: str = ""
@@ -177,20 +174,6 @@ WITHDRAWN = {
     "agentctl_shutdown": gettext_lazy("Withdrawn: the agent was stopped"),
     "gone": gettext_lazy("Withdrawn: the agent no longer has this question"),
 }
-
-
-def ending_of_message(metadata: dict, asked_at: datetime | None) -> Ending:
-    """The ending as a ``clarification_request`` message carries it (``actions.do_settle`` writes it there)."""
-    settled_at = metadata.get("settled_at")
-    return Ending(
-        status=metadata.get("status") or Status.PENDING,
-        reason=metadata.get("settled_reason") or "",
-        answered_by=metadata.get("answered_by") or "",
-        answered_via=metadata.get("answered_via") or "",
-        answered_from=metadata.get("answered_from") or "",
-        asked_at=asked_at,
-        settled_at=datetime.fromisoformat(settled_at) if isinstance(settled_at, str) and settled_at else None,
-    )
 
 
 def ending_of_record(record) -> Ending:

@@ -9,9 +9,9 @@ from django.test import Client
 from django.utils import timezone
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
-from kandev_web.clarifications import actions, answering, elicitations
+from kandev_web.clarifications import actions, answering, elicitations, timeline
 from kandev_web.clarifications.models import Attempt, Clarification, Source, Status
-from kandev_web.clarifications.settlement import Answerer
+from kandev_web.clarifications.settlement import Answerer, ending_of_record
 from kandev_web.clarifications.templatetags.clarifications import answer_text
 from kandev_web.notifications.models import Delivery
 from kandev_web.sessions.models import (
@@ -24,7 +24,7 @@ from kandev_web.sessions.models import (
     Turn,
 )
 from kandev_web.sessions.pending import pending_actions
-from testing_support.questions import REQUESTED, requested
+from testing_support.questions import REQUESTED, requested, timeline_row, timeline_rows
 from testing_support.runner import FakeRunner
 
 #: The record's one read (a locked session with a subquery and an EXISTS) is PostgreSQL's business too.
@@ -45,7 +45,8 @@ def test_AC_08_AC_09_pending_id_verbatim_messages_and_pending_action_while_runni
     messages = list(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).order_by("pk"))
     assert [m.requests_input for m in messages] == [False, True]
     assert {m.metadata["pending_id"] for m in messages} == {REQUESTED["pending_id"]}
-    assert messages[1].metadata["question"]["kind"] == "text"
+    assert [m.metadata["question_index"] for m in messages] == [0, 1]
+    assert timeline.asked(messages[1]).question["kind"] == "text"
     assert pending_actions(TaskSession.objects.all()) == {execution.session_id: "clarification"}
     execution.session.refresh_from_db()
     assert execution.session.state == SessionState.RUNNING
@@ -82,7 +83,7 @@ def test_F7_every_settlement_settles_the_record_and_its_messages(execution, outc
     actions.do_settle_elicitation({"pending_id": record.pending_id, "outcome": outcome, "reason": reason})
     record.refresh_from_db()
     assert (record.status, record.settled_reason) == (status, reason)
-    assert set(Message.objects.values_list("metadata__status", flat=True)) == {status}
+    assert {row.status for row in timeline_rows()} == {status}
     assert pending_actions(TaskSession.objects.all()) == {}
 
 
@@ -224,9 +225,8 @@ def test_a_secret_is_sent_to_agentctl_and_kept_nowhere(execution, fake_runner, a
         "question_id": "apiKey", "selected_options": [], "custom_text": "", "withheld": True
     }
     assert record.response["answers"][0]["selected_options"] == ["Blue"]
-    key_message = Message.objects.get(metadata__question_id="apiKey")
-    assert answer_text(key_message.metadata) == "•••• (sent, not stored)"
-    assert answer_text(Message.objects.get(metadata__question_id="question_0").metadata) == "Blue"
+    assert answer_text(timeline_row("apiKey")) == "•••• (sent, not stored)"
+    assert answer_text(timeline_row("question_0")) == "Blue"
 
 
 def test_a_secret_reported_by_an_older_agentctl_is_not_kept_either(execution):
@@ -256,8 +256,7 @@ def test_a_secret_for_an_agent_that_is_gone_is_not_kept(execution, fake_runner):
     delivery = submit(record, answers=SECRET_ANSWERS, rejected=False, reject_reason="")
     assert not delivery.delivered and fake.sent == []
     assert not stored_anywhere(SECRET)
-    key_message = Message.objects.get(metadata__question_id="apiKey")
-    assert answer_text(key_message.metadata) == "•••• (not sent, not stored)"
+    assert answer_text(timeline_row("apiKey")) == "•••• (not sent, not stored)"
 
 
 @pytest.fixture
@@ -289,11 +288,11 @@ def test_the_answerer_and_surface_are_recorded_and_announced_once(
     assert notices == [(record.pending_id, "operator")]
     record.refresh_from_db()
     assert (record.answered_by, record.answered_via, record.answered_from) == (operator, "task_page", "tab-1")
-    metadata = Message.objects.filter(metadata__pending_id=record.pending_id).first().metadata
-    assert {k: metadata[k] for k in ("answered_by", "answered_via", "answered_from", "settled_reason")} == {
-        "answered_by": "alice", "answered_via": "task_page", "answered_from": "tab-1", "settled_reason": "operator"
-    }
-    assert metadata["settled_at"]
+    ending = ending_of_record(timeline_row("question_0").record)
+    assert (ending.answered_by, ending.answered_via, ending.answered_from, ending.reason) == (
+        "alice", "task_page", "tab-1", "operator"
+    )
+    assert ending.settled_at
 
 
 def test_of_two_racing_answers_the_one_agentctl_names_is_recorded(

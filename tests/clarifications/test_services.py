@@ -5,14 +5,15 @@ import asyncio
 import pytest
 from django.db import connection
 
-from kandev_web.clarifications import services
+from kandev_web.clarifications import services, timeline
 from kandev_web.clarifications.models import Clarification, Status
-from kandev_web.clarifications.settlement import Answerer
+from kandev_web.clarifications.settlement import Answerer, ending_of_record
 from kandev_web.clarifications.validation import InvalidBundle, parse_bundle
 from kandev_web.notifications.models import Delivery
 from kandev_web.sessions import events
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
+from testing_support.questions import timeline_rows
 
 #: What agents report, on SQLite and again on PostgreSQL (scripts/test).
 pytestmark = pytest.mark.postgres
@@ -37,16 +38,15 @@ def test_a_bundle_is_one_message_per_question_with_kandevs_metadata(session):
     assert created
     messages = list(Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).order_by("pk"))
     assert [m.requests_input for m in messages] == [False, True]
-    first = messages[0].metadata
-    keys = ("pending_id", "question_id", "question_index", "question_total", "context", "status")
-    assert {k: first[k] for k in keys} == {
-        "pending_id": record.pending_id,
-        "question_id": "db",
-        "question_index": 0,
-        "question_total": 2,
-        "context": "New service",
-        "status": "pending",
-    }
+    # Each message keeps only its link to the record, which the timeline reads the question from.
+    assert [m.metadata for m in messages] == [
+        {"pending_id": record.pending_id, "question_index": 0},
+        {"pending_id": record.pending_id, "question_index": 1},
+    ]
+    first = timeline.asked(messages[0])
+    assert (first.record.pk, first.question_id, first.index, first.total, first.record.context, first.status) == (
+        record.pk, "db", 0, 2, "New service", "pending"
+    )
     assert messages[0].author_type == "agent" and messages[0].content == "Which database?"
     session.refresh_from_db()
     assert session.state == SessionState.WAITING_FOR_INPUT
@@ -80,7 +80,7 @@ def test_the_same_questions_in_a_later_turn_ask_the_operator_again(session, djan
         again, created = services.request_clarification(session, QUESTIONS)
     assert created and again.pk != first.pk
     assert again.status == Status.PENDING
-    assert Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST, metadata__status="pending").count() == 2
+    assert [row.status for row in timeline_rows()].count("pending") == 2
     assert pending_actions(TaskSession.objects.all()) == {session.pk: "clarification"}
     # It is a new occurrence: the operator is notified again.
     assert Delivery.objects.filter(occurrence=again.pending_id).count() == 1
@@ -105,7 +105,7 @@ def test_first_answer_wins(session):
     record.refresh_from_db()
     assert record.status == Status.ANSWERED
     assert record.response["answers"][1]["custom_text"] == "Rust"
-    assert set(Message.objects.values_list("metadata__status", flat=True)) == {"answered"}
+    assert {row.status for row in timeline_rows()} == {"answered"}
     session.refresh_from_db()
     assert session.state == SessionState.RUNNING
     assert pending_actions(TaskSession.objects.all()) == {}
@@ -124,8 +124,7 @@ def test_turn_end_marks_pending_questions_agent_disconnected_but_pending(session
     events.record_turn_completed(session.pk, {"stop_reason": "cancelled"})
     record.refresh_from_db()
     assert (record.status, record.agent_disconnected) == (Status.PENDING, True)
-    requests = Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST)
-    assert set(requests.values_list("metadata__agent_disconnected", flat=True)) == {True}
+    assert {row.record.agent_disconnected for row in timeline_rows()} == {True}
 
 
 def test_late_answer_is_recorded_and_becomes_a_prompt(session):
@@ -213,7 +212,6 @@ def test_an_answer_records_who_gave_it_and_through_which_surface(session, operat
     record.refresh_from_db()
     assert (record.answered_by, record.answered_via, record.answered_from) == (operator, "api", "")
     assert record.responded_at is not None
-    for metadata in Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST).values_list("metadata", flat=True):
-        assert (metadata["answered_by"], metadata["answered_via"], metadata["settled_reason"]) == (
-            "alice", "api", "operator"
-        )
+    for row in timeline_rows():
+        ending = ending_of_record(row.record)
+        assert (ending.answered_by, ending.answered_via, ending.reason) == ("alice", "api", "operator")

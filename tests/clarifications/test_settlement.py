@@ -3,10 +3,12 @@
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
+from django.contrib.auth.models import User
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_web.clarifications.settlement import Ending, describe, ending_of_message, tab_id
+from kandev_web.clarifications.models import Clarification
+from kandev_web.clarifications.settlement import Ending, describe, ending_of_record, tab_id
 
 ASKED = datetime(2026, 12, 1, 9, 7, tzinfo=UTC)
 SETTLED = datetime(2026, 12, 1, 10, 2, tzinfo=UTC)
@@ -73,10 +75,18 @@ def test_a_question_settled_on_another_day_says_so():
     assert not describe(ended(), today=date(2026, 12, 2)).today
 
 
-def test_a_message_carries_its_ending():
-    metadata = {"status": "answered", "settled_reason": "operator", "settled_at": SETTLED.isoformat(), **BY_DEMO_HERE}
-    assert ending_of_message(metadata, ASKED) == ended(**BY_DEMO_HERE)
-    assert ending_of_message({"status": "pending"}, ASKED).settled_at is None
+def test_a_record_carries_its_ending():
+    record = Clarification(
+        status="answered",
+        settled_reason="operator",
+        created_at=ASKED,
+        responded_at=SETTLED,
+        answered_by=User(username="demo"),
+        answered_via="task_page",
+        answered_from=HERE,
+    )
+    assert ending_of_record(record) == ended(**BY_DEMO_HERE)
+    assert ending_of_record(Clarification(status="pending", created_at=ASKED)).settled_at is None
 
 
 @given(

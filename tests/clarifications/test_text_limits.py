@@ -12,8 +12,8 @@ from kandev_web import limits
 from kandev_web.clarifications import answering, elicitations, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
-from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
-from testing_support.questions import REQUESTED
+from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
+from testing_support.questions import REQUESTED, timeline_rows
 from testing_support.runner import FakeRunner
 
 BUNDLE = parse_bundle(
@@ -31,8 +31,7 @@ def session(make_task, make_session):
 def _unchanged(record: Clarification) -> None:
     record.refresh_from_db()
     assert record.status == Status.PENDING and record.response in (None, {})
-    messages = Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST)
-    assert set(messages.values_list("metadata__status", flat=True)) == {Status.PENDING}
+    assert {row.status for row in timeline_rows()} == {Status.PENDING}
 
 
 def _skip(client, record, reason):

@@ -2,9 +2,11 @@
 saying agentctl's problems as sentences beside their questions (docs/decisions.md#typed-forms)."""
 
 from kandev_web.clarifications.answering import form_answers
+from kandev_web.clarifications.models import Clarification
 from kandev_web.clarifications.overlay_model import constraint_hint
 from kandev_web.clarifications.problems import sentence
 from kandev_web.clarifications.templatetags.clarifications import answer_text
+from kandev_web.clarifications.timeline import AskedQuestion
 
 QUESTIONS = [
     {"id": "overwrite", "kind": "boolean", "title": "Overwrite"},
@@ -63,7 +65,10 @@ def test_hints_say_each_constraint_in_words():
 
 
 def test_the_record_says_a_typed_answer_as_the_operator_gave_it():
-    def meta(value):
-        return {"question_id": "q", "question": {}, "response": {"answers": [{"question_id": "q", "value": value}]}}
+    def row(value):
+        record = Clarification(
+            questions=[{"id": "q"}], status="answered", response={"answers": [{"question_id": "q", "value": value}]}
+        )
+        return AskedQuestion(record, 0)
 
-    assert [answer_text(meta(v)) for v in (True, False, 0, 2.5)] == ["Yes", "No", "0", "2.5"]
+    assert [answer_text(row(v)) for v in (True, False, 0, 2.5)] == ["Yes", "No", "0", "2.5"]

@@ -20,9 +20,11 @@ from django.test import Client
 from kandev_web.asgi import application
 from kandev_web.clarifications import elicitations, mcp, services
 from kandev_web.clarifications.models import Clarification, Status
+from kandev_web.clarifications.templatetags.clarifications import answer_text
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.mcp_tokens import new_token
-from kandev_web.sessions.models import AgentExecution, Message, MessageType, TaskSession
+from kandev_web.sessions.models import AgentExecution, TaskSession
+from testing_support.questions import timeline_rows
 from testing_support.runner import FakeRunner
 from testing_support.sockets import HOST
 
@@ -60,8 +62,8 @@ def test_a_typed_answer_with_a_nul_is_recorded_not_a_500(session, operator_clien
     record.refresh_from_db()
     assert record.status == Status.ANSWERED
     assert record.response["answers"] == [{"question_id": "db", "selected_options": [], "custom_text": "MySQL\ufffd 8"}]
-    [message] = Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST)
-    assert message.metadata["response"] == record.response
+    [row] = timeline_rows()
+    assert answer_text(row) == "MySQL\ufffd 8"
 
 
 def test_a_skip_reason_with_a_nul_is_recorded_not_a_500(session, operator_client):

@@ -32,6 +32,7 @@ from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
 from kandev_web.board.models import Task
+from kandev_web.clarifications import timeline
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.sessions.mcp_tokens import new_token
 from kandev_web.sessions.models import (
@@ -176,11 +177,12 @@ def waiting_agent(server_url, make_task, operator) -> WaitingAgent:
 
 
 def settled_once(record: Clarification) -> Clarification:
-    """The record, settled, with its one timeline message carrying the one response."""
+    """The record, settled, with its one timeline message showing the one response."""
     record.refresh_from_db()
     assert record.status != Status.PENDING
     [message] = Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST, metadata__pending_id=record.pending_id)
-    assert message.metadata["status"] == record.status and message.metadata["response"] == record.response
+    row = timeline.asked(message)
+    assert row is not None and row.status == record.status and row.record.response == record.response
     return record
 
 

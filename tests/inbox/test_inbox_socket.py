@@ -24,7 +24,7 @@ from testing_support.sockets import HOST, two_running_tasks
 ORIGIN = (b"origin", b"http://127.0.0.1")
 OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'
 
-# On PostgreSQL too: the inbox reads questions by their JSON metadata (status, pending id).
+# On PostgreSQL too: the inbox reads permission requests by their JSON metadata (status, pending id).
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pytest.mark.postgres]
 
 BUNDLE = parse_bundle(

@@ -9,7 +9,9 @@ from kandev_web.clarifications.overlay_model import BundleView, bundle_view
 from kandev_web.clarifications.redaction import is_withheld
 from kandev_web.clarifications.requester import Requester
 from kandev_web.clarifications.requester import requester as requester_of
-from kandev_web.clarifications.settlement import Settlement, describe, ending_of_message
+from kandev_web.clarifications.settlement import Settlement, describe, ending_of_record
+from kandev_web.clarifications.timeline import AskedQuestion
+from kandev_web.clarifications.timeline import asked as asked_of
 
 register = template.Library()
 
@@ -32,21 +34,31 @@ def requester(record) -> Requester | None:
     return requester_of(source=record.source, tool_call_id=record.tool_call_id, questions=record.questions)
 
 
+@register.simple_tag(takes_context=True)
+def asked(context, message) -> AskedQuestion | None:
+    """The question a ``clarification_request`` message shows, read from its record; None for any other message.
+
+    The page's records are in the context as ``question_records`` when it
+    renders many rows (``timeline.records_of``), so each row reads none.
+    """
+    return asked_of(message, context.get("question_records"))
+
+
 @register.filter
-def answer_text(metadata: dict) -> str:
-    """What the operator answered to one question of a ``clarification_request`` message."""
-    response = metadata.get("response") or {}
+def answer_text(asked: AskedQuestion) -> str:
+    """What the operator answered to one question of a bundle, as its record keeps it."""
+    record = asked.record
+    response = record.response or {}
     if response.get("rejected"):  # skipped, on either path
         return _("Skipped")
-    question = metadata.get("question") or {}
-    if is_withheld(response, metadata.get("question_id")):
+    if is_withheld(response, asked.question_id):
         # A secret typed into a credential-looking field: sent, never kept (docs/decisions.md#secrets).
-        if metadata.get("settled_reason") == "undelivered":
+        if record.settled_reason == "undelivered":
             return _("•••• (not sent, not stored)")
         return _("•••• (sent, not stored)")
-    labels = {o.get("option_id"): o.get("label") for o in question.get("options", [])}
+    labels = {o.get("option_id"): o.get("label") for o in asked.question.get("options", [])}
     for answer in response.get("answers", []):
-        if answer.get("question_id") == metadata.get("question_id"):
+        if answer.get("question_id") == asked.question_id:
             value = answer.get("value")
             if isinstance(value, bool):
                 return _("Yes") if value else _("No")
@@ -65,13 +77,13 @@ def overlay_view(record) -> BundleView:
 
 
 @register.simple_tag(takes_context=True)
-def settlement(context, message) -> Settlement | None:
-    """How a ``clarification_request`` message's question ended, for this viewer.
+def settlement(context, asked: AskedQuestion) -> Settlement | None:
+    """How a timeline row's question ended, as its record says, for this viewer.
 
     ``tab`` in the context is the viewer's live connection (``settlement.tab_id``),
     set when a task page's socket renders; a page's first render has none.
     """
-    ending = ending_of_message(message.metadata, message.created_at)
+    ending = ending_of_record(asked.record)
     if ending.settled_at is not None:
         ending = replace(ending, settled_at=timezone.localtime(ending.settled_at))
     return describe(ending, viewer_tab=context.get("tab", ""), today=timezone.localdate())

@@ -11,7 +11,7 @@ from django.template.loader import render_to_string
 
 from kandev_web import live
 from kandev_web.board.models import Task
-from kandev_web.clarifications import overlay
+from kandev_web.clarifications import overlay, timeline
 from kandev_web.pages.board.queries import board_columns, cards_for, changed_cards, parse_shown_through
 from kandev_web.sessions import services
 from kandev_web.sessions.display import display_state, turn_open_reason
@@ -49,6 +49,8 @@ def task_context(task: Task, *, with_messages: bool = True, card=None, parts=liv
             else []
         ),
     }
+    # The questions' rows read their records, all in one query.
+    context["question_records"] = timeline.records_of(context["messages"])
     if "details" in parts:
         context["worktree"] = Worktree.objects.select_related("repository").filter(task=task).first()
         context["card"] = card or cards_for(Task.objects.filter(pk=task.pk))[0]
@@ -106,6 +108,7 @@ def render_catch_up(task: Task, page_state: QueryDict, *, tab: str = "", user=No
     task_list = task_list_context(task, through=parse_shown_through(page_state.getlist("through")))
     context = task_context(task, with_messages=False, card=task_list["current_card"]) | task_list
     context["timeline"] = _missed_messages(task, context["current_session"], _message_id(page_state.get("after")))
+    context["question_records"] = timeline.records_of(message for message, _, _ in context["timeline"])
     context["tab"] = tab
     context["user"] = user
     return render_to_string("sessions/task.html#catch-up-oob", context)
