@@ -67,9 +67,10 @@ def populate(size: int, user) -> dict:
     """A workspace and board with ``size`` tasks, sessions, turns, messages and pending questions."""
     from django.utils import timezone
 
+    from kandev_web.agents.models import AgentProfile
     from kandev_web.board.models import Board, Task, TaskState, Workspace
     from kandev_web.clarifications.models import Clarification, Source, Status
-    from kandev_web.sessions.models import Activity, AgentProfile, Message, MessageType, SessionState, TaskSession, Turn
+    from kandev_web.sessions.models import Activity, Message, MessageType, SessionState, TaskSession, Turn
 
     workspace = Workspace.objects.create(name=f"Bench {size}")
     workspace.members.add(user)

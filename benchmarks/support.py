@@ -267,7 +267,7 @@ class Server:
         """An agent profile running ``command`` (our scripted agent) in this workspace."""
         code = (
             "import json, os\n"
-            "from kandev_web.sessions.models import AgentProfile\n"
+            "from kandev_web.agents.models import AgentProfile\n"
             "spec = json.loads(os.environ['BENCH_PROFILE'])\n"
             "AgentProfile.objects.update_or_create(workspace_id=spec['workspace_id'], name=spec['name'],"
             " defaults={'agent_id': 'bench-agent', 'command': spec['command'], 'env': spec['env'],"

@@ -125,7 +125,7 @@ def test_a_claude_code_profile_from_its_preset_is_checked_and_runs_on_a_reposito
     ids = server.create_operator("profiles-admin", workspace="Shop", staff=True)
     orm(
         server,
-        "import json\nfrom kandev_web.sessions.models import Repository\n"
+        "import json\nfrom kandev_web.repositories.models import Repository\n"
         f"r = Repository.objects.create(workspace_id={ids['workspace_id']}, name='shop', path={str(repository)!r},"
         " default_branch='main')\nprint(json.dumps(r.pk))",
     )

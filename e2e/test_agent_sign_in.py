@@ -19,7 +19,7 @@ from testing_support.processes import ROOT
 SCRIPTED_AGENT = ROOT / "tests" / "agentctl" / "scripted_agent.py"
 
 SET_PROFILE = """
-from kandev_web.sessions.models import AgentProfile
+from kandev_web.agents.models import AgentProfile
 AgentProfile.objects.filter(workspace_id={workspace}).update(command={command!r}, env={env!r}, auth_method={method!r})
 """
 

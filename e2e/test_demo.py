@@ -78,7 +78,7 @@ def test_the_scenario_picker_follows_the_agent_and_starting_a_scenario_runs_it(b
         "shell",
         "-c",
         "from kandev_web.board.models import Workspace\n"
-        "from kandev_web.sessions.models import AgentProfile\n"
+        "from kandev_web.agents.models import AgentProfile\n"
         "AgentProfile.objects.get_or_create(workspace=Workspace.objects.get(name='Demo workspace'),"
         " name='Claude', defaults={'agent_id': 'claude-acp', 'command': ['false']})",
     )

@@ -45,7 +45,7 @@ def test_a_key_set_in_the_admin_reaches_the_agent_and_no_page_log_or_row(browser
         working_dir=str(tmp_path),
     )
     page = browser.new_context().new_page()
-    change_page = f"/admin/agent_sessions/agentprofile/{profile_id}/change/"
+    change_page = f"/admin/agents/agentprofile/{profile_id}/change/"
     login(page, server, "vault", change_page)
     expect(page.get_by_test_id("secret-env-empty")).to_be_visible()
     page.get_by_test_id("secret-env-new-name").first.fill("MOCK_API_KEY")
@@ -62,7 +62,7 @@ def test_a_key_set_in_the_admin_reaches_the_agent_and_no_page_log_or_row(browser
     page.reload()
     expect(row).to_have_attribute("data-secret-set", "true")
     assert key not in page.content()
-    page.goto(f"{server.url}/admin/agent_sessions/agentprofile/{profile_id}/history/")
+    page.goto(f"{server.url}/admin/agents/agentprofile/{profile_id}/history/")
     expect(page.locator("#change-history")).to_contain_text("Secrets")
     assert key not in page.content()
 

@@ -25,9 +25,7 @@ env = environ.Env()
 
 KANDEV_PROFILE = env.str("KANDEV_PROFILE", default="dev")
 if KANDEV_PROFILE not in {"dev", "e2e", "prod"}:
-    raise environ.ImproperlyConfigured(
-        f"KANDEV_PROFILE must be one of dev, e2e, prod (got {KANDEV_PROFILE!r})."
-    )
+    raise environ.ImproperlyConfigured(f"KANDEV_PROFILE must be one of dev, e2e, prod (got {KANDEV_PROFILE!r}).")
 IS_PROD = KANDEV_PROFILE == "prod"
 
 if IS_PROD:
@@ -70,6 +68,8 @@ INSTALLED_APPS = [
     "axes",
     "kandev_web.flags",
     "kandev_web.board",
+    "kandev_web.agents",
+    "kandev_web.repositories",
     "kandev_web.sessions",
     "kandev_web.clarifications",
     "kandev_web.notifications",

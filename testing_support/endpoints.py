@@ -8,18 +8,11 @@ from dataclasses import dataclass
 
 from django.urls import URLPattern, URLResolver, get_resolver
 
+from kandev_web.agents.models import AgentProfile, Executor
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications.models import Clarification
-from kandev_web.sessions.models import (
-    AgentProfile,
-    Executor,
-    Message,
-    MessageType,
-    Repository,
-    SessionState,
-    TaskSession,
-    Turn,
-)
+from kandev_web.repositories.models import Repository
+from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.webhooks.models import Webhook
 from testing_support.executor import unreachable_ssh_host
 

@@ -11,8 +11,9 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Board, Task, Workspace
-from kandev_web.sessions.models import AgentExecution, AgentProfile, SessionState, TaskSession, Turn
+from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 
 
 @pytest.fixture

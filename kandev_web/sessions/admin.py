@@ -1,61 +1,6 @@
-from django import forms
 from django.contrib import admin
-from django.utils.translation import gettext_lazy as _
 
-from .forms import AgentProfileForm
-from .models import AgentProfile, Executor, Message, Repository, TaskSession, Worktree
-
-
-class WriteOnlyTextarea(forms.Textarea):
-    """A text area that never shows the stored value (a private key): typing replaces it."""
-
-    def format_value(self, value):
-        return None
-
-
-@admin.register(Executor)
-class ExecutorAdmin(admin.ModelAdmin):
-    list_display = ["name", "host", "user"]
-    fieldsets = [
-        (None, {"fields": ["name"]}),
-        (_("Over SSH"), {"fields": ["host", "port", "user", "host_key", "private_key", "agentctl", "workdir_root"]}),
-    ]
-    #: Credentials are write-only here: shown once typed, never read back out; left blank, kept.
-    WRITE_ONLY = ("private_key",)
-
-    def get_form(self, request, obj=None, **kwargs):
-        form = super().get_form(request, obj, **kwargs)
-        form.base_fields["private_key"].widget = WriteOnlyTextarea(attrs={"autocomplete": "off"})
-        return form
-
-    def save_model(self, request, obj, form, change):
-        for name in self.WRITE_ONLY:
-            if change and not form.cleaned_data.get(name):
-                setattr(obj, name, type(obj).objects.values_list(name, flat=True).get(pk=obj.pk))
-        super().save_model(request, obj, form, change)
-
-
-@admin.register(AgentProfile)
-class AgentProfileAdmin(admin.ModelAdmin):
-    """Secrets are write-only here: names with "set", inputs to replace or clear, never a value.
-
-    The change history records "Changed Secrets." (a field's name), never what was typed.
-    """
-
-    form = AgentProfileForm
-    list_display = ["name", "agent_id", "workspace", "executor"]
-
-
-@admin.register(Repository)
-class RepositoryAdmin(admin.ModelAdmin):
-    list_display = ["name", "path", "default_branch", "workspace", "executor"]
-
-
-@admin.register(Worktree)
-class WorktreeAdmin(admin.ModelAdmin):
-    list_display = ["task", "repository", "branch", "path", "created_at"]
-    # Made by git when the task's first agent starts: read here, not edited.
-    readonly_fields = ["branch", "path", "base_commit", "created_at"]
+from .models import Message, TaskSession
 
 
 @admin.register(TaskSession)

@@ -16,10 +16,12 @@ from django.utils.translation import gettext as _
 from kandev_web import git, live
 from kandev_web.agentctl.stderr_tail import cap_tail
 from kandev_web.executor.address import SshAddress
+from kandev_web.repositories import worktrees
+from kandev_web.repositories.models import Worktree
 from kandev_web.storable import storable
 
-from . import exits, signals, tool_calls, workflow, worktrees
-from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn, Worktree
+from . import exits, signals, tool_calls, workflow
+from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn
 
 logger = logging.getLogger(__name__)
 

@@ -16,10 +16,9 @@ from django.conf import settings
 from kandev_web.agentctl.cli import EXECUTION_VAR, LOG_FORMAT_VAR
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
+from kandev_web.agents.models import secret_box
 from kandev_web.executor.address import SshAddress
 from kandev_web.executor.ssh import SshAgentctl, SshExecutor
-
-from .models import secret_box
 
 #: What an agent inherits from the web process; everything else (database URL,
 #: secret key, ...) stays here. A profile's own ``env`` is added on top.

@@ -29,14 +29,14 @@ from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError
+from kandev_web.agents.check_report import Outcome
+from kandev_web.agents.models import AgentProfile
 from kandev_web.executor.address import SshAddress
 from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor
+from kandev_web.repositories.hosts import executor_client
 from kandev_web.secret_box import SecretUnreadable
 
-from .check_report import Outcome
-from .hosts import executor_client
 from .launching import agent_environment, launch_environment
-from .models import AgentProfile
 from .ssh_reasons import ssh_reason
 
 logger = logging.getLogger(__name__)

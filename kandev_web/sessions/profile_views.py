@@ -11,12 +11,14 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 
+from kandev_web.agents import check_report, presets
+from kandev_web.agents.models import AgentProfile
+from kandev_web.agents.profile_forms import AgentProfileForm
 from kandev_web.board.workspaces import managed_workspace
 from kandev_web.staff import staff_required
 
-from . import check_report, presets, profile_checks
-from .models import ACTIVE_SESSION_STATES, AgentProfile
-from .profile_forms import AgentProfileForm
+from . import profile_checks
+from .models import ACTIVE_SESSION_STATES
 
 TEMPLATE = "sessions/profiles.html"
 

@@ -43,10 +43,10 @@ from kandev_web.db import agent_sync_to_async
 from kandev_web.executor.address import SshAddress
 from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor
 from kandev_web.logs import bound
+from kandev_web.repositories.hosts import executor_client
 from kandev_web.secret_box import SecretUnreadable
 
 from . import events, kept_connections, signals
-from .hosts import executor_client
 from .launching import LaunchPlan, start_agentctl
 from .routing import REQUEST_TIMEOUT, Endpoint, RequestRouting
 from .ssh_reasons import ssh_reason
@@ -215,9 +215,7 @@ class Runner(RequestRouting):
             )
             if not recorded:
                 raise ObjectDoesNotExist("the task was deleted while its agent started")
-            await client.request(
-                "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
-            )
+            await client.request("agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags})
             new_session: dict = {"cwd": cwd, "mcp_servers": plan.mcp_servers}
             if plan.auth_method:
                 new_session["auth_method"] = plan.auth_method

@@ -1,37 +1,18 @@
-"""This app's secrets at rest, sealed again with the first key (``manage.py rotate_secrets``).
+"""This app's secrets at rest, sealed again with the first key (``manage.py rotate_secrets``): agentctl tokens."""
 
-Agent profiles' secrets, executor hosts' SSH private keys, agentctl tokens.
-"""
+from kandev_web.secret_box import SecretBox
 
-from django.db import transaction
-
-from kandev_web.secret_box import SecretBox, SecretUnreadable
-
-from .models import AgentExecution, AgentProfile, Executor
+from .models import AgentExecution
 
 
 def rotate(box: SecretBox) -> tuple[int, list[str]]:
-    """Seal every secret of this app again with ``box``'s first key: how many, and those no key opens."""
+    """Seal every agentctl token again with ``box``'s first key: how many, and those no key opens."""
     rotated, unreadable = 0, []
-    for profile_id in AgentProfile.objects.values_list("pk", flat=True):
-        with transaction.atomic():
-            profile = AgentProfile.objects.select_for_update().get(pk=profile_id)
-            sealed = {}
-            for name, token in profile.secret_env.items():
-                try:
-                    sealed[name] = box.rotate(name, token)
-                    rotated += 1
-                except SecretUnreadable:
-                    sealed[name] = token
-                    unreadable.append(f"{profile.name} ({profile.pk}): {name}")
-            profile.secret_env = sealed
-            profile.save(update_fields=["secret_env"])
-    for model, field in ((Executor, "private_key"), (AgentExecution, "token")):
-        # Read opened with whichever key sealed it; saved, sealed with the first.
-        for row in model.objects.exclude(**{field: ""}).iterator():
-            if getattr(row, field):
-                row.save(update_fields=[field])
-                rotated += 1
-            else:
-                unreadable.append(f"{model.__name__} {row.pk}: {field}")
+    # Read opened with whichever key sealed it (SealedTextField); saved, sealed with the first.
+    for execution in AgentExecution.objects.exclude(token="").iterator():
+        if execution.token:
+            execution.save(update_fields=["token"])
+            rotated += 1
+        else:
+            unreadable.append(f"AgentExecution {execution.pk}: token")
     return rotated, unreadable

@@ -9,19 +9,20 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, Conflict, NotFound, StreamError
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Task
 from kandev_web.db import database_sync_to_async
 from kandev_web.flags.services import runtime_flags
+from kandev_web.repositories.worktrees import WorktreeError, ensure_worktree
 
 from . import events, workflow
 from .display import turn_open_reason
 from .launching import LaunchPlan, agent_environment
 from .mcp_tokens import mcp_server_for_agent, new_token
-from .models import AgentExecution, AgentProfile, AuthorType, MessageType, SessionState, TaskSession, Turn
+from .models import AgentExecution, AuthorType, MessageType, SessionState, TaskSession, Turn
 from .pending import pending_actions
 from .routing import Endpoint
 from .runner import runner
-from .worktrees import WorktreeError, ensure_worktree
 
 
 class SessionActionError(Exception):

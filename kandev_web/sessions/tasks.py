@@ -10,7 +10,7 @@ from django.db import transaction
 from kandev_web import live
 from kandev_web.board.models import Board, Step, Task
 from kandev_web.board.services import lock_task
-from kandev_web.sessions.models import Repository, Worktree
+from kandev_web.repositories.models import Repository, Worktree
 
 from . import workflow
 

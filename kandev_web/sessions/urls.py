@@ -5,13 +5,13 @@ Named in the ``sessions`` namespace with the task page's (``kandev_web.urls``).
 
 from django.urls import path
 
-from . import profile_views, repository_views
+from kandev_web.repositories import views as repository_views
+
+from . import profile_views
 
 urlpatterns = [
     path("settings/workspaces/<int:workspace_id>/agents/", profile_views.profiles, name="profiles"),
-    path(
-        "settings/workspaces/<int:workspace_id>/repositories/", repository_views.repositories, name="repositories"
-    ),
+    path("settings/workspaces/<int:workspace_id>/repositories/", repository_views.repositories, name="repositories"),
     path(
         "settings/workspaces/<int:workspace_id>/repositories/<int:repository_id>/delete/",
         repository_views.repository_delete,

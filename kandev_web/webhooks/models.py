@@ -3,8 +3,8 @@ import uuid
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web.agents.models import secret_box
 from kandev_web.board.models import Workspace
-from kandev_web.sessions.models import secret_box
 
 
 class Event(models.TextChoices):

@@ -61,7 +61,7 @@ def create_profile(
     }
     code = (
         "import json\n"
-        "from kandev_web.sessions.models import AgentProfile\n"
+        "from kandev_web.agents.models import AgentProfile\n"
         f"spec = json.loads({json.dumps(spec)!r})\n"
         "print(json.dumps(AgentProfile.objects.create(**spec).pk))\n"
     )

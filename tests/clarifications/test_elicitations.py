@@ -9,20 +9,13 @@ from django.test import Client
 from django.utils import timezone
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
+from kandev_web.agents.models import AgentProfile
 from kandev_web.clarifications import actions, answering, elicitations, timeline
 from kandev_web.clarifications.models import Attempt, Clarification, Source, Status
 from kandev_web.clarifications.settlement import Answerer, ending_of_record
 from kandev_web.clarifications.templatetags.clarifications import answer_text
 from kandev_web.notifications.models import Delivery
-from kandev_web.sessions.models import (
-    AgentExecution,
-    AgentProfile,
-    Message,
-    MessageType,
-    SessionState,
-    TaskSession,
-    Turn,
-)
+from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
 from testing_support.questions import REQUESTED, requested, timeline_row, timeline_rows
 from testing_support.runner import FakeRunner

@@ -31,19 +31,12 @@ from django.test import Client
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Task
 from kandev_web.clarifications import timeline
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.sessions.mcp_tokens import new_token
-from kandev_web.sessions.models import (
-    AgentProfile,
-    AuthorType,
-    Message,
-    MessageType,
-    SessionState,
-    TaskSession,
-    Turn,
-)
+from kandev_web.sessions.models import AuthorType, Message, MessageType, SessionState, TaskSession, Turn
 from testing_support.processes import free_port, server_environ, stop_group, wait_for_port
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]

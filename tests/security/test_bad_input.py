@@ -22,10 +22,10 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
+from kandev_web.agents.models import AgentProfile
+from kandev_web.agents.profile_forms import AgentProfileForm
 from kandev_web.pages.board.forms import TaskCreateForm, TaskEditForm, TaskMoveForm
 from kandev_web.pages.task.forms import PromptForm, StartSessionForm
-from kandev_web.sessions.models import AgentProfile
-from kandev_web.sessions.profile_forms import AgentProfileForm
 from testing_support.endpoints import ENDPOINTS, Endpoint, workspace_objects
 
 #: Outside the project's URLconf walk (the admin is another app's) but an operator's way in all the same.

@@ -16,11 +16,13 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import reverse
 
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Task
 from kandev_web.clarifications.models import Clarification
 from kandev_web.flags.registry import FLAGS
 from kandev_web.notifications.models import Event
-from kandev_web.sessions.models import AgentProfile, Message, Repository, TaskSession
+from kandev_web.repositories.models import Repository
+from kandev_web.sessions.models import Message, TaskSession
 from kandev_web.webhooks.models import Webhook
 from testing_support.endpoints import ENDPOINTS, Endpoint, workspace_objects
 

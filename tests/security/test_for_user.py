@@ -8,9 +8,10 @@ import uuid
 
 import pytest
 
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications.models import Clarification
-from kandev_web.sessions.models import AgentProfile, TaskSession
+from kandev_web.sessions.models import TaskSession
 
 
 def workspace_with_everything(name: str) -> dict:

@@ -9,7 +9,7 @@ from django.utils.safestring import SafeData
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_web.sessions.check_report import AGENT_TEXT_CHARS, STDERR_CHARS, agent_text, report
+from kandev_web.agents.check_report import AGENT_TEXT_CHARS, STDERR_CHARS, agent_text, report
 
 #: The Claude bridge's initialize answer as agentctl reports it (0.101.0, trimmed).
 CLAUDE = {

@@ -15,13 +15,14 @@ from django.contrib.auth import get_user_model
 from django.core.management import call_command
 from django.test import Client
 
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Task
 from kandev_web.flags.models import FlagOverride
 from kandev_web.flags.registry import ACP_ELICITATION
 from kandev_web.flags.resolution import Source, profile_values
 from kandev_web.flags.services import flag_state, runtime_flags
+from kandev_web.repositories.models import Repository, Worktree
 from kandev_web.sessions.management.commands.demo import DEMO_QUESTION_TASK, DEMO_REPOSITORY
-from kandev_web.sessions.models import AgentProfile, Repository, Worktree
 
 
 @pytest.fixture

@@ -2,8 +2,8 @@
 
 import pytest
 
+from kandev_web.agents.models import Executor
 from kandev_web.executor.ssh import SshError, SshFailure, trusted_host_key
-from kandev_web.sessions.models import Executor
 from testing_support.migrations import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.postgres

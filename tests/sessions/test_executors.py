@@ -6,9 +6,9 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.test import RequestFactory
 
+from kandev_web.agents.models import AgentProfile, Executor
 from kandev_web.board.models import Workspace
 from kandev_web.sessions.launching import agent_environment
-from kandev_web.sessions.models import AgentProfile, Executor
 
 
 def profile(workspace, name="Claude"):

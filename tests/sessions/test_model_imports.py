@@ -2,7 +2,7 @@
 
 Every process loads them (a management command, a migration, a check), and
 only a few talk to machines: asyncssh and the agent stream's websockets are
-imported by what does (``sessions/hosts.py``, the runner), not by the models.
+imported by what does (``repositories/hosts.py``, the runner), not by the models.
 """
 
 import json

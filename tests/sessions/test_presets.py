@@ -2,8 +2,8 @@
 
 import pytest
 
-from kandev_web.sessions.presets import PRESETS, preset
-from kandev_web.sessions.profile_forms import AgentProfileForm
+from kandev_web.agents.presets import PRESETS, preset
+from kandev_web.agents.profile_forms import AgentProfileForm
 
 
 def test_every_agent_the_issue_names_has_a_preset_and_custom_is_empty():

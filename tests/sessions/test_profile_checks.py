@@ -13,7 +13,7 @@ from pathlib import Path
 
 import psutil
 
-from kandev_web.sessions.models import AgentProfile, Executor
+from kandev_web.agents.models import AgentProfile, Executor
 from testing_support.agents import ScriptedAgent
 from testing_support.executor import ssh_test_host_fields, unreachable_ssh_host
 

@@ -3,7 +3,7 @@
 import pytest
 from django.core.exceptions import ValidationError
 
-from kandev_web.sessions.models import validate_mcp_servers
+from kandev_web.agents.models import validate_mcp_servers
 
 DOCS = {"name": "docs", "command": "/usr/bin/docs-mcp", "args": [], "env": []}
 

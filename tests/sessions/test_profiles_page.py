@@ -5,8 +5,9 @@ import re
 import pytest
 from django.test import Client
 
+from kandev_web.agents.models import AgentProfile, secret_box
 from kandev_web.board.models import Workspace
-from kandev_web.sessions.models import AgentProfile, SessionState, TaskSession, secret_box
+from kandev_web.sessions.models import SessionState, TaskSession
 
 SECRET = "sk-ant-api03-never-shown-again-0123456789"
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -5,8 +5,8 @@ import subprocess
 import pytest
 from django.test import Client
 
+from kandev_web.repositories.models import Repository
 from kandev_web.sessions import tasks
-from kandev_web.sessions.models import Repository
 
 
 def url(workspace, rest=""):

@@ -5,9 +5,9 @@ from django.utils import translation
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kandev_web.agents.models import AgentProfile
 from kandev_web.mock_agent import engine, mcp_steps  # noqa: F401  (mcp_steps registers its step)
 from kandev_web.pages.task.forms import StartSessionForm
-from kandev_web.sessions.models import AgentProfile
 from kandev_web.sessions.scenarios import SCENARIOS, scenario_choices, scenario_of_prompt, scenario_prompt
 
 

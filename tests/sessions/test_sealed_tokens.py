@@ -8,7 +8,8 @@ from cryptography.fernet import Fernet
 from django.core.management import CommandError, call_command
 from django.db import connection
 
-from kandev_web.sessions.models import AgentExecution, Executor, TaskSession
+from kandev_web.agents.models import Executor
+from kandev_web.sessions.models import AgentExecution, TaskSession
 from testing_support.migrations import migrate, migrate_to_latest
 
 pytestmark = pytest.mark.postgres

@@ -13,10 +13,11 @@ from django.db import connection
 from django.test import override_settings
 
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
+from kandev_web.agents.models import AgentProfile
 from kandev_web.forms import SecretEnvChange, SecretEnvField
 from kandev_web.sessions import services
 from kandev_web.sessions.launching import launch_environment
-from kandev_web.sessions.models import AgentProfile, TaskSession
+from kandev_web.sessions.models import TaskSession
 from kandev_web.sessions.runner import Runner
 
 # The sealed column is JSON: jsonb on PostgreSQL, text on SQLite.
@@ -42,7 +43,7 @@ def profile(workspace):
 
 
 def _change_url(profile):
-    return f"/admin/agent_sessions/agentprofile/{profile.pk}/change/"
+    return f"/admin/agents/agentprofile/{profile.pk}/change/"
 
 
 def _form_data(profile, **extra):

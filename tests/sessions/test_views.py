@@ -6,8 +6,9 @@ import pytest
 from django.test import Client
 
 from kandev_web import limits
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Board, Task, Workspace
-from kandev_web.sessions.models import AgentProfile, TaskSession
+from kandev_web.sessions.models import TaskSession
 
 
 @pytest.fixture

@@ -16,9 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kandev_web import checkouts, git
+from kandev_web.agents.models import Executor
 from kandev_web.board.models import Task
-from kandev_web.sessions import events, services, tasks, worktrees
-from kandev_web.sessions.models import Executor, Message, MessageType, Repository, TaskSession, Worktree
+from kandev_web.repositories import worktrees
+from kandev_web.repositories.models import Repository, Worktree
+from kandev_web.sessions import events, services, tasks
+from kandev_web.sessions.models import Message, MessageType, TaskSession
 from testing_support.executor import ssh_test_host_fields, unreachable_ssh_host
 
 #: Run on PostgreSQL too: the worktree row is locked while git works, which SQLite and PostgreSQL do differently.

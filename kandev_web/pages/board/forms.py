@@ -4,8 +4,8 @@ from django.utils.translation import gettext_lazy as _
 from kandev_web import git
 from kandev_web.board.models import Task
 from kandev_web.forms import StorableCharField
-from kandev_web.sessions import hosts
-from kandev_web.sessions.models import Repository
+from kandev_web.repositories import hosts
+from kandev_web.repositories.models import Repository
 
 
 class TaskEditForm(forms.ModelForm):

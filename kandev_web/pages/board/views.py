@@ -14,8 +14,9 @@ from django.views.decorators.http import require_POST
 from kandev_web.board import services
 from kandev_web.board.models import Board, Task
 from kandev_web.pages import htmx
-from kandev_web.sessions import tasks, worktrees
-from kandev_web.sessions.models import Worktree
+from kandev_web.repositories import worktrees
+from kandev_web.repositories.models import Worktree
+from kandev_web.sessions import tasks
 
 from .forms import TaskCreateForm, TaskEditForm, TaskMoveForm
 from .fragments import render_changes

@@ -6,9 +6,9 @@ from django import forms
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web import limits
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Task
 from kandev_web.forms import StorableCharField
-from kandev_web.sessions.models import AgentProfile
 from kandev_web.sessions.scenarios import offers_scenarios, scenario_choices, scenario_prompt
 
 

@@ -13,10 +13,11 @@ from kandev_web import live
 from kandev_web.board.models import Task
 from kandev_web.clarifications import overlay, timeline
 from kandev_web.pages.board.queries import board_columns, cards_for, changed_cards, parse_shown_through
+from kandev_web.repositories.models import Worktree
 from kandev_web.sessions import services
 from kandev_web.sessions.display import display_state, turn_open_reason
 from kandev_web.sessions.events import current_turn
-from kandev_web.sessions.models import Message, MessageType, TaskSession, Worktree
+from kandev_web.sessions.models import Message, MessageType, TaskSession
 from kandev_web.sessions.pending import pending_actions
 
 from .forms import StartSessionForm

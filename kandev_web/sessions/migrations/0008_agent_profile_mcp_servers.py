@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-import kandev_web.sessions.models
+import kandev_web.agents.models
 
 
 class Migration(migrations.Migration):
@@ -15,6 +15,6 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='agentprofile',
             name='mcp_servers',
-            field=models.JSONField(blank=True, default=list, help_text='Further MCP servers the agent is given when a session starts, beside Kandev\'s own: a JSON list of ACP McpServer objects, e.g. {"name": "docs", "command": "/usr/bin/docs-mcp", "args": [], "env": []}.', validators=[kandev_web.sessions.models.validate_mcp_servers], verbose_name='MCP servers'),
+            field=models.JSONField(blank=True, default=list, help_text='Further MCP servers the agent is given when a session starts, beside Kandev\'s own: a JSON list of ACP McpServer objects, e.g. {"name": "docs", "command": "/usr/bin/docs-mcp", "args": [], "env": []}.', validators=[kandev_web.agents.models.validate_mcp_servers], verbose_name='MCP servers'),
         ),
     ]

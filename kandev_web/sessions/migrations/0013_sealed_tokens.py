@@ -10,7 +10,7 @@ because the field itself would try to open the clear ones.
 from django.conf import settings
 from django.db import migrations
 
-import kandev_web.sessions.models
+import kandev_web.agents.models
 from kandev_web.secret_box import SecretBox
 
 COLUMNS = [("AgentExecution", "token"), ("Executor", "token")]
@@ -47,12 +47,12 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name="agentexecution",
             name="token",
-            field=kandev_web.sessions.models.SealedTextField(blank=True),
+            field=kandev_web.agents.models.SealedTextField(blank=True),
         ),
         migrations.AlterField(
             model_name="executor",
             name="token",
-            field=kandev_web.sessions.models.SealedTextField(
+            field=kandev_web.agents.models.SealedTextField(
                 help_text="The KANDEV_EXECUTOR_TOKEN it was started with.", verbose_name="token"
             ),
         ),

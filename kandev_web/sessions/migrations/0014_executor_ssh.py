@@ -6,7 +6,7 @@ with KANDEV_ALLOW_EXECUTOR_SERVICE); url and token are blank for SSH hosts.
 
 from django.db import migrations, models
 
-import kandev_web.sessions.models
+import kandev_web.agents.models
 
 
 class Migration(migrations.Migration):
@@ -39,7 +39,7 @@ class Migration(migrations.Migration):
         migrations.AddField(
             model_name='executor',
             name='private_key',
-            field=kandev_web.sessions.models.SealedTextField(blank=True, help_text="The login's OpenSSH private key; empty uses KANDEV_SSH_KEY_FILE.", verbose_name='private key'),
+            field=kandev_web.agents.models.SealedTextField(blank=True, help_text="The login's OpenSSH private key; empty uses KANDEV_SSH_KEY_FILE.", verbose_name='private key'),
         ),
         migrations.AddField(
             model_name='executor',
@@ -59,7 +59,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='executor',
             name='token',
-            field=kandev_web.sessions.models.SealedTextField(blank=True, help_text='kandev-executor only: its KANDEV_EXECUTOR_TOKEN.', verbose_name='token'),
+            field=kandev_web.agents.models.SealedTextField(blank=True, help_text='kandev-executor only: its KANDEV_EXECUTOR_TOKEN.', verbose_name='token'),
         ),
         migrations.AlterField(
             model_name='executor',

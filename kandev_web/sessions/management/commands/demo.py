@@ -21,10 +21,11 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from kandev_web import git
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.flags.models import FlagOverride
 from kandev_web.flags.registry import ACP_ELICITATION
-from kandev_web.sessions.models import AgentProfile, Repository, Worktree
+from kandev_web.repositories.models import Repository, Worktree
 from kandev_web.sessions.scenarios import MOCK_AGENT_ID
 
 DEMO_TASKS = [

@@ -9,8 +9,8 @@ from django.views.decorators.http import require_http_methods, require_POST
 from kandev_web.board.workspaces import managed_workspace
 from kandev_web.staff import staff_required
 
+from .forms import RepositoryForm
 from .models import Repository
-from .repository_forms import RepositoryForm
 
 TEMPLATE = "sessions/repositories.html"
 

@@ -18,11 +18,12 @@ from django.utils.text import slugify
 from django.utils.translation import gettext as _
 
 from kandev_web import git
+from kandev_web.agents.models import AgentProfile
 from kandev_web.checkouts import Checkouts
 from kandev_web.rendering.diff import FileDiff, file_diff
 
 from . import hosts
-from .models import AgentProfile, Worktree
+from .models import Worktree
 
 BRANCH_PREFIX = "kandev/"
 #: How much of a task's title its branch carries.

@@ -13,8 +13,8 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
+from kandev_web.agents.models import AgentProfile, Executor
 from kandev_web.executor.ssh import SshError, trusted_host_key
-from kandev_web.sessions.models import AgentProfile, Executor
 
 _SSH_TARGET = re.compile(r"^(?P<user>[^@\s]+)@(?P<host>\[[^\]]+\]|[^:\s]+)(?::(?P<port>\d{1,5}))?$")
 

@@ -93,6 +93,7 @@ class Executor(models.Model):
     )
 
     class Meta:
+        db_table = "agent_sessions_executor"  # made by the sessions app, before this one had its own
         ordering = ["name"]
 
     def __str__(self):
@@ -153,9 +154,7 @@ class AgentProfile(models.Model):
 
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="agent_profiles")
     name = models.CharField(_("name"), max_length=200)
-    agent_id = models.CharField(
-        _("agent id"), max_length=100, help_text=_("The agent's registry id, e.g. claude-acp.")
-    )
+    agent_id = models.CharField(_("agent id"), max_length=100, help_text=_("The agent's registry id, e.g. claude-acp."))
     command = models.JSONField(_("command"), help_text=_("argv, as a JSON list of strings."))
     env = models.JSONField(_("environment"), default=dict, blank=True)
     #: ``{name: Fernet token}``. Not editable as such: forms edit it through
@@ -200,6 +199,7 @@ class AgentProfile(models.Model):
     objects = AgentProfileQuerySet.as_manager()
 
     class Meta:
+        db_table = "agent_sessions_agentprofile"  # made by the sessions app, before this one had its own
         ordering = ["name", "pk"]
 
     def __str__(self):

@@ -8,9 +8,10 @@ only bounds what is typed.
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web.agents.models import Executor
 from kandev_web.forms import StorableCharField
 
-from .models import Executor, Repository
+from .models import Repository
 
 
 class RepositoryForm(forms.ModelForm):

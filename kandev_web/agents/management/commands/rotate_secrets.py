@@ -16,7 +16,7 @@ from django.apps import apps
 from django.core.management.base import BaseCommand, CommandError
 from django.utils.module_loading import module_has_submodule
 
-from kandev_web.sessions.models import secret_box
+from kandev_web.agents.models import secret_box
 
 MODULE = "secret_rotation"
 

@@ -4,9 +4,8 @@ from django.db import models
 from django.utils.text import Truncator
 from django.utils.translation import gettext_lazy as _
 
+from kandev_web.agents.models import AgentProfile, Executor, SealedTextField
 from kandev_web.board.models import Task
-
-from .agents import AgentProfile, Executor, SealedTextField
 
 
 class SessionState(models.TextChoices):

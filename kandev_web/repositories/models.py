@@ -7,9 +7,8 @@ from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web import git
+from kandev_web.agents.models import Executor
 from kandev_web.board.models import Task, Workspace
-
-from .agents import Executor
 
 
 class RepositoryQuerySet(models.QuerySet):
@@ -46,6 +45,7 @@ class Repository(models.Model):
     objects = RepositoryQuerySet.as_manager()
 
     class Meta:
+        db_table = "agent_sessions_repository"  # made by the sessions app, before this one had its own
         ordering = ["name", "pk"]
         verbose_name_plural = _("repositories")
         constraints = [models.UniqueConstraint(fields=["workspace", "name"], name="unique_repository_name")]
@@ -55,7 +55,7 @@ class Repository(models.Model):
 
     def clean(self):
         # Validating a repository asks its machine; merely loading the models must not import the SSH client.
-        from ..hosts import checkouts
+        from .hosts import checkouts
 
         super().clean()
         if not Path(self.path).is_absolute():
@@ -97,6 +97,7 @@ class Worktree(models.Model):
     created_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
+        db_table = "agent_sessions_worktree"  # made by the sessions app, before this one had its own
         constraints = [
             models.UniqueConstraint(
                 fields=["repository", "branch"], condition=~models.Q(branch=""), name="unique_worktree_branch"

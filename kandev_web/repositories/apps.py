@@ -1,0 +1,9 @@
+from django.apps import AppConfig
+from django.utils.translation import gettext_lazy as _
+
+
+class RepositoriesConfig(AppConfig):
+    """The git repositories agents work on, each task's worktree of one, and the machines they are checked out on."""
+
+    name = "kandev_web.repositories"
+    verbose_name = _("Repositories")
