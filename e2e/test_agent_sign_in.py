@@ -1,6 +1,6 @@
 """An agent that requires ACP sign-in, started from the task page.
 
-The profile's command is the scripted ACP agent of ``tests/agentctl``: with
+The profile's command is the scripted ACP agent of ``testing_support/scripted_agent.py``: with
 the profile's ``auth_method`` and its key in the profile's environment the
 session opens and the agent answers; with only a browser login on offer the
 session fails and the operator reads what to run where, not JSON.
@@ -13,10 +13,8 @@ from pathlib import Path
 
 from playwright.sync_api import expect
 
+from testing_support.agents import SCRIPTED_AGENT
 from testing_support.browser import fresh_task, start_agent
-from testing_support.processes import ROOT
-
-SCRIPTED_AGENT = ROOT / "tests" / "agentctl" / "scripted_agent.py"
 
 SET_PROFILE = """
 from kandev_web.agents.models import AgentProfile
