@@ -52,6 +52,22 @@ class SealedTextField(models.TextField):
         return secret_box().seal(value) if value else value
 
 
+def reseal(model: type[models.Model], field: str) -> tuple[int, list[str]]:
+    """Seal ``model``'s ``field`` (a ``SealedTextField``) again with the first key: how many, and those no key opens.
+
+    Read opened with whichever key sealed it, saved sealed with the first; a
+    stored value that reads as empty is one no configured key opens.
+    """
+    rotated, unreadable = 0, []
+    for row in model._default_manager.exclude(**{field: ""}).iterator():
+        if getattr(row, field):
+            row.save(update_fields=[field])
+            rotated += 1
+        else:
+            unreadable.append(f"{model.__name__} {row.pk}: {field}")
+    return rotated, unreadable
+
+
 class Executor(models.Model):
     """A machine where agents run apart from the web processes.
 

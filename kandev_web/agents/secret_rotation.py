@@ -7,7 +7,7 @@ from django.db import transaction
 
 from kandev_web.secret_box import SecretBox, SecretUnreadable
 
-from .models import AgentProfile, Executor
+from .models import AgentProfile, Executor, reseal
 
 
 def rotate(box: SecretBox) -> tuple[int, list[str]]:
@@ -26,11 +26,5 @@ def rotate(box: SecretBox) -> tuple[int, list[str]]:
                     unreadable.append(f"{profile.name} ({profile.pk}): {name}")
             profile.secret_env = sealed
             profile.save(update_fields=["secret_env"])
-    # Read opened with whichever key sealed it; saved, sealed with the first.
-    for executor in Executor.objects.exclude(private_key="").iterator():
-        if executor.private_key:
-            executor.save(update_fields=["private_key"])
-            rotated += 1
-        else:
-            unreadable.append(f"Executor {executor.pk}: private_key")
-    return rotated, unreadable
+    keys, unopened = reseal(Executor, "private_key")
+    return rotated + keys, unreadable + unopened
