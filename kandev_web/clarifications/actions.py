@@ -187,18 +187,17 @@ def do_settle_undelivered(
     record: Clarification, *, answers: list[dict], rejected: bool, answerer: Answerer | None
 ) -> None:
     """Keep the operator's choice for a question whose agent is gone; nothing reaches the agent, nobody else writes."""
-    pending = (
+    locked = (
         Clarification.objects.select_for_update()
         .select_related("session")
         .filter(pk=record.pk, status=Status.PENDING)
         .first()
     )
-    if pending is None:
+    if locked is None:
         return
-    record = pending
-    response = {"outcome": "undelivered", **_operator_side(record, answers, rejected)}
+    response = {"outcome": "undelivered", **_operator_side(locked, answers, rejected)}
     status = Status.REJECTED if rejected else Status.ANSWERED
-    do_settle(record, status, "undelivered", response, answerer=answerer)
+    do_settle(locked, status, "undelivered", response, answerer=answerer)
 
 
 def do_settle_gone(execution_id: int, live_ids: set[str]) -> None:
