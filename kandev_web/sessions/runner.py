@@ -269,6 +269,10 @@ class Runner(RequestRouting):
 
     # Ownership ------------------------------------------------------------
 
+    def owns(self, execution_id: int) -> bool:
+        """Whether this process holds the execution's stream: its notifications are applied here, in order."""
+        return execution_id in self._owned
+
     async def _supervise(self) -> None:
         """Keep this process's claim on its executions fresh, and adopt abandoned ones."""
         interval = settings.KANDEV_OWNER_HEARTBEAT_SECONDS
