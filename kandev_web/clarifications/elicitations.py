@@ -31,26 +31,8 @@ from . import problems as answer_problems
 from .delivery import Delivery, Outcome
 from .models import Clarification, Source, Status
 from .settlement import Answerer
-from .validation import Option, Question
 
 logger = logging.getLogger(__name__)
-
-def question_from_wire(question: dict) -> Question:
-    """agentctl's announced question (docs/agent-stream.md), as the overlay and timeline show it."""
-    return Question(
-        id=question["id"],
-        title=question.get("title") or "",
-        prompt=question.get("prompt") or "",
-        options=tuple(
-            Option(o["id"], o.get("label") or o["id"], o.get("description") or "") for o in question.get("options", [])
-        ),
-        kind=question.get("kind", "single"),
-        accepts_text=bool(question.get("accepts_text")),
-        sensitive=bool(question.get("sensitive")),
-        required=bool(question.get("required")),
-        default=question.get("default"),
-        constraints=question["constraints"] if isinstance(question.get("constraints"), dict) else {},
-    )
 
 
 def record_requested(execution_id: int, session_id: int, payload: dict) -> Clarification | None:
@@ -94,7 +76,8 @@ def _insert_record(execution_id: int, session_id: int, payload: dict) -> tuple[C
         turn_id=session.current_turn_id,
         execution_id=execution_id,
         source=Source.ELICITATION,
-        questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
+        # agentctl's wire questions, kept as they came: the one shape a question has (``validation``).
+        questions=payload.get("questions", []),
         context=payload.get("message") or "",
         tool_call_id=payload.get("tool_call_id") or "",
         form_title=payload.get("form_title") or "",
