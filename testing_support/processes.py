@@ -3,6 +3,7 @@
 No pytest here: ``benchmarks/`` imports it too.
 """
 
+import http.cookiejar
 import json
 import os
 import shutil
@@ -11,6 +12,8 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -108,6 +111,16 @@ class Server:
             text=True,
         )
         return result.stdout
+
+    def session_cookie(self, username: str) -> str:
+        """``username``'s session cookie, signed in through the login form, as a ``Cookie`` header's value."""
+        jar = http.cookiejar.CookieJar()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+        opener.open(f"{self.url}/login/", timeout=20).close()
+        token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
+        form = {"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token}
+        opener.open(f"{self.url}/login/", urllib.parse.urlencode(form).encode(), timeout=20).close()
+        return "; ".join(f"{cookie.name}={cookie.value}" for cookie in jar if cookie.name == "sessionid")
 
     def create_operator(self, username: str, *, workspace: str, staff: bool = False, tasks: bool = False) -> dict:
         # --no-showcase: no test gets the demo's flag override or repository by accident (e2e/test_demo.py does).

@@ -8,10 +8,11 @@ functions: anything else is refused with a sentence the operator can read,
 and nothing is half-applied.
 """
 
-import json
 from dataclasses import dataclass
 
 from django.utils.translation import gettext as _
+
+from kandev_web import socket_input
 
 from .answering import CUSTOM_FIELD, OPTION_FIELD, form_answers
 
@@ -32,12 +33,10 @@ def decode(text: str | None, data: bytes | None) -> dict:
     """The frame's JSON object with a known ``type`` and a ``pending_id``; raise ``BadFrame``."""
     if text is None:
         raise BadFrame(_("The page sent a binary frame; only JSON text is understood."))
-    if len(text.encode("utf-8", "surrogatepass")) > MAX_FRAME_BYTES:
-        raise BadFrame(_("Your answer is too large to send (over 1 MiB)."))
     try:
-        frame = json.loads(text)
-    except ValueError:
-        raise BadFrame(_("The page sent something that is not JSON.")) from None
+        frame = socket_input.json_frame(text, max_bytes=MAX_FRAME_BYTES)
+    except socket_input.UnreadableFrame as unreadable:
+        raise BadFrame(_unreadable_sentence(unreadable.reason)) from None
     if not isinstance(frame, dict):
         raise BadFrame(_("The page sent JSON that is not an object."))
     if frame.get("type") != ANSWER:
@@ -45,6 +44,14 @@ def decode(text: str | None, data: bytes | None) -> dict:
     if not isinstance(frame.get("pending_id"), str) or not frame["pending_id"]:
         raise BadFrame(_("The answer does not say which question it is for."))
     return frame
+
+
+def _unreadable_sentence(reason: str) -> str:
+    if reason == socket_input.UnreadableFrame.TOO_LARGE:
+        return _("Your answer is too large to send (over 1 MiB).")
+    if reason == socket_input.UnreadableFrame.NOT_TEXT:
+        return _("The page sent text with characters that are not valid Unicode.")
+    return _("The page sent something that is not JSON.")
 
 
 @dataclass(frozen=True)

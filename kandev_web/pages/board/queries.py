@@ -12,6 +12,7 @@ from itertools import pairwise
 from django.db.models import Count, F, OuterRef, Q, Subquery, Window
 from django.db.models.functions import RowNumber
 
+from kandev_web import socket_input
 from kandev_web.board.models import Board, Step, Task
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, TaskSession
 from kandev_web.sessions.pending import PendingAction, pending_actions, task_pending_action
@@ -91,7 +92,7 @@ def _last_step_ids(board_ids: set[int]) -> set[int]:
 
 def parse_sort_key(value: str) -> tuple[int, int]:
     """A sort key as pages send it back ("position,id", see ``Task.sort_key``); ``ValueError`` if it is not one."""
-    position, pk = (int(part) for part in value.split(","))
+    position, pk = (socket_input.column_int(part) for part in value.split(","))
     return position, pk
 
 
@@ -105,7 +106,7 @@ def parse_shown_through(values: Iterable[str]) -> dict[int, tuple[int, int]]:
     for value in values:
         step_id, _, key = value.partition(":")
         try:
-            through[int(step_id)] = parse_sort_key(key)
+            through[socket_input.column_int(step_id)] = parse_sort_key(key)
         except ValueError:
             continue
     return through

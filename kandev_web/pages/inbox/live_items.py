@@ -6,7 +6,6 @@ that arrived and turns the ones that left into a line saying why (completed
 in place when who answered is known only later).
 """
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,6 +13,7 @@ from django.template.loader import render_to_string
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext as _
 
+from kandev_web import socket_input
 from kandev_web.clarifications.answer_frames import MAX_FRAME_BYTES, BadFrame
 from kandev_web.clarifications.models import Clarification
 from kandev_web.sessions.models import Message, MessageType
@@ -29,18 +29,18 @@ def panel_task_id(text: str | None) -> int | None:
 
     Raises ``BadFrame`` for a ``PANEL_OPEN`` frame without a task id.
     """
-    if not text or len(text) > MAX_FRAME_BYTES:
+    if not text:
         return None
     try:
-        frame = json.loads(text)
-    except ValueError:
+        frame = socket_input.json_frame(text, max_bytes=MAX_FRAME_BYTES)
+    except socket_input.UnreadableFrame:
         return None
     if not isinstance(frame, dict) or frame.get("type") != PANEL_OPEN:
         return None
     task_id = frame.get("task_id")
     if isinstance(task_id, str) and task_id.isascii() and task_id.isdigit():
         task_id = int(task_id)
-    if not isinstance(task_id, int) or isinstance(task_id, bool) or task_id <= 0:
+    if not isinstance(task_id, int) or isinstance(task_id, bool) or not 0 < task_id <= socket_input.MAX_COLUMN_INT:
         raise BadFrame(_("This frame does not say which task to answer."))
     return task_id
 

@@ -9,7 +9,7 @@ from django.db.models import Min, Q
 from django.http import QueryDict
 from django.template.loader import render_to_string
 
-from kandev_web import live
+from kandev_web import live, socket_input
 from kandev_web.board.models import Task
 from kandev_web.clarifications import overlay, timeline
 from kandev_web.pages.board.queries import board_columns, cards_for, changed_cards, parse_shown_through
@@ -132,7 +132,7 @@ def _message_id(value: str | None) -> int | None:
     if value is None:
         return None
     try:
-        return int(value)
+        return socket_input.column_int(value)
     except ValueError:
         return None
 
