@@ -50,8 +50,8 @@ def test_an_ask_question_offers_its_options_and_a_custom_answer_within_the_ask_l
     entry = view.entry
     assert entry.control is Control.TEXT and entry.label_hidden and entry.label == "Your own answer"
     assert entry.placeholder == "Or type a custom answer…"
-    assert entry.attributes == (("maxlength", limits.ASK_ANSWER_CHARS),)
-    assert entry.described_by == "" and view.hint == "" and view.data == ()
+    assert entry.attributes == (("maxlength", str(limits.ASK_ANSWER_CHARS)),) and not entry.required
+    assert entry.described_by == "" and view.hint == "" and view.data == () and view.problems == ()
 
 
 def test_a_lone_ask_question_is_sent_by_its_pick_and_a_bundle_by_submit():
@@ -88,7 +88,7 @@ def test_a_number_is_a_number_field_with_its_range():
     entry = view.entry
     assert entry.control is Control.NUMBER and entry.input_type == "number"
     assert (entry.inputmode, entry.step, entry.value) == ("numeric", "1", "3")
-    assert entry.attributes == (("min", 1), ("max", 5)) and entry.aria_required
+    assert entry.attributes == (("min", "1"), ("max", "5")) and entry.required
     assert entry.described_by == f"hint-{PENDING}-0 problem-{PENDING}-0"
     assert view.hint == "A whole number from 1 to 5"
     assert view.data == (("minimum", 1), ("maximum", 5))
@@ -112,8 +112,10 @@ def test_a_sensitive_question_is_a_password_never_prefilled():
         {"id": "key", "kind": "text", "accepts_text": True, "sensitive": True, "required": True, "default": "hunter2"}
     )
     entry = view.entry
-    assert entry.control is Control.SECRET and entry.value == "" and not entry.aria_required
+    assert entry.control is Control.SECRET and entry.value == "" and entry.required
     assert entry.described_by == "" and view.sensitive
+    # Checked like any text: what it must be is the form's, not the secret's.
+    assert dict(view.problems)["required_unanswered"] == "“key” needs an answer."
 
 
 def test_question_ids_index_the_cards_of_a_bundle():
@@ -169,20 +171,16 @@ def test_constraints_are_carried_to_the_card_and_the_field_as_they_are(kind, con
     attributes = dict(view.entry.attributes)
     if kind in ("number", "integer"):
         assert view.entry.control is Control.NUMBER
-        assert attributes == {
-            name: constraints[key]
-            for key, name in (("minimum", "min"), ("maximum", "max"))
-            if constraints.get(key) is not None
+        assert set(attributes) == {
+            name for key, name in (("minimum", "min"), ("maximum", "max")) if constraints.get(key) is not None
         }
-    elif view.entry.control is Control.DATETIME:
+    elif view.entry.control is Control.DATETIME or kind != "text":
         assert attributes == {}
     else:
-        # Never past what agentctl takes, never past the question's own limit.
-        longest = constraints.get("maxLength")
-        expected = (
-            min(longest, limits.ELICITATION_ANSWER_CHARS) if longest is not None else limits.ELICITATION_ANSWER_CHARS
-        )
-        assert attributes == {"maxlength": expected}
+        # No maxlength: the browser counts UTF-16 units of the untrimmed text and would stop a valid answer.
+        assert "maxlength" not in attributes
+        if constraints.get("minLength") is not None:
+            assert attributes["minlength"] == str(constraints["minLength"])
     # Every field of a checked flow points at its hint and problem, which the card renders with these ids.
     assert view.entry.described_by == f"hint-{view.dom_id} problem-{view.dom_id}"
     assert isinstance(view.hint, str)
