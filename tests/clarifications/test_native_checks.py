@@ -216,3 +216,9 @@ def test_every_problem_the_page_may_find_is_worded_from_the_catalogue(question):
     # A path that does not check says nothing before sending.
     (asked,) = bundle_view("p", "ask_user_question", [question]).questions
     assert asked.problems == ()
+
+
+@given(pattern=st.text(max_size=30))
+def test_any_pattern_is_written_or_left_to_agentctl(pattern):
+    written = html_pattern(pattern)
+    assert written is None or (written.startswith("[\\s\\S]*(?:") and written.endswith(")[\\s\\S]*"))

@@ -107,6 +107,55 @@ def test_a_format_picks_the_native_control():
     assert control("date-time") == (Control.DATETIME, "")
 
 
+def test_a_text_field_announces_its_limits_to_the_browser_and_the_slot_has_agentctls_sentences():
+    service = {
+        "id": "service",
+        "title": "Service",
+        "kind": "text",
+        "accepts_text": True,
+        "required": True,
+        "constraints": {"minLength": 3, "maxLength": 12, "pattern": "^[a-z-]+$"},
+    }
+    view = only(service)
+    # A text area: minlength is its own, the pattern (written for the browser) is clarification.js's to try.
+    assert view.entry.control is Control.TEXT and view.entry.required
+    assert view.entry.attributes == (("minlength", "3"), ("data-pattern", r"[\s\S]*(?:^[a-z\-]+$)[\s\S]*"))
+    assert dict(view.problems) == {
+        "required_unanswered": "“Service” needs an answer.",
+        "text_too_long": f"Typed text for “Service” may be at most {limits.ELICITATION_ANSWER_CHARS} characters.",
+        "too_short": "“Service” must be at least 3 characters long.",
+        "too_long": "“Service” must be at most 12 characters long.",
+        "pattern_mismatch": "“Service” is not in the form the agent asked for.",
+    }
+    assert ("problem-too-short", "“Service” must be at least 3 characters long.") in view.problem_data
+    # An e-mail field is an input, which takes the pattern itself; a URL's format is left to agentctl.
+    email = only({**service, "constraints": {"format": "email", "pattern": "@example[.]com$"}})
+    assert email.entry.input_type == "email"
+    assert dict(email.entry.attributes) == {"pattern": r"[\s\S]*(?:@example[\.]com$)[\s\S]*"}
+    assert dict(email.problems)["format_mismatch"] == "“Service” must be an e-mail address."
+    assert "format_mismatch" not in dict(only({**service, "constraints": {"format": "uri"}}).problems)
+
+
+def test_a_number_field_says_its_type_and_range_in_agentctls_words():
+    view = only({"id": "n", "title": "Ratio", "kind": "number", "constraints": {"minimum": 0.5}})
+    assert view.entry.attributes == (("min", "0.5"),) and not view.entry.required
+    assert dict(view.problems) == {
+        "wrong_type": "“Ratio” must be a number.",
+        "below_minimum": "“Ratio” must be at least 0.5.",
+    }
+    whole = only({"id": "n", "title": "Replicas", "kind": "integer", "constraints": {"minimum": 0.5, "maximum": 5.5}})
+    assert whole.entry.attributes == (("min", "1"), ("max", "5"))
+    assert dict(whole.problems)["not_an_integer"] == "“Replicas” must be a whole number."
+    # The sentence names agentctl's own limit, as its refusal would.
+    assert dict(whole.problems)["below_minimum"] == "“Replicas” must be at least 0.5."
+
+
+def test_a_multi_question_counts_its_picks_in_agentctls_words():
+    options = [{"option_id": i, "label": i} for i in "abc"]
+    view = only({"id": "m", "title": "Regions", "kind": "multi", "options": options, "constraints": {"maxItems": 2}})
+    assert view.entry is None and dict(view.problems) == {"too_many_items": "Choose at most 2 options for “Regions”."}
+
+
 def test_a_sensitive_question_is_a_password_never_prefilled():
     view = only(
         {"id": "key", "kind": "text", "accepts_text": True, "sensitive": True, "required": True, "default": "hunter2"}
