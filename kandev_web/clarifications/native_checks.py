@@ -20,7 +20,8 @@ never stricter: an answer agentctl would take always leaves. So:
   agentctl takes (a port over 65535, a dotted host that is no IPv4 address),
   so a URL the browser calls malformed is still sent, for agentctl to judge.
 
-Pure: no Django, so the rules can be tested on their own.
+Pure: no Django, so the rules can be tested on their own; the problem codes are
+agentctl's own (``ProblemCode``).
 """
 
 from __future__ import annotations
@@ -28,22 +29,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-#: The problem codes (agentctl's ``ProblemCode`` values) the page may find before sending.
-REQUIRED_UNANSWERED = "required_unanswered"
-TEXT_TOO_LONG = "text_too_long"
-WRONG_TYPE = "wrong_type"
-NOT_AN_INTEGER = "not_an_integer"
-BELOW_MINIMUM = "below_minimum"
-ABOVE_MAXIMUM = "above_maximum"
-TOO_SHORT = "too_short"
-TOO_LONG = "too_long"
-PATTERN_MISMATCH = "pattern_mismatch"
-FORMAT_MISMATCH = "format_mismatch"
-TOO_FEW_ITEMS = "too_few_items"
-TOO_MANY_ITEMS = "too_many_items"
+from kandev_web.agentctl.elicitation.answers import ProblemCode as Code
+from kandev_web.agentctl.elicitation.constraints import Format
 
 #: The formats whose control the browser checks exactly as agentctl does (``uri`` is not one, see above).
-CHECKED_FORMATS = frozenset({"email", "date", "date-time"})
+CHECKED_FORMATS = frozenset({Format.EMAIL, Format.DATE, Format.DATE_TIME})
 
 #: Characters that may, and in an ECMAScript ``v``-flag class sometimes must, be escaped inside a class.
 _CLASS_ESCAPABLE = frozenset("^$\\.*+?()[]{}|/&-!#%,:;<=>@`~")
@@ -80,7 +70,7 @@ def text_attributes(constraints: Mapping) -> tuple[tuple[str, str], ...]:
     return tuple(attributes)
 
 
-def client_problems(question: Mapping, *, typed: bool) -> tuple[tuple[str, object], ...]:
+def client_problems(question: Mapping, *, typed: bool) -> tuple[tuple[Code, object], ...]:
     """The problems the page may find in an answer to ``question``, each as (code, limit).
 
     ``typed`` says whether the question has a field to type into. Each code is
@@ -90,28 +80,28 @@ def client_problems(question: Mapping, *, typed: bool) -> tuple[tuple[str, objec
     """
     kind = question.get("kind")
     c = question.get("constraints") or {}
-    found: list[tuple[str, object]] = []
+    found: list[tuple[Code, object]] = []
     if question.get("required"):
-        found.append((REQUIRED_UNANSWERED, None))
+        found.append((Code.REQUIRED_UNANSWERED, None))
     if typed and kind not in ("number", "integer"):
-        found.append((TEXT_TOO_LONG, None))
+        found.append((Code.TEXT_TOO_LONG, None))
     if kind in ("number", "integer"):
-        found.append((WRONG_TYPE, kind))
+        found.append((Code.WRONG_TYPE, kind))
         if kind == "integer":
-            found.append((NOT_AN_INTEGER, None))
-        found += _limits(c, ("minimum", BELOW_MINIMUM), ("maximum", ABOVE_MAXIMUM))
+            found.append((Code.NOT_AN_INTEGER, None))
+        found += _limits(c, ("minimum", Code.BELOW_MINIMUM), ("maximum", Code.ABOVE_MAXIMUM))
     if kind == "text" and typed:
-        found += _limits(c, ("minLength", TOO_SHORT), ("maxLength", TOO_LONG))
+        found += _limits(c, ("minLength", Code.TOO_SHORT), ("maxLength", Code.TOO_LONG))
         if isinstance(c.get("pattern"), str) and c["pattern"] and html_pattern(c["pattern"]) is not None:
-            found.append((PATTERN_MISMATCH, c["pattern"]))
+            found.append((Code.PATTERN_MISMATCH, c["pattern"]))
         if c.get("format") in CHECKED_FORMATS:
-            found.append((FORMAT_MISMATCH, c["format"]))
+            found.append((Code.FORMAT_MISMATCH, c["format"]))
     if kind == "multi":
-        found += _limits(c, ("minItems", TOO_FEW_ITEMS), ("maxItems", TOO_MANY_ITEMS))
+        found += _limits(c, ("minItems", Code.TOO_FEW_ITEMS), ("maxItems", Code.TOO_MANY_ITEMS))
     return tuple(found)
 
 
-def _limits(constraints: Mapping, *pairs: tuple[str, str]) -> list[tuple[str, object]]:
+def _limits(constraints: Mapping, *pairs: tuple[str, Code]) -> list[tuple[Code, object]]:
     return [(code, constraints[key]) for key, code in pairs if constraints.get(key) is not None]
 
 
