@@ -114,7 +114,7 @@ def populate(size: int, user) -> dict:
             clarifications.append(Clarification(
                 pending_id=pending_id, session=session, turn=turn, source=Source.ELICITATION,
                 questions=[{"id": "question_0", "title": "Colour", "prompt": "Pick", "kind": "single",
-                            "options": [{"option_id": "Red", "label": "Red", "description": ""}]}],
+                            "options": [{"id": "Red", "label": "Red", "description": ""}]}],
             ))
             messages.append(Message(
                 session=session, turn=turn, type=MessageType.CLARIFICATION_REQUEST, content="Pick", requests_input=True,

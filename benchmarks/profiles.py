@@ -1,13 +1,14 @@
 """The two deployment profiles a benchmark runs on: the embedded default and several machines.
 
 ``embedded``: one Daphne process, a SQLite file, Channels' in-memory layer,
-agentctl a child of the web process on this machine (README, "Quick start").
+agentctl a child of the web process on this machine (README.md#quick-start).
 
 ``several-machines``: PostgreSQL with psycopg's pool (``KANDEV_DB_POOL_SIZE``,
 default 20), the Redis channel layer, two web processes on the same database
-and Redis, and every agent on an executor host reached over SSH (README,
-"Running on several machines" and "Executor hosts"). Here all of it runs on
-this machine's loopback, started privately by ``scripts/bench`` (the same
+and Redis, and every agent on an executor host reached over SSH
+(docs/operating.md#running-on-several-machines and
+docs/operating.md#executor-hosts-agents-on-other-machines-over-ssh). Here all
+of it runs on this machine's loopback, started privately by ``scripts/bench`` (the same
 ``scripts/lib.sh`` functions ``scripts/test`` uses): a real PostgreSQL, Redis
 and sshd, so each hop a deployment adds (a database round trip per statement,
 a Redis publish per live event, an SSH channel per agentctl connection) is

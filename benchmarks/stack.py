@@ -306,6 +306,9 @@ class ElicitationStack:
         starter.get_by_test_id("session-start-submit").click()
         self.record.wait_for(lambda e: e["event"] == "prompt", timeout=30)
         starter.wait_for_selector("[data-testid=task-sessions][data-session-state=RUNNING]")
+        # Stopped before the servers are: an agentctl on the executor host is in none of their process groups,
+        # and would otherwise run on, waiting to be adopted.
+        self._exit.callback(self._stop_agent, starter)
         if several:
             starter.wait_for_selector(f"[data-testid=session-executor][data-executor={EXECUTOR_NAME}]")
             # The measured page is the only one open, as on the embedded profile.
@@ -314,6 +317,12 @@ class ElicitationStack:
             starter.close()
         else:
             self.page = starter
+
+    def _stop_agent(self, starter) -> None:
+        """Stop the session's agent as an operator does, from a task page, and wait until it is gone."""
+        page = starter if not starter.is_closed() else self.page
+        page.get_by_test_id("session-stop").click()
+        page.wait_for_selector("[data-testid=task-sessions][data-agent-live=false]")
 
     def _task_page(self, context, server: support.Server, *, login: bool = False):
         """The task page on ``server`` in ``context``, instrumented, its socket connected."""

@@ -224,7 +224,8 @@ def test_agent_supplied_markup_and_script_stay_text(browser, server):
 
 
 def test_answered_elicitation_records_say_what_was_answered(browser, server):
-    """The timeline keeps each answered question with its answer (README), which is
+    """The timeline keeps each answered question with its answer
+    (docs/user-guide.md#questions-from-the-agent-clarifications), which is
     also where option labels are rendered once more: an elicitation's record must
     show the label picked, and "Skipped" when skipped, rather than "No selection"."""
     page, _ = fresh_task(browser, server, "recorded")

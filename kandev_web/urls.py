@@ -4,7 +4,7 @@ from django.urls import include, path
 
 from kandev_web import health
 from kandev_web.pages.task import urls as task_urls
-from kandev_web.sessions import urls as sessions_urls
+from kandev_web.pages.workspace_settings import urls as settings_urls
 
 urlpatterns = [
     path("login/", auth_views.LoginView.as_view(), name="login"),
@@ -17,7 +17,7 @@ urlpatterns = [
     path("metrics", health.metrics, name="metrics"),
     path("", include("kandev_web.flags.urls")),
     # One namespace for the task page and the agents' and repositories' settings pages: older than the pages app.
-    path("", include((task_urls.urlpatterns + sessions_urls.urlpatterns, "sessions"))),
+    path("", include((task_urls.urlpatterns + settings_urls.urlpatterns, "sessions"))),
     path("", include("kandev_web.pages.answers.urls")),
     path("", include("kandev_web.notifications.urls")),
     path("", include("kandev_web.pages.inbox.urls")),

@@ -76,6 +76,7 @@ free_port() {
 # KANDEV_TEST_REDIS_URL, KANDEV_TEST_POSTGRES_URL and KANDEV_TEST_SSH_* (what
 # e2e/conftest.py, testing_support/executor.py and benchmarks/profiles.py read).
 start_private_services() {
+  mark_this_run
   REDIS_DIR="$(mktemp -d)"
   PG_DIR="$(mktemp -d)"
   SSH_DIR="$(mktemp -d)"
@@ -86,10 +87,44 @@ start_private_services() {
 }
 
 stop_private_services() {
-  kill "$(cat "$REDIS_DIR/redis.pid" 2>/dev/null)" 2>/dev/null || true
-  kill "$(cat "$SSH_DIR/sshd.pid" 2>/dev/null)" 2>/dev/null || true
+  local redis_pid sshd_pid
+  redis_pid="$(cat "$REDIS_DIR/redis.pid" 2>/dev/null)"
+  sshd_pid="$(cat "$SSH_DIR/sshd.pid" 2>/dev/null)"
+  kill $redis_pid $sshd_pid 2>/dev/null || true
   [ -f "$PG_DIR/data/postmaster.pid" ] && runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1
+  # Gone before anyone looks for what this run left behind (leftover_processes).
+  for _ in $(seq 50); do kill -0 $redis_pid $sshd_pid 2>/dev/null || break; sleep 0.1; done
   rm -rf "$REDIS_DIR" "$PG_DIR" "$SSH_DIR"
+}
+
+# Every process this run starts carries KANDEV_TEST_RUN in its environment:
+# inherited from here, and given by the private sshd to what it starts (its
+# SetEnv), so agentctl on the SSH executor host carries it too.
+mark_this_run() {
+  export KANDEV_TEST_RUN="${KANDEV_TEST_RUN:-$$-$RANDOM$RANDOM}"
+}
+
+# The processes still running that this run started (KANDEV_TEST_RUN), but
+# this shell: none should be, once the tests and the services have ended. An
+# agentctl nobody stopped would run on for good (it waits to be adopted).
+leftover_processes() {
+  local environ pid
+  for environ in /proc/[0-9]*/environ; do
+    pid="${environ#/proc/}"; pid="${pid%/environ}"
+    [ "$pid" = "$$" ] || [ "$pid" = "$BASHPID" ] && continue
+    { tr '\0' '\n' <"$environ"; } 2>/dev/null | grep -qx "KANDEV_TEST_RUN=$KANDEV_TEST_RUN" && echo "$pid"
+  done
+}
+
+# Fail, naming them, if the run left processes behind; they are stopped either way.
+check_nothing_left_running() {
+  local left
+  left="$(leftover_processes)"
+  [ -z "$left" ] && return 0
+  say "These processes the run started are still running; a test or benchmark did not stop them:"
+  ps -o pid=,args= -p $left >&2 || true
+  kill -9 $left 2>/dev/null || true
+  return 1
 }
 
 start_redis() {
@@ -131,6 +166,7 @@ PermitRootLogin prohibit-password
 UsePAM no
 StrictModes no
 AllowTcpForwarding local
+SetEnv KANDEV_TEST_RUN=$KANDEV_TEST_RUN
 SSHD
   mkdir -p /run/sshd
   say "Starting sshd on 127.0.0.1:$SSH_PORT"

@@ -60,8 +60,8 @@ def workspace_objects(name: str) -> dict[str, object]:
         session=session,
         turn=turn,
         questions=[{"id": "q", "title": "Q", "prompt": "Which?", "options": [
-            {"option_id": "q_opt1", "label": "A", "description": ""},
-            {"option_id": "q_opt2", "label": "B", "description": ""}]}],
+            {"id": "q_opt1", "label": "A", "description": ""},
+            {"id": "q_opt2", "label": "B", "description": ""}]}],
     )
     permission = Message.objects.create(
         session=session,

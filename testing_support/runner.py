@@ -2,7 +2,7 @@
 
 import asyncio
 
-from kandev_web.db import database_sync_to_async
+from kandev_web.db import agent_sync_to_async, database_sync_to_async
 from kandev_web.sessions import signals
 from kandev_web.sessions.runner import Runner
 
@@ -12,15 +12,21 @@ class FakeRunner:
 
     A successful ``agent.elicitations.respond`` is settled as agentctl settles
     it: ``elicitation.settled`` (echoing the answer's ``answer_ref``) reaches
-    the stream's owner, this process, before the response does. With
-    ``settles=False`` it does not, until the test says (:meth:`settle_sent`):
-    the owner applies it after the answering page was told.
+    the stream's owner before the response does. With ``settles=False`` it
+    does not, until the test says (:meth:`settle_sent`): the owner applies it
+    after the answering page was told. The owner is this process, which
+    applies what agentctl announces in the agent runner's thread as the real
+    runner does, unless ``owner=False``: another process, which applies it in
+    a thread of its own.
     """
 
-    def __init__(self, answer, *, settles=True):
-        self.sent, self.answer, self.settles = [], answer, settles
+    def __init__(self, answer, *, settles=True, owner=True):
+        self.sent, self.answer, self.settles, self.owner = [], answer, settles, owner
         #: The endpoints a page opened a connection to ahead of an answer (``Runner.reach``).
         self.reached = []
+
+    def owns(self, execution_id):
+        return self.owner
 
     async def reach(self, endpoint):
         self.reached.append(endpoint)
@@ -32,7 +38,8 @@ class FakeRunner:
         if isinstance(self.answer, Exception):
             raise self.answer
         if action == "agent.elicitations.respond" and self.settles:
-            await database_sync_to_async(self._settle)(payload)
+            apply = agent_sync_to_async if self.owner else database_sync_to_async
+            await apply(self._settle)(payload)
         return self.answer
 
     def settle_sent(self):

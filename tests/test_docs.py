@@ -1,10 +1,13 @@
 """The repository documents itself: every reference resolves inside it.
 
-Code and tests cite the wire protocol (``docs/agent-stream.md``) and the
-product rules with their spec ids (``docs/decisions.md``). These checks keep
-those citations from pointing outside the repository, from naming an id the
-docs do not define, and the protocol reference from falling behind the
-actions agentctl actually handles and sends.
+Code and tests cite the wire protocol (``docs/agent-stream.md``), the product
+rules with their spec ids (``docs/decisions.md``) and the other documents by
+section (``docs/operating.md#secrets``). These checks keep those citations
+from pointing outside the repository or at a section no document has, from
+naming an id the docs do not define, every link of the README and of docs/
+from breaking when a section moves, the README short enough to read first,
+and the protocol reference from falling behind the actions agentctl actually
+handles and sends.
 """
 
 from __future__ import annotations
@@ -29,13 +32,21 @@ SPEC_ID = re.compile(r"\b(AC-[0-9]+[a-z]?|D[0-9]+|F[0-9]+a?)\b")
 #: Linter codes in noqa comments (F401) look like spec ids and are not.
 NOQA = re.compile(r"#\s*noqa\b.*$", re.MULTILINE)
 
-DOC_NAMES = ("agent-stream", "decisions")
+#: ``docs/<file>.md#<anchor>`` or ``README.md#<anchor>`` as cited from code, tests and the documents.
+DOC_LINK = re.compile(r"\b((?:docs/[a-z0-9-]+|README)\.md)#([a-z0-9_-]+)")
 
-#: ``docs/<file>.md#<anchor>`` as cited from code, tests and the README.
-DOC_LINK = re.compile(r"docs/(agent-stream|decisions)\.md#([a-z0-9_-]+)")
+#: The README is what a newcomer reads first: what kandev-web is, the two commands, the demo, the map and links.
+README_LIMIT_BYTES = 10 * 1024
 
-#: A Markdown link inside docs/: ``[…](decisions.md#limits)`` or ``[…](#limits)``.
-RELATIVE_LINK = re.compile(r"\]\((?:(agent-stream|decisions)\.md)?#([^)\s]+)\)")
+#: An inline Markdown link or image, ``[text](target)`` or ``![alt](target "title")``: its target.
+MARKDOWN_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+
+#: A link with a scheme (``https:``, ``mailto:``) leaves the repository and is not checked here.
+EXTERNAL = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+
+#: Code is shown, not followed: fenced blocks, then inline spans.
+FENCED_CODE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+INLINE_CODE = re.compile(r"(`+)(?!`).+?(?<!`)\1", re.DOTALL)
 
 
 def tracked_files(*paths: str) -> list[Path]:
@@ -58,14 +69,33 @@ def doc(name: str) -> str:
     return read_text(path)
 
 
+def without_code(markdown: str) -> str:
+    """The document with its code blocks and code spans left out: a ``# comment`` in a shell block is no heading."""
+    return INLINE_CODE.sub("", FENCED_CODE.sub("", markdown))
+
+
 def heading_anchors(markdown: str) -> set[str]:
-    """The anchors GitHub gives a document's headings: lower case, punctuation dropped, spaces to hyphens."""
-    anchors = set()
-    for line in markdown.splitlines():
+    """The anchors GitHub gives a document's headings.
+
+    Lower case, punctuation dropped, spaces to hyphens; a heading whose anchor
+    is taken already gets ``-1``, ``-2``… after it.
+    """
+    anchors: set[str] = set()
+    for line in FENCED_CODE.sub("", markdown).splitlines():
         if match := re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line):
             text = match[1].lower().replace("`", "")
-            anchors.add(re.sub(r"[^\w\- ]", "", text).replace(" ", "-"))
+            anchor = re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+            unique, repeat = anchor, 0
+            while unique in anchors:
+                repeat += 1
+                unique = f"{anchor}-{repeat}"
+            anchors.add(unique)
     return anchors
+
+
+def linked_documents() -> list[Path]:
+    """The README and every document under docs/: the pages a reader follows links between."""
+    return [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
 
 
 def defined_spec_ids(markdown: str) -> set[str]:
@@ -88,7 +118,9 @@ def test_nothing_outside_docs_points_outside_the_repository() -> None:
 
 def test_every_spec_id_the_code_uses_is_defined_in_decisions() -> None:
     used: dict[str, str] = {}
-    for path in tracked_files("kandev_web", "tests", "e2e", "README.md"):
+    # The README and the documents written per reader; decisions.md is where ids are defined.
+    documents = [path.relative_to(ROOT).as_posix() for path in linked_documents() if path.name != "decisions.md"]
+    for path in tracked_files("kandev_web", "tests", "e2e", *documents):
         for spec_id in SPEC_ID.findall(NOQA.sub("", read_text(path))):
             used.setdefault(spec_id, str(path.relative_to(ROOT)))
     assert used, "no spec ids found: has the id pattern stopped matching?"
@@ -99,15 +131,51 @@ def test_every_spec_id_the_code_uses_is_defined_in_decisions() -> None:
 
 
 def test_every_cited_doc_anchor_exists() -> None:
-    texts = {name: doc(f"{name}.md") for name in DOC_NAMES}
-    anchors = {name: heading_anchors(text) for name, text in texts.items()}
-    cited = {(name, anchor) for path in tracked_files() for name, anchor in DOC_LINK.findall(read_text(path))}
+    """Code, tests and configuration cite sections as ``docs/<file>.md#<anchor>``: each is a heading there."""
+    cited: dict[tuple[str, str], str] = {}
+    for path in tracked_files():
+        for target, anchor in DOC_LINK.findall(read_text(path)):
+            cited.setdefault((target, anchor), str(path.relative_to(ROOT)))
     assert cited, "nothing cites docs/<file>.md#<anchor>: has the link pattern stopped matching?"
-    cited |= {
-        (target or name, anchor) for name, text in texts.items() for target, anchor in RELATIVE_LINK.findall(text)
+    anchors = {target: heading_anchors(read_text(ROOT / target)) for target, _ in cited if (ROOT / target).is_file()}
+    broken = {
+        f"{target}#{anchor}": where
+        for (target, anchor), where in sorted(cited.items())
+        if anchor not in anchors.get(target, set())
     }
-    broken = sorted(f"docs/{name}.md#{anchor}" for name, anchor in cited if anchor not in anchors[name])
+    assert broken == {}, "cited section -> first file citing it"
+
+
+def test_every_link_in_the_readme_and_docs_resolves() -> None:
+    """Each relative link names a file of the repository and, with ``#anchor``, a heading of that file."""
+    broken = []
+    for document in linked_documents():
+        for target in MARKDOWN_LINK.findall(without_code(read_text(document))):
+            if EXTERNAL.match(target):
+                continue
+            path, _, anchor = target.partition("#")
+            resolved = (document.parent / path).resolve() if path else document
+            where = f"{document.relative_to(ROOT)}: ({target})"
+            if not resolved.is_relative_to(ROOT) or not resolved.exists():
+                broken.append(f"{where}: no such file")
+            elif anchor and resolved.suffix != ".md":
+                broken.append(f"{where}: an anchor into a file that is not Markdown")
+            elif anchor and anchor not in heading_anchors(read_text(resolved)):
+                broken.append(f"{where}: no heading with that anchor")
     assert broken == []
+
+
+def test_every_document_is_linked_from_the_readme_or_the_index() -> None:
+    """A document in docs/ that neither the README nor docs/README.md links to is one no reader finds."""
+    index = read_text(ROOT / "README.md") + doc("README.md")
+    unlinked = [path.name for path in DOCS.glob("*.md") if path.name != "README.md" and path.name not in index]
+    assert unlinked == []
+
+
+def test_the_readme_stays_short() -> None:
+    """Everything beyond the two commands, the demo, the map and the links belongs to a document in docs/."""
+    size = len((ROOT / "README.md").read_bytes())
+    assert size <= README_LIMIT_BYTES, f"README.md is {size} bytes: move a section into docs/"
 
 
 def _string_keys_of_handler_tables(source: Path) -> set[str]:

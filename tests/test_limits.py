@@ -39,7 +39,7 @@ def test_the_largest_ask_result_fits_one_mcp_event_twice_over():
         ]
     )
     for char in WORST:
-        answers = tuple(Answer(q.id, None, char * limits.ASK_ANSWER_CHARS) for q in bundle)
+        answers = tuple(Answer(q["id"], None, char * limits.ASK_ANSWER_CHARS) for q in bundle)
         result = tool_result(bundle, answers, rejected=True, reason=char * limits.SKIP_REASON_CHARS)
         text = json.dumps(result, indent=2)
         assert 2 * len(text.encode()) < 1 << 20

@@ -95,7 +95,8 @@ def regenerated(tmp_path_factory) -> Regenerated:
 
 def test_every_string_of_the_code_is_in_the_german_catalogue_translated(regenerated, committed):
     problems = catalogue_problems(regenerated.po, committed)
-    assert not problems, "Run scripts/translations and translate (README, Translations):\n" + "\n".join(problems)
+    how = "Run scripts/translations and translate (docs/testing.md#translations):\n"
+    assert not problems, how + "\n".join(problems)
 
 
 def test_the_committed_catalogue_has_no_untranslated_or_fuzzy_entry(committed):

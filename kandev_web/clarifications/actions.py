@@ -106,15 +106,20 @@ def _operator_side(record: Clarification, answers: list[dict], rejected: bool) -
 # Elicitations ------------------------------------------------------------
 
 
-def do_record_attempt(
-    record: Clarification, *, answers: list[dict], rejected: bool, answerer: Answerer | None
-) -> str:
-    """Record an answer about to be forwarded to agentctl; its ``ref``, for agentctl to echo if it wins.
+def new_attempt_ref() -> str:
+    """An answer's ``answer_ref``: unique, and telling nothing about the answer."""
+    return uuid.uuid4().hex
 
-    One insert, committed before the answer leaves, so the owner finds it
-    whenever agentctl's settlement reaches it. It settles nothing.
+
+def do_record_attempt(
+    record: Clarification, *, answers: list[dict], rejected: bool, answerer: Answerer | None, ref: str = ""
+) -> str:
+    """Record an answer forwarded to agentctl; its ``ref`` (``ref`` or a new one), for agentctl to echo if it wins.
+
+    One insert, committed before the owner can read agentctl's settlement of
+    the answer (``elicitations.forward`` says how). It settles nothing.
     """
-    ref = uuid.uuid4().hex
+    ref = ref or new_attempt_ref()
     Attempt.objects.create(
         ref=ref,
         clarification_id=record.pk,

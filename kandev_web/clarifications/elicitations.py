@@ -10,6 +10,7 @@ in one place, the process owning its stream.
 """
 
 import asyncio
+import functools
 import logging
 
 from django.conf import settings
@@ -18,7 +19,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
-from kandev_web.db import database_sync_to_async
+from kandev_web.db import database_sync_to_async, queue_in_agent_thread
 from kandev_web.flags.registry import ACP_ELICITATION
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, AuthorType, MessageType, TaskSession
@@ -30,26 +31,8 @@ from . import problems as answer_problems
 from .delivery import Delivery, Outcome
 from .models import Clarification, Source, Status
 from .settlement import Answerer
-from .validation import Option, Question
 
 logger = logging.getLogger(__name__)
-
-def question_from_wire(question: dict) -> Question:
-    """agentctl's announced question (docs/agent-stream.md), as the overlay and timeline show it."""
-    return Question(
-        id=question["id"],
-        title=question.get("title") or "",
-        prompt=question.get("prompt") or "",
-        options=tuple(
-            Option(o["id"], o.get("label") or o["id"], o.get("description") or "") for o in question.get("options", [])
-        ),
-        kind=question.get("kind", "single"),
-        accepts_text=bool(question.get("accepts_text")),
-        sensitive=bool(question.get("sensitive")),
-        required=bool(question.get("required")),
-        default=question.get("default"),
-        constraints=question["constraints"] if isinstance(question.get("constraints"), dict) else {},
-    )
 
 
 def record_requested(execution_id: int, session_id: int, payload: dict) -> Clarification | None:
@@ -93,7 +76,8 @@ def _insert_record(execution_id: int, session_id: int, payload: dict) -> tuple[C
         turn_id=session.current_turn_id,
         execution_id=execution_id,
         source=Source.ELICITATION,
-        questions=[question_from_wire(q).as_json() for q in payload.get("questions", [])],
+        # agentctl's wire questions, kept as they came: the one shape a question has (``validation``).
+        questions=payload.get("questions", []),
         context=payload.get("message") or "",
         tool_call_id=payload.get("tool_call_id") or "",
         form_title=payload.get("form_title") or "",
@@ -166,6 +150,24 @@ async def reach_agent(record: Clarification) -> None:
         await runner.reach(Endpoint(execution.pk, execution.url, execution.token))
 
 
+async def _record_attempt(record: Clarification, execution: AgentExecution, ref: str, given: dict) -> asyncio.Future:
+    """Record who answered and what they chose, under ``ref``; what to await before the attempt is relied on.
+
+    The owner settles from the attempt agentctl names, so it must find it
+    when that settlement reaches it. If this process owns the stream, it
+    applies the settlement in the agent runner's thread, in order: queued
+    there now, the insert comes first and the answer need not wait for it.
+    Another process's owner may read the settlement at any moment, so for
+    it the insert is committed before the answer leaves.
+    """
+    record_it = functools.partial(actions.do_record_attempt, record, ref=ref, **given)
+    if runner.owns(execution.pk):
+        return queue_in_agent_thread(record_it)
+    written = asyncio.get_running_loop().create_future()
+    written.set_result(await database_sync_to_async(record_it)())
+    return written
+
+
 async def forward(
     record: Clarification,
     *,
@@ -189,8 +191,8 @@ async def forward(
     if execution is None:
         await database_sync_to_async(actions.do_settle_undelivered)(record, **given)
         return Delivery(Outcome.AGENT_GONE, _("The agent is gone; your answer was recorded but not delivered."))
-    # Who answered and what they chose, for the owner to settle from if agentctl says this answer won.
-    ref = await database_sync_to_async(actions.do_record_attempt)(record, **given)
+    ref = actions.new_attempt_ref()
+    attempt_written = await _record_attempt(record, execution, ref, given)
     payload = {
         "pending_id": record.pending_id,
         "answers": [] if rejected else _wire_answers(answers),
@@ -221,6 +223,9 @@ async def forward(
     except StreamError as error:
         logger.warning("agentctl refused an elicitation answer: %s", error.code)
         return Delivery(Outcome.REFUSED, _("Not delivered: the agent refused the answer."), "error")
+    finally:
+        # Written by now, or failed to be: a failure is this answer's to report.
+        await attempt_written
     # For the owner's reconnect, should agentctl's settlement of it have reached nobody (``actions.do_settle_gone``).
     await database_sync_to_async(actions.do_accept_attempt)(record, ref, reported)
     return Delivery(Outcome.DELIVERED)

@@ -108,7 +108,7 @@ CONSTRAINT_DATA = (
 
 @dataclass(frozen=True, slots=True)
 class Option:
-    option_id: str
+    id: str
     label: str
     description: str
     #: Picked by the form's default before the operator picks (never sent unless left in place).
@@ -215,10 +215,10 @@ def question_view(question: Mapping, index: int, *, pending_id: str, flow: Flow)
         required=bool(question.get("required")),
         options=tuple(
             Option(
-                option_id=option.get("option_id", ""),
+                id=option.get("id", ""),
                 label=option.get("label", ""),
                 description=option.get("description") or "",
-                picked=option.get("option_id") in picked,
+                picked=option.get("id") in picked,
             )
             for option in choices(question)
         ),
@@ -336,7 +336,7 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
 def choices(question: Mapping) -> list[Mapping]:
     """The option buttons a question shows: its options, or Yes and No for a boolean."""
     if question.get("kind") == "boolean":
-        return [{"option_id": "true", "label": _("Yes")}, {"option_id": "false", "label": _("No")}]
+        return [{"id": "true", "label": _("Yes")}, {"id": "false", "label": _("No")}]
     return question.get("options") or []
 
 

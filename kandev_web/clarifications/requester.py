@@ -42,7 +42,7 @@ def _is_refusal_fallback(questions: Sequence[Mapping]) -> bool:
     if len(questions) != 1:
         return False
     (question,) = questions
-    option_ids = [option.get("option_id") for option in question.get("options") or ()]
+    option_ids = [option.get("id") for option in question.get("options") or ()]
     return (
         question.get("id") == REFUSAL_FALLBACK_KEY
         and question.get("kind", "single") == "single"

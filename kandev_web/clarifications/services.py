@@ -10,7 +10,8 @@ agent is ``answering``'s job.
 import asyncio
 import logging
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -24,7 +25,7 @@ from . import actions, records
 from .models import Clarification, Source, Status
 from .reuse import HeldBundle, reusable_bundle
 from .settlement import Answerer
-from .validation import Answer, Question, dedup_key, parse_answers
+from .validation import Answer, dedup_key, parse_answers
 
 logger = logging.getLogger(__name__)
 
@@ -44,9 +45,11 @@ class ClarificationTimedOut(Exception):
 
 
 def request_clarification(
-    session: TaskSession, questions: tuple[Question, ...], context: str = ""
+    session: TaskSession, questions: Sequence[Mapping[str, Any]], context: str = ""
 ) -> tuple[Clarification, bool]:
     """Record an ask_user_question_kandev bundle, or return the one it repeats (``reuse``) and False.
+
+    ``questions`` are in the shape the record keeps (``validation.parse_bundle``).
 
     As with an elicitation, the record is committed and shown first
     (``records.show_overlay``), and the rest of what it brings follows.
@@ -59,7 +62,9 @@ def request_clarification(
 
 
 @transaction.atomic
-def _create_record(session: TaskSession, questions: tuple[Question, ...], context: str) -> tuple[Clarification, bool]:
+def _create_record(
+    session: TaskSession, questions: Sequence[Mapping[str, Any]], context: str
+) -> tuple[Clarification, bool]:
     session = TaskSession.objects.select_for_update().get(pk=session.pk)
     key = dedup_key(questions)
     turn = events.current_turn(session)
@@ -85,7 +90,7 @@ def _create_record(session: TaskSession, questions: tuple[Question, ...], contex
         session=session,
         turn=turn,
         source=Source.ASK_USER_QUESTION,
-        questions=[q.as_json() for q in questions],
+        questions=list(questions),
         context=context,
         dedup_key=key,
     )
@@ -114,8 +119,8 @@ def respond(
         if rejected:
             response = {"rejected": True, "reject_reason": reject_reason.strip() or "User skipped", "answers": []}
         else:
-            questions = tuple(Question.from_json(q) for q in record.questions)
-            response = {"rejected": False, "answers": [_answer_json(a) for a in parse_answers(questions, answers)]}
+            parsed = parse_answers(record.questions, answers)
+            response = {"rejected": False, "answers": [_answer_json(a) for a in parsed]}
         status, reason = (Status.REJECTED, "operator_skipped") if rejected else (Status.ANSWERED, "operator")
         actions.do_settle(record, status, reason, response, answerer=answerer)
         workflow.question_answered(record.session, agent_waiting=not record.agent_disconnected)
@@ -141,7 +146,7 @@ def late_answer_prompt(record: Clarification) -> str:
     lines = []
     for answer in response.get("answers", []):
         question = questions[answer["question_id"]]
-        labels = {o["option_id"]: o["label"] for o in question.get("options", [])}
+        labels = {o["id"]: o["label"] for o in question.get("options", [])}
         chosen = answer["custom_text"] or ", ".join(labels.get(o, o) for o in answer["selected_options"])
         lines.append(f'You previously asked the user: "{question["prompt"]}". They answered: {chosen}')
     return "\n".join(lines)

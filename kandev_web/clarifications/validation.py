@@ -3,93 +3,34 @@
 Pure functions with Kandev's limits and messages, verbatim: one validator for the
 MCP tool and for HTTP. Elicitation-backed records skip these limits; agentctl
 validates those (F3, ``docs/decisions.md#f3-validation-on-the-two-paths``).
+
+A bundle leaves :func:`parse_bundle` in the one shape a question has past the
+doors it comes in by: agentctl's wire question (``Question.to_wire()``,
+``docs/agent-stream.md#elicitationrequested``), as the record stores it and
+every reader reads it. The functions after it take questions in that shape.
 """
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from kandev_web import limits
+from kandev_web.agentctl.elicitation.types import Option, Question
 
 MIN_QUESTIONS, MAX_QUESTIONS = 1, 4
 MIN_OPTIONS, MAX_OPTIONS = 2, 6
 MAX_TITLE = 12
 MAX_CUSTOM_TEXT = limits.ASK_ANSWER_CHARS
 
+#: Where an answer's typed text reaches the agent: its entry's ``custom_text`` (:func:`tool_result`). Every
+#: question of the tool takes typed text beside its options, which is what a companion is to agentctl.
+CUSTOM_TEXT = "custom_text"
+
 
 class InvalidBundle(ValueError):
     def __init__(self, errors: list[str]):
         super().__init__("; ".join(errors))
         self.errors = errors
-
-
-@dataclass(frozen=True)
-class Option:
-    option_id: str
-    label: str
-    description: str = ""
-
-
-@dataclass(frozen=True)
-class Question:
-    """One question as the overlay and the timeline show it, whichever way the agent asked.
-
-    Stored on the record as :meth:`as_json`; ``kind`` (``single``, ``multi``,
-    ``text``, and for typed forms ``boolean``, ``number``, ``integer``),
-    ``accepts_text``, ``sensitive``, ``required``, ``default`` and
-    ``constraints`` come from an elicitation's mapping (docs/agent-stream.md).
-    An ask_user_question_kandev question is a single choice that also takes
-    typed text.
-    """
-
-    id: str
-    title: str
-    prompt: str
-    options: tuple[Option, ...] = field(default_factory=tuple)
-    kind: str = "single"
-    accepts_text: bool = True
-    sensitive: bool = False
-    required: bool = False
-    #: What the overlay's control starts with: a const, a list of consts, text, a boolean or a number.
-    default: object = None
-    #: agentctl's names and values (``minLength``, ``maximum``, ``format``, …); the overlay checks them too.
-    constraints: dict = field(default_factory=dict)
-
-    def as_json(self) -> dict:
-        data = {
-            "id": self.id,
-            "title": self.title,
-            "prompt": self.prompt,
-            "kind": self.kind,
-            "accepts_text": self.accepts_text,
-            "sensitive": self.sensitive,
-            "options": [
-                {"option_id": o.option_id, "label": o.label, "description": o.description} for o in self.options
-            ],
-        }
-        # Typed forms' additions, kept only when they say something.
-        if self.required:
-            data["required"] = True
-        if self.default is not None:
-            data["default"] = self.default
-        if self.constraints:
-            data["constraints"] = dict(self.constraints)
-        return data
-
-    @classmethod
-    def from_json(cls, data: dict) -> "Question":
-        return cls(
-            id=data["id"],
-            title=data.get("title", ""),
-            prompt=data.get("prompt", ""),
-            options=tuple(
-                Option(o["option_id"], o["label"], o.get("description", "")) for o in data.get("options", [])
-            ),
-            kind=data.get("kind", "single"),
-            accepts_text=data.get("accepts_text", True),
-            sensitive=data.get("sensitive", False),
-            required=bool(data.get("required", False)),
-            default=data.get("default"),
-            constraints=dict(data.get("constraints") or {}),
-        )
 
 
 @dataclass(frozen=True)
@@ -103,8 +44,12 @@ def _text(value) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
-def parse_bundle(questions: object) -> tuple[Question, ...]:
-    """Questions from the tool's input, with ids filled in; raise ``InvalidBundle``."""
+def parse_bundle(questions: object) -> list[dict[str, object]]:
+    """The tool's input as wire questions, with ids filled in; raise ``InvalidBundle``.
+
+    Each is a single choice that also takes typed text. Its options' ids
+    (``<question id>_opt<n>``) are what the agent gets back as ``selected_option``.
+    """
     if not isinstance(questions, list):
         raise InvalidBundle(["questions must contain at least 1 question"])
     errors: list[str] = []
@@ -112,7 +57,8 @@ def parse_bundle(questions: object) -> tuple[Question, ...]:
         errors.append(f"questions must contain at least {MIN_QUESTIONS} question")
     if len(questions) > MAX_QUESTIONS:
         errors.append(f"questions must contain at most {MAX_QUESTIONS} questions")
-    parsed, seen = [], set()
+    parsed: list[dict[str, object]] = []
+    seen: set[str] = set()
     for index, raw in enumerate(questions[:MAX_QUESTIONS], start=1):
         raw = raw if isinstance(raw, dict) else {}
         qid = _text(raw.get("id")) or f"q{index}"
@@ -139,25 +85,34 @@ def parse_bundle(questions: object) -> tuple[Question, ...]:
             if not description:
                 errors.append(f"question {index} option {o_index} is missing required 'description'")
             options.append(Option(f"{qid}_opt{o_index}", label, description))
-        parsed.append(Question(qid, title, prompt, tuple(options)))
+        question = Question(
+            id=qid,
+            title=title or None,
+            prompt=prompt,
+            kind="single",
+            options=tuple(options),
+            companion_key=CUSTOM_TEXT,
+            sensitive=False,
+        )
+        parsed.append(question.to_wire())
     if errors:
         raise InvalidBundle(errors)
-    return tuple(parsed)
+    return parsed
 
 
-def dedup_key(questions: tuple[Question, ...]) -> list:
+def dedup_key(questions: Sequence[Mapping[str, Any]]) -> list:
     """What makes two bundles the same: prompts and options in order; ids and titles do not count."""
-    return [[q.prompt, [[o.option_id, o.label, o.description] for o in q.options]] for q in questions]
+    return [[q["prompt"], [[o["id"], o["label"], o["description"]] for o in q["options"]]] for q in questions]
 
 
-def parse_answers(questions: tuple[Question, ...], answers: object) -> tuple[Answer, ...]:
+def parse_answers(questions: Sequence[Mapping[str, Any]], answers: object) -> tuple[Answer, ...]:
     """The operator's answers, one per question, single choice or custom text; raise ``InvalidBundle``."""
     if not isinstance(answers, list):
         answers = []
     errors: list[str] = []
     if len(answers) != len(questions):
         errors.append(f"expected {len(questions)} answers, got {len(answers)}")
-    by_id = {q.id: q for q in questions}
+    by_id = {q["id"]: q for q in questions}
     parsed, seen = [], set()
     for index, raw in enumerate(answers, start=1):
         raw = raw if isinstance(raw, dict) else {}
@@ -175,7 +130,7 @@ def parse_answers(questions: tuple[Question, ...], answers: object) -> tuple[Ans
         selected = raw.get("selected_options") or []
         selected = [s for s in selected if isinstance(s, str)] if isinstance(selected, list) else []
         custom = _text(raw.get("custom_text"))
-        valid_ids = {o.option_id for o in by_id[qid].options}
+        valid_ids = {o["id"] for o in by_id[qid]["options"]}
         if any(s not in valid_ids for s in selected):
             errors.append(f"answer {index} selects an option that question {qid!r} does not have")
         if len(selected) > 1:
@@ -189,25 +144,28 @@ def parse_answers(questions: tuple[Question, ...], answers: object) -> tuple[Ans
         parsed.append(Answer(qid, selected[0] if selected else None, custom))
     if errors:
         raise InvalidBundle(errors)
-    order = {q.id: i for i, q in enumerate(questions)}
+    order = {q["id"]: i for i, q in enumerate(questions)}
     return tuple(sorted(parsed, key=lambda a: order[a.question_id]))
 
 
-def tool_result(questions: tuple[Question, ...], answers: tuple[Answer, ...], rejected: bool, reason: str) -> dict:
+def tool_result(
+    questions: Sequence[Mapping[str, Any]], answers: tuple[Answer, ...], rejected: bool, reason: str
+) -> dict:
     """Kandev's ask_user_question_kandev result, keyed by question id."""
     given = {a.question_id: a for a in answers}
     result: dict = {}
     for question in questions:
-        answer = given.get(question.id)
+        qid = question["id"]
+        answer = given.get(qid)
         if answer is None:
-            result[question.id] = {"answered": False}
+            result[qid] = {"answered": False}
             continue
         entry = {}
         if answer.selected_option:
             entry["selected_option"] = answer.selected_option
         if answer.custom_text:
             entry["custom_text"] = answer.custom_text
-        result[question.id] = entry
+        result[qid] = entry
     if rejected:
         result["rejected"] = True
         result["reject_reason"] = reason

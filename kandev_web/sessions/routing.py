@@ -15,7 +15,7 @@ from kandev_web.db import agent_sync_to_async
 from kandev_web.executor.address import SshAddress
 from kandev_web.executor.ssh import SshError, SshExecutor
 
-from . import events, kept_connections
+from . import kept_connections, ownership
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class RequestRouting:
         @contextlib.asynccontextmanager
         async def route() -> AsyncIterator[str]:
             # Looked up only when the connection opens: its kept requests skip a database hop.
-            via = endpoint.via or await agent_sync_to_async(events.ssh_host_of)(endpoint.execution_id)
+            via = endpoint.via or await agent_sync_to_async(ownership.ssh_host_of)(endpoint.execution_id)
             if via is None:
                 yield endpoint.url
                 return

@@ -46,7 +46,7 @@ from kandev_web.logs import bound
 from kandev_web.repositories.hosts import executor_client
 from kandev_web.secret_box import SecretUnreadable
 
-from . import events, kept_connections, signals
+from . import events, kept_connections, ownership, signals
 from .launching import LaunchPlan, start_agentctl
 from .routing import REQUEST_TIMEOUT, Endpoint, RequestRouting
 from .ssh_reasons import ssh_reason
@@ -205,7 +205,7 @@ class Runner(RequestRouting):
             self._owned[plan.execution_id] = client
             # Over SSH, what is stored is where agentctl listens on its host:
             # every process reaches it through a tunnel of its own.
-            recorded = await agent_sync_to_async(events.record_execution_started)(
+            recorded = await agent_sync_to_async(ownership.record_execution_started)(
                 plan.execution_id,
                 process.remote_url if isinstance(process, SshAgentctl) else process.url,
                 process.token,
@@ -269,13 +269,17 @@ class Runner(RequestRouting):
 
     # Ownership ------------------------------------------------------------
 
+    def owns(self, execution_id: int) -> bool:
+        """Whether this process holds the execution's stream: its notifications are applied here, in order."""
+        return execution_id in self._owned
+
     async def _supervise(self) -> None:
         """Keep this process's claim on its executions fresh, and adopt abandoned ones."""
         interval = settings.KANDEV_OWNER_HEARTBEAT_SECONDS
         while True:
             try:
-                await agent_sync_to_async(events.heartbeat)(PROCESS_ID, list(self._owned))
-                orphans = await agent_sync_to_async(events.claim_orphans)(PROCESS_ID, stale_after=3 * interval)
+                await agent_sync_to_async(ownership.heartbeat)(PROCESS_ID, list(self._owned))
+                orphans = await agent_sync_to_async(ownership.claim_orphans)(PROCESS_ID, stale_after=3 * interval)
                 for orphan in orphans:
                     await self._adopt(orphan)
                 await self._check_unwatched()
@@ -283,7 +287,7 @@ class Runner(RequestRouting):
                 logger.exception("supervising agent executions failed; trying again")
             await asyncio.sleep(interval)
 
-    async def _adopt(self, orphan: "events.Orphan") -> None:
+    async def _adopt(self, orphan: "ownership.Orphan") -> None:
         """Take over an execution whose owning process is gone, and catch up with it."""
         ref = ExecutionRef(orphan.session_id, orphan.execution_id)
         followed: SshAgentctl | None = None
@@ -363,7 +367,7 @@ class Runner(RequestRouting):
             await self._stop_process(endpoint.execution_id)
 
 
-def _stop_stray_agentctl(orphan: "events.Orphan") -> None:
+def _stop_stray_agentctl(orphan: "ownership.Orphan") -> None:
     """End an orphan's agentctl that runs on this machine but cannot be adopted, lest it run for ever.
 
     Only when the pid is still an agentctl: after a restart it may be anything else.

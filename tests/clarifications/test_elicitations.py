@@ -1,6 +1,7 @@
 """Elicitation-backed clarifications in the web app: mirroring agentctl, and the answer fork."""
 
 import re
+import threading
 from unittest.mock import ANY
 
 import pytest
@@ -14,6 +15,7 @@ from kandev_web.clarifications import actions, answering, elicitations, timeline
 from kandev_web.clarifications.models import Attempt, Clarification, Source, Status
 from kandev_web.clarifications.settlement import Answerer, ending_of_record
 from kandev_web.clarifications.templatetags.clarifications import answer_text
+from kandev_web.db import AGENT_THREAD, database_sync_to_async
 from kandev_web.notifications.models import Delivery
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
@@ -22,6 +24,7 @@ from testing_support.runner import FakeRunner
 
 #: The record's one read (a locked session with a subquery and an EXISTS) is PostgreSQL's business too.
 pytestmark = pytest.mark.postgres
+
 
 @pytest.fixture
 def execution(make_task, make_session, make_execution, operator):
@@ -215,7 +218,10 @@ def test_a_secret_is_sent_to_agentctl_and_kept_nowhere(execution, fake_runner, a
     record.refresh_from_db()
     assert record.status == Status.ANSWERED
     assert record.response["answers"][1] == {
-        "question_id": "apiKey", "selected_options": [], "custom_text": "", "withheld": True
+        "question_id": "apiKey",
+        "selected_options": [],
+        "custom_text": "",
+        "withheld": True,
     }
     assert record.response["answers"][0]["selected_options"] == ["Blue"]
     assert answer_text(timeline_row("apiKey")) == "•••• (sent, not stored)"
@@ -283,7 +289,10 @@ def test_the_answerer_and_surface_are_recorded_and_announced_once(
     assert (record.answered_by, record.answered_via, record.answered_from) == (operator, "task_page", "tab-1")
     ending = ending_of_record(timeline_row("question_0").record)
     assert (ending.answered_by, ending.answered_via, ending.answered_from, ending.reason) == (
-        "alice", "task_page", "tab-1", "operator"
+        "alice",
+        "task_page",
+        "tab-1",
+        "operator",
     )
     assert ending.settled_at
 
@@ -295,20 +304,87 @@ def test_of_two_racing_answers_the_one_agentctl_names_is_recorded(
     record = requested(execution)
     bob = make_operator("bob", workspace=workspace)
     red = actions.do_record_attempt(
-        record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False,
+        record,
+        answers=[{"question_id": "question_0", "selected_options": ["Red"]}],
+        rejected=False,
         answerer=Answerer.of(operator, "task_page", "tab-1"),
     )
     actions.do_record_attempt(record, answers=[], rejected=True, answerer=Answerer.of(bob, "inbox", "tab-2"))
     actions.do_settle_elicitation(
-        {"pending_id": record.pending_id, "outcome": "accepted", "reason": "operator",
-         "content": {"question_0": "Red"}, "answer_ref": red}
+        {
+            "pending_id": record.pending_id,
+            "outcome": "accepted",
+            "reason": "operator",
+            "content": {"question_0": "Red"},
+            "answer_ref": red,
+        }
     )
     record.refresh_from_db()
     assert (record.status, record.answered_by, record.answered_via, record.answered_from) == (
-        Status.ANSWERED, operator, "task_page", "tab-1"
+        Status.ANSWERED,
+        operator,
+        "task_page",
+        "tab-1",
     )
     assert record.response["answers"][0]["selected_options"] == ["Red"] and not record.response["rejected"]
     assert notices == [(record.pending_id, "operator")]
+
+
+class AgentThreadHeld(FakeRunner):
+    """agentctl, reached while the agent runner's thread is busy with something else (a burst of agent output).
+
+    The test holds that thread until the answer has reached agentctl; what the
+    answering process had recorded by then is kept in ``attempts_when_sent``.
+    """
+
+    def __init__(self, answer, **options):
+        super().__init__(answer, **options)
+        self.held, self.attempts_when_sent = threading.Event(), None
+        AGENT_THREAD.submit(self.held.wait, 10)
+
+    async def request(self, endpoint, action, payload, timeout=None, *, ordered=True):
+        self.attempts_when_sent = await database_sync_to_async(Attempt.objects.count)()
+        self.held.set()
+        return await super().request(endpoint, action, payload, timeout, ordered=ordered)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_leaves_without_waiting_for_its_attempt_and_the_owner_still_names_who_answered(
+    execution, operator, monkeypatch
+):
+    """This process owns the stream: the attempt is written in the thread that applies the settlement, first."""
+    agentctl = AgentThreadHeld({"success": True, "action": "accept", "content": {"question_0": "Red"}})
+    monkeypatch.setattr(elicitations, "runner", agentctl)
+    record = requested(execution)
+    answers = [{"question_id": "question_0", "selected_options": ["Red"]}]
+    answerer = Answerer.of(operator, "task_page", "tab-1")
+    assert submit(record, answers=answers, rejected=False, reject_reason="", answerer=answerer).delivered
+    assert agentctl.attempts_when_sent == 0
+    record.refresh_from_db()
+    assert (record.status, record.answered_by, record.answered_via) == (Status.ANSWERED, operator, "task_page")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_to_a_stream_another_process_owns_leaves_once_its_attempt_is_committed(
+    execution, operator, fake_runner
+):
+    """That owner may read agentctl's settlement at any moment: the attempt must be there already."""
+    fake = fake_runner({"success": True, "action": "accept", "content": {"question_0": "Red"}}, owner=False)
+    record = requested(execution)
+    answers = [{"question_id": "question_0", "selected_options": ["Red"]}]
+    answerer = Answerer.of(operator, "inbox", "tab-2")
+    seen = []
+    sent = fake.request
+
+    async def request(*args, **kwargs):
+        seen.append(await database_sync_to_async(Attempt.objects.count)())
+        return await sent(*args, **kwargs)
+
+    fake.request = request
+    assert submit(record, answers=answers, rejected=False, reject_reason="", answerer=answerer).delivered
+    assert seen == [1]
+    record.refresh_from_db()
+    assert (record.status, record.answered_by, record.answered_via) == (Status.ANSWERED, operator, "inbox")
 
 
 def test_an_older_agentctl_s_settlement_takes_the_only_attempt_s_answerer(execution, operator):
@@ -342,7 +418,11 @@ def test_an_answer_agentctl_took_while_the_owner_s_stream_was_down_settles_from_
     elicitations.reconcile(execution.pk, execution.session_id, [])
     record.refresh_from_db()
     assert (record.status, record.settled_reason, record.answered_by, record.answered_via, record.answered_from) == (
-        status, reason, operator, "inbox", "tab-2"
+        status,
+        reason,
+        operator,
+        "inbox",
+        "tab-2",
     )
     assert record.response["rejected"] is rejected
     assert record.response.get("content") == reported.get("content")

@@ -37,13 +37,13 @@ def test_an_ask_question_offers_its_options_and_a_custom_answer_within_the_ask_l
         "id": "q1",
         "prompt": "Which database?",
         "options": [
-            {"option_id": "pg", "label": "PostgreSQL", "description": "the default"},
-            {"option_id": "my", "label": "MySQL"},
+            {"id": "pg", "label": "PostgreSQL", "description": "the default"},
+            {"id": "my", "label": "MySQL"},
         ],
     }
     view = only(question, source="ask_user_question")
     assert view.kind == "single" and not view.multiple and view.picked == ()
-    assert [(o.option_id, o.label, o.description, o.picked) for o in view.options] == [
+    assert [(o.id, o.label, o.description, o.picked) for o in view.options] == [
         ("pg", "PostgreSQL", "the default", False),
         ("my", "MySQL", "", False),
     ]
@@ -62,7 +62,7 @@ def test_a_lone_ask_question_is_sent_by_its_pick_and_a_bundle_by_submit():
 
 
 def test_an_elicitation_choice_takes_typed_text_only_when_it_says_so():
-    options = [{"option_id": "x", "label": "X"}, {"option_id": "y", "label": "Y"}]
+    options = [{"id": "x", "label": "X"}, {"id": "y", "label": "Y"}]
     assert only({"id": "q", "kind": "single", "options": options}).entry is None
     entry = only({"id": "q", "kind": "single", "options": options, "accepts_text": True}).entry
     assert entry.control is Control.TEXT and entry.placeholder == "Or type your own answer"
@@ -70,12 +70,12 @@ def test_an_elicitation_choice_takes_typed_text_only_when_it_says_so():
 
 def test_a_boolean_is_yes_and_no_with_its_default_picked():
     view = only({"id": "ok", "kind": "boolean", "required": True, "default": False})
-    assert [(o.option_id, o.label, o.picked) for o in view.options] == [("true", "Yes", False), ("false", "No", True)]
+    assert [(o.id, o.label, o.picked) for o in view.options] == [("true", "Yes", False), ("false", "No", True)]
     assert view.picked == ("false",) and view.required and view.entry is None
 
 
 def test_a_multi_question_picks_its_default_options_in_order():
-    options = [{"option_id": i, "label": i} for i in "abc"]
+    options = [{"id": i, "label": i} for i in "abc"]
     view = only({"id": "m", "kind": "multi", "options": options, "default": ["c", "a", 3]})
     assert view.multiple and view.picked == ("c", "a")
     assert [o.picked for o in view.options] == [True, False, True]
@@ -151,7 +151,7 @@ def test_a_number_field_says_its_type_and_range_in_agentctls_words():
 
 
 def test_a_multi_question_counts_its_picks_in_agentctls_words():
-    options = [{"option_id": i, "label": i} for i in "abc"]
+    options = [{"id": i, "label": i} for i in "abc"]
     view = only({"id": "m", "title": "Regions", "kind": "multi", "options": options, "constraints": {"maxItems": 2}})
     assert view.entry is None and dict(view.problems) == {"too_many_items": "Choose at most 2 options for “Regions”."}
 

@@ -6,9 +6,9 @@ from hypothesis import strategies as st
 from kandev_web.clarifications.redaction import is_withheld, stored_response
 
 QUESTIONS = [
-    {"id": "region", "sensitive": False, "options": [{"option_id": "eu"}, {"option_id": "us"}]},
+    {"id": "region", "sensitive": False, "options": [{"id": "eu"}, {"id": "us"}]},
     {"id": "apiKey", "sensitive": True, "options": []},
-    {"id": "dbPassword", "sensitive": True, "options": [{"option_id": "from-env"}]},
+    {"id": "dbPassword", "sensitive": True, "options": [{"id": "from-env"}]},
 ]
 
 

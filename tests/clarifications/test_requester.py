@@ -13,7 +13,6 @@ from hypothesis import strategies as st
 
 from kandev_web.agentctl.elicitation.mapping import map_elicitation
 from kandev_web.agentctl.elicitation.types import MappedForm
-from kandev_web.clarifications.elicitations import question_from_wire
 from kandev_web.clarifications.requester import Requester, requester
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude-agent-acp"
@@ -29,8 +28,7 @@ def _fixture(name: str, *keys: str) -> dict:
 def _who(params: dict) -> Requester | None:
     form = map_elicitation(params)
     assert isinstance(form, MappedForm)
-    questions = [question_from_wire(q).as_json() for q in form.wire_questions()]
-    return requester(source="elicitation", tool_call_id=form.tool_call_id or "", questions=questions)
+    return requester(source="elicitation", tool_call_id=form.tool_call_id or "", questions=form.wire_questions())
 
 
 REFUSAL_FALLBACKS = [
@@ -78,7 +76,7 @@ def test_the_agents_own_questions_name_the_agent(fixture):
 
 
 def test_kandevs_own_tool_gets_no_requester_line():
-    questions = [{"id": "choice", "options": [{"option_id": "retry_fallback"}, {"option_id": "cancelled"}]}]
+    questions = [{"id": "choice", "options": [{"id": "retry_fallback"}, {"id": "cancelled"}]}]
     assert requester(source="ask_user_question", tool_call_id="", questions=questions) is None
 
 
@@ -93,7 +91,7 @@ def _refusal_like(**changes) -> list[dict]:
         "title": "",
         "kind": "single",
         "accepts_text": False,
-        "options": [{"option_id": "retry_fallback"}, {"option_id": "cancelled"}],
+        "options": [{"id": "retry_fallback"}, {"id": "cancelled"}],
     }
     return [{**question, **changes}]
 
@@ -105,8 +103,8 @@ def _refusal_like(**changes) -> list[dict]:
         _refusal_like(title="Retry?"),
         _refusal_like(accepts_text=True),
         _refusal_like(kind="multi"),
-        _refusal_like(options=[{"option_id": "retry_fallback"}]),
-        _refusal_like(options=[{"option_id": "retry_fallback"}, {"option_id": "cancelled"}, {"option_id": "x"}]),
+        _refusal_like(options=[{"id": "retry_fallback"}]),
+        _refusal_like(options=[{"id": "retry_fallback"}, {"id": "cancelled"}, {"id": "x"}]),
         _refusal_like() * 2,
     ],
 )
@@ -116,6 +114,6 @@ def test_only_the_exact_shape_is_a_retry_offer(questions):
 
 @given(st.lists(st.text(max_size=16), max_size=4), st.text(max_size=8))
 def test_a_retry_is_offered_only_between_exactly_its_two_choices_and_by_no_tool_call(option_ids, tool_call_id):
-    questions = _refusal_like(options=[{"option_id": option_id} for option_id in option_ids])
+    questions = _refusal_like(options=[{"id": option_id} for option_id in option_ids])
     offered = requester(source="elicitation", tool_call_id=tool_call_id, questions=questions) == Requester.RETRY_OFFER
     assert offered == (not tool_call_id and sorted(option_ids) == ["cancelled", "retry_fallback"])

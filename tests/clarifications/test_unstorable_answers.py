@@ -134,7 +134,7 @@ async def test_an_mcp_question_with_a_nul_and_a_lone_surrogate_is_asked_and_answ
     assert record.questions[0]["prompt"] == "Which \ufffd database?\ufffd"
     assert [o["label"] for o in record.questions[0]["options"]] == ["Postgres\ufffd", "SQLite"]
     assert record.context == "From \ufffd binary"
-    option = record.questions[0]["options"][0]["option_id"]
+    option = record.questions[0]["options"][0]["id"]
     answer = [{"question_id": "db", "selected_options": [option], "custom_text": ""}]
     await database_sync_to_async(services.respond)(record.pending_id, answers=answer)
     assert await asyncio.wait_for(asked, 10) == {"db": {"selected_option": option}}

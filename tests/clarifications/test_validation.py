@@ -44,8 +44,8 @@ def test_bundle_limits_and_messages():
 
 def test_missing_ids_are_filled_in():
     bundle = parse_bundle([question(), question(id="db")])
-    assert [q.id for q in bundle] == ["q1", "db"]
-    assert [o.option_id for o in bundle[1].options] == ["db_opt1", "db_opt2"]
+    assert [q["id"] for q in bundle] == ["q1", "db"]
+    assert [o["id"] for o in bundle[1]["options"]] == ["db_opt1", "db_opt2"]
 
 
 def test_dedup_key_ignores_ids_and_titles_but_not_prompts_or_options():
@@ -111,4 +111,4 @@ def test_any_input_is_either_a_bundle_or_a_list_of_errors(raw):
         assert invalid.errors and all(isinstance(e, str) for e in invalid.errors)
     else:
         assert 1 <= len(bundle) <= 4
-        assert all(2 <= len(q.options) <= 6 and q.prompt for q in bundle)
+        assert all(2 <= len(q["options"]) <= 6 and q["prompt"] for q in bundle)

@@ -189,7 +189,7 @@ def delivered(agent: WaitingAgent) -> dict:
 def test_fifty_identical_answers_reach_the_waiting_agent_once(post, waiting_agent):
     question = waiting_agent.question
     assert question.questions[0]["prompt"] == "Which database?\ufffd"
-    option = question.questions[0]["options"][0]["option_id"]
+    option = question.questions[0]["options"][0]["id"]
     path = f"/clarifications/{question.pending_id}/respond/"
     responses = post([(path, {"answer-db-option": option})] * BURST)
     assert no_5xx(responses) == {204: 1, 200: BURST - 1}
@@ -203,7 +203,7 @@ def test_fifty_identical_answers_reach_the_waiting_agent_once(post, waiting_agen
 
 def test_answers_racing_skips_reach_the_waiting_agent_once_as_the_winner_said(post, waiting_agent):
     question = waiting_agent.question
-    option = question.questions[0]["options"][1]["option_id"]
+    option = question.questions[0]["options"][1]["id"]
     path = f"/clarifications/{question.pending_id}/respond/"
     answer, skip = {"answer-db-option": option}, {"action": "skip", "reject_reason": "not now"}
     requests = [(path, answer if n % 2 else skip) for n in range(BURST)]
@@ -240,7 +240,7 @@ def test_fifty_answers_to_an_elicitation_reach_the_agent_once(post, make_task, w
         lambda: Clarification.objects.filter(session__task=task, source=Source.ELICITATION).first(), "a question"
     )
     path = f"/clarifications/{question.pending_id}/respond/"
-    option = question.questions[0]["options"][0]["option_id"]
+    option = question.questions[0]["options"][0]["id"]
     responses = post([(path, {"answer-question_0-option": option})] * BURST)
     assert no_5xx(responses) == {204: 1, 200: BURST - 1}
     session = question.session

@@ -174,7 +174,7 @@ class RunningHost:
     log: Path
 
     def host_key(self, user: HostUser) -> str:
-        """What the README has the deployer read out of the container and record."""
+        """What docs/operating.md#containers has the deployer read out of the container and record."""
         return (user.state / "ssh" / "ssh_host_ed25519_key.pub").read_text()
 
 
@@ -216,7 +216,7 @@ def executor_host(user: HostUser) -> Iterator[RunningHost]:
 
 
 def address(user: HostUser, host: RunningHost, key_file: Path, **changes) -> SshAddress:
-    """The executor as the README registers it: the recorded host key, the login key file, roots on the volume."""
+    """The executor as docs/operating.md#containers registers it: host key, login key file, roots on the volume."""
     recorded = SshAddress(
         host="127.0.0.1",
         port=host.port,

@@ -21,7 +21,7 @@ from channels.db import database_sync_to_async
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient, AgentStreamNotConnected, NotSent
 from kandev_web.executor.ssh import SshAgentctl, SshExecutor
-from kandev_web.sessions import events
+from kandev_web.sessions import ownership
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession
 from kandev_web.sessions.routing import Endpoint
 from kandev_web.sessions.runner import Runner
@@ -291,7 +291,7 @@ async def test_a_process_that_adopts_the_execution_serves_its_requests_from_the_
     endpoint = Endpoint(execution_id, process.url, process.token)
     await runner.request(endpoint, "agent.permissions.list", {})
     kept = accepted(process.pid, process.url) - others
-    await runner._adopt(events.Orphan(execution_id, session_id, process.url, process.token))
+    await runner._adopt(ownership.Orphan(execution_id, session_id, process.url, process.token))
     owned = accepted(process.pid, process.url) - others
     assert len(owned) == 1 and owned != kept  # the kept connection closed; the owned stream is open
     assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}

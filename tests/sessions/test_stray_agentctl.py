@@ -5,7 +5,7 @@ import subprocess
 import sys
 
 from kandev_web.agentctl.launcher import agentctl_command
-from kandev_web.sessions.events import Orphan
+from kandev_web.sessions.ownership import Orphan
 from kandev_web.sessions.runner import _stop_stray_agentctl
 
 

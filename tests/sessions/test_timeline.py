@@ -136,7 +136,7 @@ def question(qid, *, title="", prompt):
         "prompt": prompt,
         "kind": "single",
         "accepts_text": True,
-        "options": [{"option_id": "a", "label": "A", "description": ""}],
+        "options": [{"id": "a", "label": "A", "description": ""}],
     }
 
 

@@ -56,7 +56,7 @@ def answer_text(asked: AskedQuestion) -> str:
         if record.settled_reason == "undelivered":
             return _("•••• (not sent, not stored)")
         return _("•••• (sent, not stored)")
-    labels = {o.get("option_id"): o.get("label") for o in asked.question.get("options", [])}
+    labels = {o.get("id"): o.get("label") for o in asked.question.get("options", [])}
     for answer in response.get("answers", []):
         if answer.get("question_id") == asked.question_id:
             value = answer.get("value")

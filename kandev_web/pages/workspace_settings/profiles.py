@@ -15,10 +15,9 @@ from kandev_web.agents import check_report, presets
 from kandev_web.agents.models import AgentProfile
 from kandev_web.agents.profile_forms import AgentProfileForm
 from kandev_web.board.workspaces import managed_workspace
+from kandev_web.sessions import profile_checks
+from kandev_web.sessions.models import ACTIVE_SESSION_STATES
 from kandev_web.staff import staff_required
-
-from . import profile_checks
-from .models import ACTIVE_SESSION_STATES
 
 TEMPLATE = "sessions/profiles.html"
 

@@ -7,30 +7,30 @@ from django.urls import path
 
 from kandev_web.repositories import views as repository_views
 
-from . import profile_views
+from . import profiles
 
 urlpatterns = [
-    path("settings/workspaces/<int:workspace_id>/agents/", profile_views.profiles, name="profiles"),
+    path("settings/workspaces/<int:workspace_id>/agents/", profiles.profiles, name="profiles"),
     path("settings/workspaces/<int:workspace_id>/repositories/", repository_views.repositories, name="repositories"),
     path(
         "settings/workspaces/<int:workspace_id>/repositories/<int:repository_id>/delete/",
         repository_views.repository_delete,
         name="repository-delete",
     ),
-    path("settings/workspaces/<int:workspace_id>/agents/new/", profile_views.profile_new, name="profile-new"),
+    path("settings/workspaces/<int:workspace_id>/agents/new/", profiles.profile_new, name="profile-new"),
     path(
         "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/edit/",
-        profile_views.profile_edit,
+        profiles.profile_edit,
         name="profile-edit",
     ),
     path(
         "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/delete/",
-        profile_views.profile_delete,
+        profiles.profile_delete,
         name="profile-delete",
     ),
     path(
         "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/check/",
-        profile_views.profile_check,
+        profiles.profile_check,
         name="profile-check",
     ),
 ]

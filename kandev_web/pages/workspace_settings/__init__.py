@@ -1,0 +1,1 @@
+"""A workspace's settings pages: its agent profiles and its repositories."""
