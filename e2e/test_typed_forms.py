@@ -1,13 +1,19 @@
 """Typed forms in the overlay (docs/decisions.md#typed-forms): native controls, required marks,
-hints, defaults, the overlay's own checks before sending, and agentctl's verdict shown inline.
+hints, defaults, the browser's own checks before sending (never stricter than agentctl), and
+agentctl's verdict shown inline, each problem in the same sentence either way.
 
 The mock agent forwards an MCP server's form (``elicit-typed``): a boolean, an
 integer from 1 to 5, a number, e-mail, URL, date and date-time fields, a
 required string with lengths and a pattern, and a multi-select with item counts.
 """
 
+import re
+
+import re2
 from playwright.sync_api import expect
 
+from kandev_web.agentctl.elicitation.constraints import compile_pattern
+from kandev_web.clarifications.native_checks import html_pattern
 from testing_support.browser import agent_said, card, login, option
 from testing_support.browser import start_scenario as start
 
@@ -58,6 +64,7 @@ def test_each_kind_gets_its_native_control_with_required_marks_hints_and_default
     expect(card(page, "contact").get_by_test_id("clarification-required")).to_have_text("Required")
 
     expect(control(page, "contact")).to_have_attribute("type", "email")
+    expect(control(page, "contact")).to_have_attribute("required", "")
     expect(card(page, "contact").get_by_test_id("clarification-hint")).to_have_text("An e-mail address")
 
     go_to(page, "day")
@@ -92,7 +99,12 @@ def test_each_kind_gets_its_native_control_with_required_marks_hints_and_default
     expect(card(page, "service").get_by_test_id("clarification-hint")).to_have_text(
         "3 to 12 characters · Matching ^[a-z-]+$"
     )
-    expect(control(page, "service")).to_have_attribute("maxlength", "12")
+    # The browser's own limits: minlength, and the pattern searched as RE2 searches it (a text area has no
+    # pattern attribute; clarification.js checks it as the browser would). No maxlength: it counts UTF-16
+    # units of the untrimmed text and would stop what agentctl takes.
+    expect(control(page, "service")).to_have_attribute("minlength", "3")
+    expect(control(page, "service")).to_have_attribute("data-pattern", r"[\s\S]*(?:^[a-z\-]+$)[\s\S]*")
+    expect(control(page, "service")).not_to_have_attribute("maxlength", re.compile(".*"))
     go_to(page, "window")
     expect(control(page, "window")).to_have_attribute("type", "datetime-local")
 
@@ -104,14 +116,18 @@ def test_the_overlay_checks_before_sending_and_the_agent_gets_typed_values(brows
     # Nothing of the required fields: nothing is sent, the first one is brought up and marked.
     submit.click()
     expect(card(page, "contact")).to_be_visible()
-    expect(problem(page, "contact")).to_have_text("This question needs an answer.")
+    # The sentences are the ones agentctl's refusal gets (clarifications/problems.py), naming the question.
+    expect(problem(page, "contact")).to_have_text("“Contact” needs an answer.")
     expect(problem(page, "contact")).to_have_attribute("data-source", "client")
-    expect(problem(page, "service")).to_have_text("This question needs an answer.")
+    expect(problem(page, "service")).to_have_text("“Service” needs an answer.")
     expect(page.get_by_test_id("clarification-outcome")).to_have_attribute("data-outcome", "unfit")
+    expect(page.get_by_test_id("clarification-outcome")).to_have_text(
+        "Some answers do not fit yet; see the questions marked."
+    )
 
     control(page, "contact").fill("ops at example")
     # The sentence follows what is typed.
-    expect(problem(page, "contact")).to_have_text("This must be an e-mail address.")
+    expect(problem(page, "contact")).to_have_text("“Contact” must be an e-mail address.")
     control(page, "contact").fill("ops@example.com")
     expect(problem(page, "contact")).to_be_hidden()
 
@@ -123,12 +139,31 @@ def test_the_overlay_checks_before_sending_and_the_agent_gets_typed_values(brows
     control(page, "ratio").fill("0.25")
     submit.click()
     expect(card(page, "replicas")).to_be_visible()
-    expect(problem(page, "replicas")).to_have_text("This must be at most 5.")
-    expect(problem(page, "service")).to_have_text("This is not in the form the agent asked for.")
+    expect(problem(page, "replicas")).to_have_text("“Replicas” must be at most 5.")
+    expect(problem(page, "service")).to_have_text("“Service” is not in the form the agent asked for.")
 
+    # What the browser finds, each as agentctl's code says it.
+    control(page, "replicas").fill("2.5")
+    expect(problem(page, "replicas")).to_have_text("“Replicas” must be a whole number.")
+    go_to(page, "ratio")
+    control(page, "ratio").fill(".5")  # the browser takes it; it is no JSON number, which agentctl refuses
+    submit.click()
+    expect(problem(page, "ratio")).to_have_text("“Canary” must be a number.")
+    control(page, "ratio").fill("0.25")
+    go_to(page, "service")
+    control(page, "service").fill("ab")
+    expect(problem(page, "service")).to_have_text("“Service” must be at least 3 characters long.")
+    control(page, "service").fill("web-api-gateway")
+    expect(problem(page, "service")).to_have_text("“Service” must be at most 12 characters long.")
+
+    go_to(page, "replicas")
     control(page, "replicas").fill("3")
     go_to(page, "service")
-    control(page, "service").fill("web-api")
+    # Spaces around it: the browser would test the pattern on them, agentctl trims first and takes it.
+    control(page, "service").fill("  web-api ")
+    go_to(page, "docs")
+    # The URL Standard refuses a port over 65535, RFC 3986 does not: agentctl decides, so it goes.
+    control(page, "docs").fill("http://runbook.example:99999/deploy")
     overwrite = go_to(page, "overwrite")
     option(overwrite, "true").click()
     regions = go_to(page, "regions")
@@ -142,6 +177,7 @@ def test_the_overlay_checks_before_sending_and_the_agent_gets_typed_values(brows
         "action": "accept",
         "content": {
             "contact": "ops@example.com",
+            "docs": "http://runbook.example:99999/deploy",
             "overwrite": True,
             "ratio": 0.25,
             "regions": ["eu", "ap"],
@@ -207,3 +243,40 @@ def test_the_keyboard_model_holds_for_typed_questions(browser, server):
     control(page, "replicas").focus()
     page.keyboard.press("Tab")
     expect(page.get_by_test_id("clarification-prev")).to_be_focused()
+
+
+#: Patterns an agent may send, and text to try them on: RE2's search against the browser's pattern attribute.
+PATTERNS = {
+    "^[a-z-]+$": ["web-api", "Web API", "web_api", ""],
+    "a.c": ["abc", "a\nc", "a\rc", "a\u2028c", "xxa😀cxx"],
+    r"^\d{3}(?:-\d{4})?$": ["555", "555-1234", "555-12", "٣٣٣"],
+    "[]a]": ["]", "a", "b"],
+    "[^.|&&(]": ["&", ".", "x"],
+    "é+": ["café", "cafe"],
+    "^(?:ab|cd)*$": ["abcd", "abc", ""],
+}
+
+
+def test_the_browser_finds_what_re2_finds_with_each_pattern_the_page_writes(browser):
+    """The browser's pattern attribute on an input, and the same pattern as clarification.js tries a text area's."""
+    page = browser.new_page()
+    page.set_content("<input id=field>")
+    for pattern, texts in PATTERNS.items():
+        written = html_pattern(pattern)
+        assert written is not None and compile_pattern(pattern) is not None
+        for text in texts:
+            as_input, as_text_area = page.evaluate(
+                """([pattern, text]) => {
+                  const field = document.getElementById("field");
+                  field.setAttribute("pattern", pattern);
+                  field.value = text;
+                  // An input drops line breaks from its value: such a text is only a text area's.
+                  const input = field.value === text ? !field.validity.patternMismatch : null;
+                  return [input, new RegExp(`^(?:${pattern})$`, "v").test(text)];
+                }""",
+                [written, text],
+            )
+            searched = re2.search(pattern, text) is not None
+            assert as_text_area == searched, (pattern, text)
+            # An empty value is never a mismatch to the browser: whether it must be given is required's to say.
+            assert as_input in (None, searched or text == ""), (pattern, text)

@@ -91,8 +91,8 @@ def test_an_mcp_servers_typed_form_answered_in_the_browser_reaches_it_typed(brow
             expect(control(page, "replicas")).to_have_attribute("max", "5")
             control(page, "replicas").fill("9")
             page.get_by_test_id("clarification-submit").click()
-            expect(problem(page, "contact")).to_have_text("This question needs an answer.")
-            expect(problem(page, "replicas")).to_have_text("This must be at most 5.")
+            expect(problem(page, "contact")).to_have_text("“Contact” needs an answer.")
+            expect(problem(page, "replicas")).to_have_text("“Replicas” must be at most 5.")
             assert api.of_kind("after_tool_result") == []
 
             # The first question that does not fit is brought up.

@@ -3,7 +3,8 @@
 ``templates/clarifications/overlay.html`` renders this and reads nothing else
 of a question, so what each question looks like is decided here, once: which
 control answers it (one template partial each), what it starts with, the
-limits its field announces and the hint said before answering.
+limits its field announces to the browser (``native_checks``), the hint said
+before answering and the sentence for each problem the page may find.
 
 The two question paths (Kandev's ``ask_user_question_kandev`` tool and ACP
 elicitations) differ in how the overlay walks a bundle, not in what it draws.
@@ -23,6 +24,8 @@ from enum import StrEnum
 from django.utils.translation import gettext as _
 
 from kandev_web import limits
+
+from . import native_checks, problems
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +126,12 @@ class Entry:
     #: The label is for screen readers only: the options above say what the field is for.
     label_hidden: bool
     placeholder: str
-    aria_required: bool
+    #: The field's ``required``: it alone answers a required question (beside options, a pick does).
+    required: bool
     #: The ids of the hint and problem the field is described by, space-separated; "" for none.
     described_by: str
-    #: The limits the field announces to the browser, as (HTML attribute, value) pairs.
-    attributes: tuple[tuple[str, object], ...]
+    #: The limits the field announces to the browser, as (HTML attribute, value) pairs (``native_checks``).
+    attributes: tuple[tuple[str, str], ...]
     #: ``type`` of a native input, ``inputmode`` and ``step`` of a number.
     input_type: str = ""
     inputmode: str = ""
@@ -154,10 +158,17 @@ class QuestionView:
     data: tuple[tuple[str, object], ...]
     #: ``<pending_id>-<index>``: the suffix of the ids of the question's prompt, field, hint and problem.
     dom_id: str
+    #: What the page says of each problem it may find before sending, as (agentctl's problem code, sentence).
+    problems: tuple[tuple[str, str], ...] = ()
 
     @property
     def multiple(self) -> bool:
         return self.kind == "multi"
+
+    @property
+    def problem_data(self) -> tuple[tuple[str, str], ...]:
+        """The sentences as the problem slot's data-* (``problem-too-short``): clarification.js finds them by code."""
+        return tuple((f"problem-{code.replace('_', '-')}", sentence) for code, sentence in self.problems)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +205,7 @@ def question_view(question: Mapping, index: int, *, pending_id: str, flow: Flow)
     picked = tuple(default_options(question))
     dom_id = f"{pending_id}-{index}"
     constraints = question.get("constraints") or {}
+    entry = _entry(question, kind, dom_id, flow)
     return QuestionView(
         id=question.get("id", ""),
         index=index,
@@ -211,7 +223,7 @@ def question_view(question: Mapping, index: int, *, pending_id: str, flow: Flow)
             for option in choices(question)
         ),
         picked=picked,
-        entry=_entry(question, kind, dom_id, flow),
+        entry=entry,
         hint=constraint_hint(question) if flow.checks else "",
         sensitive=bool(question.get("sensitive")),
         data=tuple(
@@ -221,6 +233,15 @@ def question_view(question: Mapping, index: int, *, pending_id: str, flow: Flow)
             if (constraints.get(key) if key in ("pattern", "format") else constraints.get(key) is not None)
         ),
         dom_id=dom_id,
+        problems=client_sentences(question, typed=entry is not None) if flow.checks else (),
+    )
+
+
+def client_sentences(question: Mapping, *, typed: bool) -> tuple[tuple[str, str], ...]:
+    """Each problem the page may find in an answer to ``question``, with the sentence agentctl's gets (problems.py)."""
+    return tuple(
+        (code, problems.sentence_for(code, question, limit))
+        for code, limit in native_checks.client_problems(question, typed=typed)
     )
 
 
@@ -238,13 +259,9 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
             label=_("Your answer"),
             label_hidden=False,
             placeholder="",
-            aria_required=required,
+            required=required,
             described_by=described_by,
-            attributes=tuple(
-                (name, constraints[key])
-                for key, name in (("minimum", "min"), ("maximum", "max"))
-                if constraints.get(key) is not None
-            ),
+            attributes=native_checks.number_attributes(kind, constraints),
             input_type="number",
             inputmode="numeric" if whole else "decimal",
             step="1" if whole else "any",
@@ -252,7 +269,13 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
     if not (flow.custom_text or question.get("accepts_text")):
         return None
     label = _("Your own answer") if has_options else _("Your answer")
-    maxlength = (("maxlength", answer_limit(question, flow)),)
+    if not flow.checks:
+        # Kandev's own limit, which the browser holds; a checked flow's lengths are counted in clarification.js.
+        attributes: tuple[tuple[str, str], ...] = (("maxlength", str(flow.answer_chars)),)
+    elif kind == "text":
+        attributes = native_checks.text_attributes(constraints)
+    else:
+        attributes = ()  # companion text: the question's constraints bind its options, not the text
     native = input_type(question)
     if question.get("sensitive"):
         # Never pre-filled, and no hint to point at: what it asks is a secret's business.
@@ -262,9 +285,9 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
             label=label,
             label_hidden=has_options,
             placeholder="",
-            aria_required=False,
+            required=required and not has_options,
             described_by="",
-            attributes=maxlength,
+            attributes=attributes,
         )
     value = default_text(question)
     if native == "datetime-local":
@@ -272,7 +295,7 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
             Control.DATETIME,
             value,
             placeholder="",
-            aria_required=required,
+            required=required,
             described_by=described_by,
             attributes=(),
             label=label,
@@ -283,9 +306,9 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
             Control.NATIVE,
             value,
             placeholder="",
-            aria_required=required,
+            required=required,
             described_by=described_by,
-            attributes=maxlength,
+            attributes=attributes,
             input_type=native,
             label=label,
             label_hidden=has_options,
@@ -301,9 +324,10 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
         Control.TEXT,
         value,
         placeholder=placeholder,
-        aria_required=required and not has_options,
+        required=required and not has_options,
         described_by=described_by,
-        attributes=maxlength,
+        # A text area has no pattern attribute: clarification.js checks this one as the browser checks an input's.
+        attributes=tuple(("data-pattern" if name == "pattern" else name, value) for name, value in attributes),
         label=label,
         label_hidden=has_options,
     )
@@ -340,12 +364,6 @@ def input_type(question: Mapping) -> str:
     """The native input a typed text question gets, by its format; "" for a text area."""
     fmt = (question.get("constraints") or {}).get("format")
     return NATIVE_TYPES.get(fmt, "") if isinstance(fmt, str) else ""
-
-
-def answer_limit(question: Mapping, flow: Flow) -> int:
-    """A text field's maxlength: the question's own, within what the path takes."""
-    longest = (question.get("constraints") or {}).get("maxLength")
-    return min(longest, flow.answer_chars) if isinstance(longest, int) else flow.answer_chars
 
 
 def constraint_hint(question: Mapping) -> str:

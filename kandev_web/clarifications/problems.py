@@ -130,6 +130,11 @@ def sentence(problem: object, questions: Iterable[Mapping]) -> QuestionProblem:
     return QuestionProblem(question_id, _("The agent refused your answer."))
 
 
+def sentence_for(code: str, question: Mapping, limit: object = None) -> str:
+    """What the operator is told of ``code`` about ``question``, for the overlay to say it before sending."""
+    return sentence({"code": code, "question_id": question.get("id", ""), "limit": limit}, [question]).sentence
+
+
 def explain(problems: Iterable[object], questions: Iterable[Mapping]) -> tuple[QuestionProblem, ...]:
     """One sentence per distinct problem, in agentctl's order; an unreadable list still gets one."""
     questions = list(questions)

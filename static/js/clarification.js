@@ -9,11 +9,16 @@
 // (clarifications/overlay_model.py), as flags on the overlay: data-auto-advance,
 // data-all-required, data-confirm-empty, data-keep-picks and data-checks; the
 // two question paths differ there and nowhere else in this file. Where the
-// flow checks, a question's constraints are on its card as data-* attributes;
-// before an answer is sent they are checked here with the rules agentctl
-// applies (docs/decisions.md#typed-forms), and what does not fit is said
-// beside its question. agentctl still decides: a problem it reports comes back
-// the same way.
+// flow checks, a question's field carries its constraints as the browser's own
+// attributes (required, min, max, step, minlength, pattern, type=email|url|date),
+// and before an answer is sent the browser's validity of each field, with the
+// few checks HTML cannot express, gives agentctl's problem code for what does
+// not fit; the sentence for that code is rendered on the question's problem
+// slot from the one catalogue (clarifications/problems.py) and said beside the
+// question. The rules, and where HTML's differ from agentctl's, are in
+// clarifications/native_checks.py and docs/decisions.md#typed-forms: the page
+// may be laxer than agentctl, never stricter. agentctl still decides: a
+// problem it reports comes back the same way.
 (function () {
   "use strict";
 
@@ -25,28 +30,15 @@
   const flow = (overlay, flag) => overlay.dataset[flag] === "true";
   const problemSlot = (card) => card.querySelector("[data-role=problem]");
 
-  // The HTML standard's valid e-mail address, as agentctl checks it.
-  const EMAIL = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$/;
-  const URI = /^[A-Za-z][A-Za-z0-9+.-]*:\S*$/;
-  const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+  // A JSON number: what the answer service sends as a number (clarifications/answering.py);
+  // anything else, 01 or .5 though the browser takes them, goes as text, which agentctl refuses.
   const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
-
-  function validDate(text) {
-    const match = DATE.exec(text);
-    if (!match) return false;
-    const date = new Date(Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3])));
-    return date.getUTCFullYear() === Number(match[1]) && date.getUTCMonth() === Number(match[2]) - 1 && date.getUTCDate() === Number(match[3]);
-  }
-
-  function matchesFormat(format, text) {
-    switch (format) {
-      case "email": return EMAIL.test(text);
-      case "uri": return URI.test(text);
-      case "date": return validDate(text);
-      case "date-time": return !Number.isNaN(Date.parse(text));
-      default: return true;
-    }
-  }
+  // The white space Python's str.strip() takes off, which is how the server and agentctl trim
+  // (JavaScript's trim() also takes U+FEFF and leaves U+001C-U+001F and U+0085).
+  const EDGE_SPACE = /^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
+  const strip = (text) => text.replace(EDGE_SPACE, "");
+  // Lengths as agentctl counts them: code points, not UTF-16 units.
+  const length = (text) => [...text].length;
 
   // A datetime-local value (the operator's wall clock) as RFC 3339 with their offset.
   function withOffset(local) {
@@ -66,45 +58,72 @@
     return `${when.getFullYear()}-${pad(when.getMonth() + 1)}-${pad(when.getDate())}T${pad(when.getHours())}:${pad(when.getMinutes())}:${pad(when.getSeconds())}`;
   }
 
-  // What does not fit in one card's answer, as the sentence to show; "" when it fits.
-  function misfit(card) {
-    const form = card.closest("form");
-    const say = (name, limit) => (form.dataset[name] || "").replace("__N__", limit);
+  // A text area has no pattern attribute; its data-pattern is checked as the browser checks an input's.
+  function patternMismatch(field) {
+    if (field.validity.patternMismatch) return true;
+    if (field.dataset.pattern === undefined || !field.value) return false;
+    let pattern = null;
+    try { pattern = new RegExp(`^(?:${field.dataset.pattern})$`, "v"); } catch (error) { return false; } // agentctl decides
+    return !pattern.test(field.value);
+  }
+
+  // What the browser finds wrong with a field (its ValidityState), as agentctl's problem code.
+  function validityCode(field, kind) {
+    const validity = field.validity;
+    if (validity.badInput) return field.type === "number" ? "wrong_type" : "format_mismatch";
+    if (validity.valueMissing) return "required_unanswered";
+    if (validity.stepMismatch) return "not_an_integer";
+    if (validity.rangeUnderflow) return "below_minimum";
+    if (validity.rangeOverflow) return "above_maximum";
+    if (validity.tooShort) return "too_short";
+    // The browser tests the value as typed, agentctl the trimmed text: spaces around it leave the pattern to agentctl.
+    if (kind === "text" && strip(field.value) === field.value && patternMismatch(field)) return "pattern_mismatch";
+    if (validity.typeMismatch) return "format_mismatch";
+    return "";
+  }
+
+  // The problem code for what does not fit in one card's answer, agentctl's
+  // own (answers.py), in the order it checks; "" when it fits. Codes are
+  // written out here, as literals, for tests/clarifications/test_native_checks.py.
+  function misfitCode(card) {
     const data = card.dataset;
-    const text = textArea(card);
-    const typedText = text ? text.value.trim() : "";
+    const field = textArea(card);
+    const typedText = field ? strip(field.value) : "";
     const picked = options(card).filter((o) => o.dataset.selected === "true").length;
-    if (!answered(card)) return data.required === "true" ? say("msgRequired") : "";
+    if (field && field.validity.badInput) return validityCode(field, data.kind);
+    if (!answered(card)) return data.required === "true" ? "required_unanswered" : "";
+    if (typedText && data.kind !== "number" && data.kind !== "integer") {
+      if (length(typedText) > Number(overlayOf(card).dataset.answerChars)) return "text_too_long";
+      if (data.kind === "text" && data.maxLength !== undefined && length(typedText) > Number(data.maxLength)) return "too_long";
+    }
     if (data.kind === "number" || data.kind === "integer") {
-      if (!JSON_NUMBER.test(typedText)) return say(data.kind === "integer" ? "msgInteger" : "msgNumber");
-      const number = Number(typedText);
-      if (data.kind === "integer" && !Number.isInteger(number)) return say("msgInteger");
-      if (data.minimum !== undefined && number < Number(data.minimum)) return say("msgBelow", data.minimum);
-      if (data.maximum !== undefined && number > Number(data.maximum)) return say("msgAbove", data.maximum);
-      return "";
+      if (!JSON_NUMBER.test(typedText)) return "wrong_type";
     }
-    if (data.kind === "text" && typedText) {
-      const length = [...typedText].length;
-      if (data.minLength !== undefined && length < Number(data.minLength)) return say("msgTooShort", data.minLength);
-      if (data.maxLength !== undefined && length > Number(data.maxLength)) return say("msgTooLong", data.maxLength);
-      if (data.pattern !== undefined) {
-        let pattern = null;
-        try { pattern = new RegExp(data.pattern, "u"); } catch (error) { pattern = null; } // agentctl decides
-        if (pattern && !pattern.test(typedText)) return say("msgPattern");
-      }
-      const value = data.format === "date-time" ? withOffset(text.value) : typedText;
-      if (data.format && !matchesFormat(data.format, value)) return say(`msgFormat${data.format === "date-time" ? "DateTime" : data.format[0].toUpperCase() + data.format.slice(1)}`);
-      return "";
-    }
+    const code = field && typedText ? validityCode(field, data.kind) : "";
+    if (code) return code;
     if (data.kind === "multi" && picked && !typedText) {
-      if (data.minItems !== undefined && picked < Number(data.minItems)) return say("msgTooFew", data.minItems);
-      if (data.maxItems !== undefined && picked > Number(data.maxItems)) return say("msgTooMany", data.maxItems);
+      if (data.minItems !== undefined && picked < Number(data.minItems)) return "too_few_items";
+      if (data.maxItems !== undefined && picked > Number(data.maxItems)) return "too_many_items";
     }
     if (data.required === "true" && typedText && options(card).length && data.kind !== "text") {
       // Typed text replaces the picks and goes to the companion key: the question itself stays unanswered.
-      return say("msgRequired");
+      return "required_unanswered";
     }
     return "";
+  }
+
+  // The sentence for what does not fit in one card's answer; "" when it fits,
+  // or when the page has no sentence for it: a problem the page does not know
+  // how to say for this question is agentctl's to find. The field's own
+  // validity says it too (setCustomValidity), for :invalid and assistive technology.
+  function misfit(card) {
+    const field = textArea(card);
+    if (field) field.setCustomValidity("");
+    const code = misfitCode(card);
+    const slot = problemSlot(card);
+    const sentence = (code && slot && slot.getAttribute(`data-problem-${code.replaceAll("_", "-")}`)) || "";
+    if (field) field.setCustomValidity(sentence);
+    return sentence;
   }
 
   function showProblem(card, sentence, source) {
@@ -129,7 +148,7 @@
     const marker = overlay.querySelector("[data-role=outcome]");
     if (!failing.length) return true;
     marker.dataset.outcome = "unfit";
-    marker.textContent = overlay.querySelector("form").dataset.msgSummary || "";
+    marker.textContent = marker.dataset.unfit || "";
     show(overlay, all.indexOf(failing[0]));
     return false;
   }
@@ -164,7 +183,7 @@
 
   function answered(card) {
     const text = textArea(card);
-    const typed = text && text.value.trim() !== "";
+    const typed = text && strip(text.value) !== "";
     const picked = card.querySelector("input[data-role=selected]");
     return typed || Boolean(picked && picked.value);
   }
@@ -269,7 +288,7 @@
       options(card).forEach((o) => setSelected(o, o === option));
     }
     options(card).forEach((o) => { o.tabIndex = o === option ? 0 : -1; delete o.dataset.kept; });
-    if (text && text.value.trim() !== "") {
+    if (text && strip(text.value) !== "") {
       // A pick after typing makes the pick the answer again.
       text.value = "";
       card.querySelector("[data-role=custom-input]").dataset.active = "false";
@@ -286,7 +305,7 @@
     if (text.type === "datetime-local") {
       card.querySelector("input[data-role=datetime-value]").value = withOffset(text.value);
     }
-    const active = text.value.trim() !== "";
+    const active = strip(text.value) !== "";
     card.querySelector("[data-role=custom-input]").dataset.active = String(active);
     for (const option of options(card)) {
       if (active && option.dataset.selected === "true") {
@@ -348,7 +367,7 @@
       return;
     }
     if (event.target.matches("[data-role=answer]") && event.key === "Enter" && !event.shiftKey && !event.altKey) {
-      if (event.target.value.trim() === "") return;
+      if (strip(event.target.value) === "") return;
       event.preventDefault();
       const all = cards(anyOverlay);
       const last = all.indexOf(activeCard(anyOverlay)) === all.length - 1;

@@ -50,8 +50,8 @@ def test_an_ask_question_offers_its_options_and_a_custom_answer_within_the_ask_l
     entry = view.entry
     assert entry.control is Control.TEXT and entry.label_hidden and entry.label == "Your own answer"
     assert entry.placeholder == "Or type a custom answer…"
-    assert entry.attributes == (("maxlength", limits.ASK_ANSWER_CHARS),)
-    assert entry.described_by == "" and view.hint == "" and view.data == ()
+    assert entry.attributes == (("maxlength", str(limits.ASK_ANSWER_CHARS)),) and not entry.required
+    assert entry.described_by == "" and view.hint == "" and view.data == () and view.problems == ()
 
 
 def test_a_lone_ask_question_is_sent_by_its_pick_and_a_bundle_by_submit():
@@ -88,7 +88,7 @@ def test_a_number_is_a_number_field_with_its_range():
     entry = view.entry
     assert entry.control is Control.NUMBER and entry.input_type == "number"
     assert (entry.inputmode, entry.step, entry.value) == ("numeric", "1", "3")
-    assert entry.attributes == (("min", 1), ("max", 5)) and entry.aria_required
+    assert entry.attributes == (("min", "1"), ("max", "5")) and entry.required
     assert entry.described_by == f"hint-{PENDING}-0 problem-{PENDING}-0"
     assert view.hint == "A whole number from 1 to 5"
     assert view.data == (("minimum", 1), ("maximum", 5))
@@ -107,13 +107,64 @@ def test_a_format_picks_the_native_control():
     assert control("date-time") == (Control.DATETIME, "")
 
 
+def test_a_text_field_announces_its_limits_to_the_browser_and_the_slot_has_agentctls_sentences():
+    service = {
+        "id": "service",
+        "title": "Service",
+        "kind": "text",
+        "accepts_text": True,
+        "required": True,
+        "constraints": {"minLength": 3, "maxLength": 12, "pattern": "^[a-z-]+$"},
+    }
+    view = only(service)
+    # A text area: minlength is its own, the pattern (written for the browser) is clarification.js's to try.
+    assert view.entry.control is Control.TEXT and view.entry.required
+    assert view.entry.attributes == (("minlength", "3"), ("data-pattern", r"[\s\S]*(?:^[a-z\-]+$)[\s\S]*"))
+    assert dict(view.problems) == {
+        "required_unanswered": "“Service” needs an answer.",
+        "text_too_long": f"Typed text for “Service” may be at most {limits.ELICITATION_ANSWER_CHARS} characters.",
+        "too_short": "“Service” must be at least 3 characters long.",
+        "too_long": "“Service” must be at most 12 characters long.",
+        "pattern_mismatch": "“Service” is not in the form the agent asked for.",
+    }
+    assert ("problem-too-short", "“Service” must be at least 3 characters long.") in view.problem_data
+    # An e-mail field is an input, which takes the pattern itself; a URL's format is left to agentctl.
+    email = only({**service, "constraints": {"format": "email", "pattern": "@example[.]com$"}})
+    assert email.entry.input_type == "email"
+    assert dict(email.entry.attributes) == {"pattern": r"[\s\S]*(?:@example[\.]com$)[\s\S]*"}
+    assert dict(email.problems)["format_mismatch"] == "“Service” must be an e-mail address."
+    assert "format_mismatch" not in dict(only({**service, "constraints": {"format": "uri"}}).problems)
+
+
+def test_a_number_field_says_its_type_and_range_in_agentctls_words():
+    view = only({"id": "n", "title": "Ratio", "kind": "number", "constraints": {"minimum": 0.5}})
+    assert view.entry.attributes == (("min", "0.5"),) and not view.entry.required
+    assert dict(view.problems) == {
+        "wrong_type": "“Ratio” must be a number.",
+        "below_minimum": "“Ratio” must be at least 0.5.",
+    }
+    whole = only({"id": "n", "title": "Replicas", "kind": "integer", "constraints": {"minimum": 0.5, "maximum": 5.5}})
+    assert whole.entry.attributes == (("min", "1"), ("max", "5"))
+    assert dict(whole.problems)["not_an_integer"] == "“Replicas” must be a whole number."
+    # The sentence names agentctl's own limit, as its refusal would.
+    assert dict(whole.problems)["below_minimum"] == "“Replicas” must be at least 0.5."
+
+
+def test_a_multi_question_counts_its_picks_in_agentctls_words():
+    options = [{"id": i, "label": i} for i in "abc"]
+    view = only({"id": "m", "title": "Regions", "kind": "multi", "options": options, "constraints": {"maxItems": 2}})
+    assert view.entry is None and dict(view.problems) == {"too_many_items": "Choose at most 2 options for “Regions”."}
+
+
 def test_a_sensitive_question_is_a_password_never_prefilled():
     view = only(
         {"id": "key", "kind": "text", "accepts_text": True, "sensitive": True, "required": True, "default": "hunter2"}
     )
     entry = view.entry
-    assert entry.control is Control.SECRET and entry.value == "" and not entry.aria_required
+    assert entry.control is Control.SECRET and entry.value == "" and entry.required
     assert entry.described_by == "" and view.sensitive
+    # Checked like any text: what it must be is the form's, not the secret's.
+    assert dict(view.problems)["required_unanswered"] == "“key” needs an answer."
 
 
 def test_question_ids_index_the_cards_of_a_bundle():
@@ -169,20 +220,16 @@ def test_constraints_are_carried_to_the_card_and_the_field_as_they_are(kind, con
     attributes = dict(view.entry.attributes)
     if kind in ("number", "integer"):
         assert view.entry.control is Control.NUMBER
-        assert attributes == {
-            name: constraints[key]
-            for key, name in (("minimum", "min"), ("maximum", "max"))
-            if constraints.get(key) is not None
+        assert set(attributes) == {
+            name for key, name in (("minimum", "min"), ("maximum", "max")) if constraints.get(key) is not None
         }
-    elif view.entry.control is Control.DATETIME:
+    elif view.entry.control is Control.DATETIME or kind != "text":
         assert attributes == {}
     else:
-        # Never past what agentctl takes, never past the question's own limit.
-        longest = constraints.get("maxLength")
-        expected = (
-            min(longest, limits.ELICITATION_ANSWER_CHARS) if longest is not None else limits.ELICITATION_ANSWER_CHARS
-        )
-        assert attributes == {"maxlength": expected}
+        # No maxlength: the browser counts UTF-16 units of the untrimmed text and would stop a valid answer.
+        assert "maxlength" not in attributes
+        if constraints.get("minLength") is not None:
+            assert attributes["minlength"] == str(constraints["minLength"])
     # Every field of a checked flow points at its hint and problem, which the card renders with these ids.
     assert view.entry.described_by == f"hint-{view.dom_id} problem-{view.dom_id}"
     assert isinstance(view.hint, str)

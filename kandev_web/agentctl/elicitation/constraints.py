@@ -2,8 +2,9 @@
 
 One set of checks serves both ends of a question's life: the mapping runs them on a
 schema's `default` (a default that does not fit is dropped, never shown), and
-answer validation runs them on what the operator sends. The overlay runs the same
-rules in the browser (`static/js/clarification.js`), but only agentctl decides.
+answer validation runs them on what the operator sends. The overlay has the browser
+check first, never more strictly (`kandev_web/clarifications/native_checks.py`), but
+only agentctl decides.
 
 A `pattern` is a JSON Schema (ECMA-262) regular expression written by an agent or an
 MCP server, so it is untrusted: it runs on RE2, whose matching time is linear in the
