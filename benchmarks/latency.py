@@ -10,7 +10,7 @@ after every cycle: a bare loopback WebSocket round trip (``--baseline-per-run``)
 and the framework floor (``--floor-per-run``), a minimal Channels consumer's
 ``group_send`` of a small out-of-band fragment to an htmx ws page in the same
 chromium (``benchmarks/floor/``). How each timestamp is taken, and on which
-clock: ``benchmarks/stack.py``, ``benchmarks/floor/probe.py`` and BENCHMARKS.md.
+clock: ``benchmarks/stack.py``, ``benchmarks/floor/probe.py`` and BENCHMARKS.md#method.
 
 ``--profile several-machines`` runs the same cycles on PostgreSQL, Redis, two
 web processes and an SSH executor (``benchmarks/profiles.py``), the framework

@@ -4,8 +4,9 @@ Code and tests cite the wire protocol (``docs/agent-stream.md``), the product
 rules with their spec ids (``docs/decisions.md``) and the other documents by
 section (``docs/operating.md#secrets``). These checks keep those citations
 from pointing outside the repository or at a section no document has, from
-naming an id the docs do not define, every link of the README and of docs/
-from breaking when a section moves, the README short enough to read first,
+naming an id the docs do not define, every link of the README, of docs/ and
+of BENCHMARKS.md from breaking when a section moves, the README short enough
+to read first, BENCHMARKS.md holding current figures and not their history,
 and the protocol reference from falling behind the actions agentctl actually
 handles and sends.
 """
@@ -32,11 +33,15 @@ SPEC_ID = re.compile(r"\b(AC-[0-9]+[a-z]?|D[0-9]+|F[0-9]+a?)\b")
 #: Linter codes in noqa comments (F401) look like spec ids and are not.
 NOQA = re.compile(r"#\s*noqa\b.*$", re.MULTILINE)
 
-#: ``docs/<file>.md#<anchor>`` or ``README.md#<anchor>`` as cited from code, tests and the documents.
-DOC_LINK = re.compile(r"\b((?:docs/[a-z0-9-]+|README)\.md)#([a-z0-9_-]+)")
+#: ``docs/<file>.md#<anchor>``, ``README.md#<anchor>`` or ``BENCHMARKS.md#<anchor>``, cited from code, tests, documents.
+DOC_LINK = re.compile(r"\b((?:docs/[a-z0-9-]+|README|BENCHMARKS)\.md)#([a-z0-9_-]+)")
 
 #: The README is what a newcomer reads first: what kandev-web is, the two commands, the demo, the map and links.
 README_LIMIT_BYTES = 10 * 1024
+
+#: The method and one table of current figures per benchmark; earlier ones go to docs/benchmarks-history.md.
+BENCHMARKS = ROOT / "BENCHMARKS.md"
+BENCHMARKS_LIMIT_BYTES = 15 * 1024
 
 #: An inline Markdown link or image, ``[text](target)`` or ``![alt](target "title")``: its target.
 MARKDOWN_LINK = re.compile(r"\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
@@ -146,23 +151,27 @@ def test_every_cited_doc_anchor_exists() -> None:
     assert broken == {}, "cited section -> first file citing it"
 
 
+def broken_links(document: Path) -> list[str]:
+    """The relative links of a Markdown document that name no file of the repository or no heading of it."""
+    broken = []
+    for target in MARKDOWN_LINK.findall(without_code(read_text(document))):
+        if EXTERNAL.match(target):
+            continue
+        path, _, anchor = target.partition("#")
+        resolved = (document.parent / path).resolve() if path else document
+        where = f"{document.relative_to(ROOT)}: ({target})"
+        if not resolved.is_relative_to(ROOT) or not resolved.exists():
+            broken.append(f"{where}: no such file")
+        elif anchor and resolved.suffix != ".md":
+            broken.append(f"{where}: an anchor into a file that is not Markdown")
+        elif anchor and anchor not in heading_anchors(read_text(resolved)):
+            broken.append(f"{where}: no heading with that anchor")
+    return broken
+
+
 def test_every_link_in_the_readme_and_docs_resolves() -> None:
     """Each relative link names a file of the repository and, with ``#anchor``, a heading of that file."""
-    broken = []
-    for document in linked_documents():
-        for target in MARKDOWN_LINK.findall(without_code(read_text(document))):
-            if EXTERNAL.match(target):
-                continue
-            path, _, anchor = target.partition("#")
-            resolved = (document.parent / path).resolve() if path else document
-            where = f"{document.relative_to(ROOT)}: ({target})"
-            if not resolved.is_relative_to(ROOT) or not resolved.exists():
-                broken.append(f"{where}: no such file")
-            elif anchor and resolved.suffix != ".md":
-                broken.append(f"{where}: an anchor into a file that is not Markdown")
-            elif anchor and anchor not in heading_anchors(read_text(resolved)):
-                broken.append(f"{where}: no heading with that anchor")
-    assert broken == []
+    assert [link for document in linked_documents() for link in broken_links(document)] == []
 
 
 def test_every_document_is_linked_from_the_readme_or_the_index() -> None:
@@ -176,6 +185,13 @@ def test_the_readme_stays_short() -> None:
     """Everything beyond the two commands, the demo, the map and the links belongs to a document in docs/."""
     size = len((ROOT / "README.md").read_bytes())
     assert size <= README_LIMIT_BYTES, f"README.md is {size} bytes: move a section into docs/"
+
+
+def test_benchmarks_holds_current_figures_only() -> None:
+    """One table per benchmark, replaced when it is re-run: a file that outgrows this is keeping its history."""
+    size = len(BENCHMARKS.read_bytes())
+    assert size <= BENCHMARKS_LIMIT_BYTES, f"BENCHMARKS.md is {size} bytes: move old tables to the history"
+    assert broken_links(BENCHMARKS) == []
 
 
 def _string_keys_of_handler_tables(source: Path) -> set[str]:
