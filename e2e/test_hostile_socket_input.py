@@ -4,7 +4,8 @@ Each of these once raised inside a consumer, which Channels answers by
 closing the socket with 1011 (and a traceback in the log): JSON nested
 deeper than the parser recurses, a string holding a lone surrogate (JSON's
 ``\\ud800`` escape allows one; UTF-8, the database and the reply cannot
-carry it), and integers beyond a database column in a page's query string.
+carry it, so it is read as U+FFFD), and integers beyond a database column in
+a page's query string.
 """
 
 import json
@@ -52,22 +53,38 @@ def still_answers(socket) -> None:
 
 
 @pytest.mark.parametrize("page", ["task", "board", "inbox"])
+def test_json_nested_deeper_than_the_parser_recurses_gets_an_error_frame_and_the_socket_stays_open(
+    server, operator, cookie, page
+):
+    with page_socket(server, operator, cookie, page) as socket:
+        socket.send(NESTED)
+        assert 'data-outcome="bad_frame"' in socket.recv(timeout=20)
+        still_answers(socket)
+
+
+@pytest.mark.parametrize("page", ["task", "board", "inbox"])
 @pytest.mark.parametrize(
     "frame",
     [
-        pytest.param(NESTED, id="nested-json"),
-        pytest.param('{"type": "clarification.answer", "pending_id": "\\ud800"}', id="lone-surrogate-pending-id"),
-        pytest.param('{"type": "clarification.answer", "pending_id": "p", "\\udfff": "x"}', id="lone-surrogate-key"),
-        pytest.param('{"type": "answer_panel.open", "task_id": "\\ud800"}', id="lone-surrogate-panel"),
+        pytest.param('{"type": "clarification.answer", "pending_id": "\\ud800"}', id="in-the-pending-id"),
+        pytest.param('{"type": "clarification.answer", "pending_id": "p", "\\udfff": "x"}', id="in-a-key"),
     ],
 )
-def test_a_frame_the_server_cannot_read_gets_an_error_frame_and_the_socket_stays_open(
+def test_a_lone_surrogate_is_read_as_the_replacement_character_and_answered_with_an_error_frame(
     server, operator, cookie, page, frame
 ):
+    """Kept as U+FFFD, as all text coming in is (``storable``): a question nobody asked, said so."""
     with page_socket(server, operator, cookie, page) as socket:
         socket.send(frame)
         reply = socket.recv(timeout=20)
-        assert 'data-outcome="bad_frame"' in reply
+        assert 'data-outcome="unknown"' in reply
+        still_answers(socket)
+
+
+def test_a_board_answer_panel_frame_with_a_lone_surrogate_for_its_task_is_refused(server, operator, cookie):
+    with page_socket(server, operator, cookie, "board") as socket:
+        socket.send('{"type": "answer_panel.open", "task_id": "\\ud800"}')
+        assert 'data-outcome="bad_frame"' in socket.recv(timeout=20)
         still_answers(socket)
 
 

@@ -5,28 +5,30 @@ hostile input get past the plain parsers and only fail later, inside a
 consumer, which Channels answers by closing the socket with 1011:
 
 - JSON nested deeper than the parser recurses raises ``RecursionError``,
-  which is no ``ValueError``;
+  which is no ``ValueError``: such a frame is refused as not JSON;
 - JSON's ``\\ud800`` escape gives a string a lone surrogate, which UTF-8
-  cannot encode: the database refuses it, and so does Daphne when a reply
-  echoes it;
+  cannot encode, so the database refuses it and so does Daphne when a reply
+  echoes it: it becomes U+FFFD, as all text does at the doors it comes in by
+  (``storable``, ``docs/decisions.md#unstorable-characters``);
 - an integer beyond a database column (SQLite's and PostgreSQL's bigint)
-  raises ``OverflowError`` when compared with one.
+  raises ``OverflowError`` when compared with one: it names nothing.
 
 Pure functions, no Django: the caller says what a refusal means to the operator.
 """
 
 import json
 
+from kandev_web.storable import storable
+
 #: The largest integer an id or position column holds; a number beyond it names nothing.
 MAX_COLUMN_INT = 2**63 - 1
 
 
 class UnreadableFrame(ValueError):
-    """A frame that is not one JSON value of storable text; ``reason`` says which way."""
+    """A frame that is not one JSON value within the size limit; ``reason`` says which way."""
 
     TOO_LARGE = "too_large"
     NOT_JSON = "not_json"
-    NOT_TEXT = "not_text"
 
     def __init__(self, reason: str):
         super().__init__(reason)
@@ -34,25 +36,16 @@ class UnreadableFrame(ValueError):
 
 
 def json_frame(text: str, *, max_bytes: int) -> object:
-    """The JSON value ``text`` holds, no larger than ``max_bytes`` in UTF-8; raise ``UnreadableFrame``."""
+    """The JSON value ``text`` holds, its text made storable; raise ``UnreadableFrame``.
+
+    ``max_bytes`` bounds ``text`` in UTF-8.
+    """
     if len(text.encode("utf-8", "surrogatepass")) > max_bytes:
         raise UnreadableFrame(UnreadableFrame.TOO_LARGE)
     try:
-        value = json.loads(text)
+        return storable(json.loads(text))
     except (ValueError, RecursionError):
         raise UnreadableFrame(UnreadableFrame.NOT_JSON) from None
-    if not _encodable(value):
-        raise UnreadableFrame(UnreadableFrame.NOT_TEXT)
-    return value
-
-
-def _encodable(value: object) -> bool:
-    """Whether every string in ``value``, keys included, is text UTF-8 can carry (no lone surrogate)."""
-    try:
-        json.dumps(value, ensure_ascii=False).encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def column_int(text: str) -> int:

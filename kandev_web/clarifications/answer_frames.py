@@ -49,8 +49,6 @@ def decode(text: str | None, data: bytes | None) -> dict:
 def _unreadable_sentence(reason: str) -> str:
     if reason == socket_input.UnreadableFrame.TOO_LARGE:
         return _("Your answer is too large to send (over 1 MiB).")
-    if reason == socket_input.UnreadableFrame.NOT_TEXT:
-        return _("The page sent text with characters that are not valid Unicode.")
     return _("The page sent something that is not JSON.")
 
 
