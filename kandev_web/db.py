@@ -16,8 +16,6 @@ next call, so it is opened again. Calls made from inside a request (an
 Django closes when the request ends, as always.
 """
 
-import asyncio
-import functools
 from concurrent.futures import ThreadPoolExecutor
 
 from asgiref.sync import SyncToAsync
@@ -54,19 +52,3 @@ def agent_sync_to_async(func):
     """Run ``func`` in the agent runner's thread, on a connection kept between calls."""
     return DatabaseSyncToAsync(func, thread_sensitive=False, executor=AGENT_THREAD)
 
-
-def queue_in_agent_thread(func, /, *args, **kwargs) -> asyncio.Future:
-    """Queue ``func`` in the agent runner's thread now, before the caller's next ``await``; its future.
-
-    That thread runs what it is given one at a time, in order: whatever is
-    queued there later, such as a notification that reaches this process
-    afterwards, runs after ``func`` and sees what it wrote.
-    """
-    return asyncio.get_running_loop().run_in_executor(
-        AGENT_THREAD, functools.partial(_on_a_usable_connection, func, *args, **kwargs)
-    )
-
-
-def _on_a_usable_connection(func, /, *args, **kwargs):
-    _drop_broken_connections()
-    return func(*args, **kwargs)

@@ -10,10 +10,12 @@ Who settles a question, for each way it can end:
 - an elicitation, however it ended (answered, skipped, timed out,
   withdrawn): the process owning its execution's stream, on agentctl's
   ``elicitation.settled`` (:func:`do_settle_elicitation`). The process an
-  operator answered on writes no settlement: before forwarding it records an
-  :class:`~.models.Attempt` (:func:`do_record_attempt`) whose ``ref``
-  agentctl echoes for the answer that won, and the owner settles from it,
-  with who answered and what they chose, and tells every page once;
+  operator answered on writes no settlement: before forwarding, it makes the
+  attempt known to the owner under a ``ref`` agentctl echoes for the answer
+  that won (in memory when it is the owner itself, :func:`hand_over`; else as
+  an :class:`~.models.Attempt` row, :func:`do_record_attempt`), and the owner
+  settles from it, with who answered and what they chose, and tells every
+  page once;
 - an elicitation whose agent is gone, so that nobody else will: the answering
   process (:func:`do_settle_undelivered`);
 - an elicitation agentctl no longer lists after a reconnect: the owner
@@ -26,7 +28,10 @@ Who settles a question, for each way it can end:
   :func:`do_settle`.
 """
 
+import collections
+import threading
 import uuid
+from dataclasses import dataclass
 
 from django.db import transaction
 from django.utils import timezone
@@ -111,19 +116,77 @@ def new_attempt_ref() -> str:
     return uuid.uuid4().hex
 
 
+@dataclass(frozen=True)
+class HandedOver:
+    """An answer this process forwards to a stream it owns itself: what the owner settles from, in memory."""
+
+    clarification_id: int
+    response: dict
+    answerer: Answerer | None
+
+
+class _HandOvers:
+    """Answers on their way to agentctl from this process, which also owns their streams, by ``answer_ref``.
+
+    The owner settles from the winning attempt. When the owner is this very
+    process, the attempt is handed to it here, in memory, and the answer
+    leaves without waiting for a database write; the row is written once
+    agentctl took the answer, for a reconnect (:func:`do_accept_attempt`).
+    Put on the server's loop, taken in the agent runner's thread: hence the
+    lock. An answer whose settlement never comes here (the stream was taken
+    over meanwhile) is forgotten with the oldest, past ``LIMIT``.
+    """
+
+    LIMIT = 1000
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_ref: collections.OrderedDict[str, HandedOver] = collections.OrderedDict()
+
+    def put(self, ref: str, handed: HandedOver) -> None:
+        with self._lock:
+            self._by_ref[ref] = handed
+            while len(self._by_ref) > self.LIMIT:
+                self._by_ref.popitem(last=False)
+
+    def take(self, ref: object) -> HandedOver | None:
+        with self._lock:
+            return self._by_ref.pop(ref, None) if isinstance(ref, str) else None
+
+
+hand_overs = _HandOvers()
+
+
+def hand_over(record: Clarification, *, answers: list[dict], rejected: bool, answerer: Answerer | None) -> str:
+    """Hand an answer this process forwards to its own stream's settlement (:class:`_HandOvers`); its ``ref``."""
+    ref = new_attempt_ref()
+    hand_overs.put(ref, HandedOver(record.pk, _operator_side(record, answers, rejected), answerer))
+    return ref
+
+
 def do_record_attempt(
-    record: Clarification, *, answers: list[dict], rejected: bool, answerer: Answerer | None, ref: str = ""
+    record: Clarification,
+    *,
+    answers: list[dict],
+    rejected: bool,
+    answerer: Answerer | None,
+    ref: str = "",
+    reported: dict | None = None,
 ) -> str:
     """Record an answer forwarded to agentctl; its ``ref`` (``ref`` or a new one), for agentctl to echo if it wins.
 
-    One insert, committed before the owner can read agentctl's settlement of
-    the answer (``elicitations.forward`` says how). It settles nothing.
+    For a stream another process owns, committed before the answer leaves, so
+    that owner finds it whenever agentctl's settlement reaches it. For one
+    this process owns, the answer was handed over in memory
+    (:func:`hand_over`), and the row is written once agentctl took it, with
+    what it ``reported``, as :func:`do_accept_attempt` notes it. It settles nothing.
     """
     ref = ref or new_attempt_ref()
     Attempt.objects.create(
         ref=ref,
         clarification_id=record.pk,
         response=_operator_side(record, answers, rejected),
+        accepted=None if reported is None else _accepted(record, reported),
         **_answerer_fields(answerer),
     )
     return ref
@@ -136,8 +199,12 @@ def do_accept_attempt(record: Clarification, ref: str, reported: dict) -> None:
     moment, which may be nobody; this is how the owner still learns, on
     reconnect, that the question was answered and by whom (:func:`do_settle_gone`).
     """
-    kept = {key: reported[key] for key in ("content", "withheld") if key in reported}
-    Attempt.objects.filter(ref=ref).update(accepted=stored_response(record.questions, kept))
+    Attempt.objects.filter(ref=ref).update(accepted=_accepted(record, reported))
+
+
+def _accepted(record: Clarification, reported: dict) -> dict | None:
+    """What an attempt keeps of agentctl's report that it took the answer (as it may be stored: ``redaction``)."""
+    return stored_response(record.questions, {key: reported[key] for key in ("content", "withheld") if key in reported})
 
 
 @transaction.atomic
@@ -162,27 +229,35 @@ def _settle_as_agentctl_did(record: Clarification, payload: dict) -> None:
     """Settle the locked, pending ``record`` as ``elicitation.settled``'s ``payload`` says."""
     outcome, reason = payload.get("outcome", ""), payload.get("reason", "")
     response = {"outcome": outcome, "rejected": reason == "operator_skipped"}
-    attempt = _winning_attempt(record, payload.get("answer_ref")) if reason in OPERATOR_REASONS else None
-    if attempt is not None:
-        response |= attempt.response
+    winner = _winning_attempt(record, payload.get("answer_ref")) if reason in OPERATOR_REASONS else None
+    if winner is not None:
+        response |= winner.response
     if outcome == "accepted":
         response["content"] = payload.get("content")
         if payload.get("withheld"):
             response["withheld"] = payload["withheld"]
     status = _STATUS.get((outcome, reason), Status.CANCELLED)
-    do_settle(record, status, reason, response, answerer=_answerer_of(attempt))
+    do_settle(record, status, reason, response, answerer=winner.answerer if winner else None)
 
 
-def _winning_attempt(record: Clarification, ref: object) -> Attempt | None:
+def _winning_attempt(record: Clarification, ref: object) -> HandedOver | None:
+    """The answer agentctl names: handed over by this process, else recorded by another one."""
+    handed = hand_overs.take(ref)
+    if handed is not None and handed.clarification_id == record.pk:
+        return handed
     attempts = Attempt.objects.select_related("answered_by").filter(clarification=record)
     if isinstance(ref, str) and ref:
-        return attempts.filter(ref=ref).first()
-    only = list(attempts[:2])
-    return only[0] if len(only) == 1 else None
+        attempt = attempts.filter(ref=ref).first()
+    else:
+        only = list(attempts[:2])
+        attempt = only[0] if len(only) == 1 else None
+    if attempt is None:
+        return None
+    return HandedOver(record.pk, attempt.response, _answerer_of(attempt))
 
 
-def _answerer_of(attempt: Attempt | None) -> Answerer | None:
-    if attempt is None or attempt.answered_by is None:
+def _answerer_of(attempt: Attempt) -> Answerer | None:
+    if attempt.answered_by is None:
         return None
     return Answerer.of(attempt.answered_by, attempt.answered_via, attempt.answered_from)
 

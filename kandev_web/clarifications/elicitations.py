@@ -10,7 +10,6 @@ in one place, the process owning its stream.
 """
 
 import asyncio
-import functools
 import logging
 
 from django.conf import settings
@@ -19,7 +18,7 @@ from django.db.models import Exists, OuterRef
 from django.utils.translation import gettext as _
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound, StreamError, ValidationFailed
-from kandev_web.db import database_sync_to_async, queue_in_agent_thread
+from kandev_web.db import database_sync_to_async
 from kandev_web.flags.registry import ACP_ELICITATION
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, AuthorType, MessageType, TaskSession
@@ -150,22 +149,18 @@ async def reach_agent(record: Clarification) -> None:
         await runner.reach(Endpoint(execution.pk, execution.url, execution.token))
 
 
-async def _record_attempt(record: Clarification, execution: AgentExecution, ref: str, given: dict) -> asyncio.Future:
-    """Record who answered and what they chose, under ``ref``; what to await before the attempt is relied on.
+async def _record_attempt(record: Clarification, execution: AgentExecution, given: dict) -> tuple[str, bool]:
+    """Make who answered and what they chose known to the stream's owner, before the answer leaves.
 
-    The owner settles from the attempt agentctl names, so it must find it
-    when that settlement reaches it. If this process owns the stream, it
-    applies the settlement in the agent runner's thread, in order: queued
-    there now, the insert comes first and the answer need not wait for it.
-    Another process's owner may read the settlement at any moment, so for
-    it the insert is committed before the answer leaves.
+    The owner settles from the attempt agentctl names, so it must have it
+    when that settlement reaches it. This process, if it is the owner, is
+    handed it in memory, and nothing waits for the database on the way to
+    the agent; another process finds the row, committed here first. The
+    attempt's ``ref``, and whether it was handed over (its row still to write).
     """
-    record_it = functools.partial(actions.do_record_attempt, record, ref=ref, **given)
     if runner.owns(execution.pk):
-        return queue_in_agent_thread(record_it)
-    written = asyncio.get_running_loop().create_future()
-    written.set_result(await database_sync_to_async(record_it)())
-    return written
+        return actions.hand_over(record, **given), True
+    return await database_sync_to_async(actions.do_record_attempt)(record, **given), False
 
 
 async def forward(
@@ -191,8 +186,7 @@ async def forward(
     if execution is None:
         await database_sync_to_async(actions.do_settle_undelivered)(record, **given)
         return Delivery(Outcome.AGENT_GONE, _("The agent is gone; your answer was recorded but not delivered."))
-    ref = actions.new_attempt_ref()
-    attempt_written = await _record_attempt(record, execution, ref, given)
+    ref, handed_over = await _record_attempt(record, execution, given)
     payload = {
         "pending_id": record.pending_id,
         "answers": [] if rejected else _wire_answers(answers),
@@ -208,8 +202,10 @@ async def forward(
             # (``actions.do_settle_elicitation``), whichever process this is.
             reported = await runner.request(endpoint, "agent.elicitations.respond", payload, ordered=False)
     except NotFound:
+        actions.hand_overs.take(ref)  # agentctl took another answer or none: this one settles nothing
         return Delivery(Outcome.ALREADY_SETTLED, _("This question was already answered or withdrawn."))
     except ValidationFailed as invalid:
+        actions.hand_overs.take(ref)
         listed = invalid.details.get("problems")
         said = answer_problems.explain(listed if isinstance(listed, list) else [], record.questions)
         problems = tuple(p.sentence for p in said)
@@ -221,11 +217,12 @@ async def forward(
         message = _("The agent is not responding; your answer was not delivered. Your question is still open.")
         return Delivery(Outcome.NOT_RESPONDING, message, "error")
     except StreamError as error:
+        actions.hand_overs.take(ref)
         logger.warning("agentctl refused an elicitation answer: %s", error.code)
         return Delivery(Outcome.REFUSED, _("Not delivered: the agent refused the answer."), "error")
-    finally:
-        # Written by now, or failed to be: a failure is this answer's to report.
-        await attempt_written
     # For the owner's reconnect, should agentctl's settlement of it have reached nobody (``actions.do_settle_gone``).
-    await database_sync_to_async(actions.do_accept_attempt)(record, ref, reported)
+    if handed_over:
+        await database_sync_to_async(actions.do_record_attempt)(record, ref=ref, reported=reported, **given)
+    else:
+        await database_sync_to_async(actions.do_accept_attempt)(record, ref, reported)
     return Delivery(Outcome.DELIVERED)
