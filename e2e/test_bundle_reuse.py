@@ -1,4 +1,5 @@
-"""Bundle reuse on the ask_user_question_kandev path, in the browser (``docs/decisions.md#bundle-reuse``).
+"""Bundle reuse on the ask_user_question_kandev path, in the browser
+(``docs/decisions/board-and-timeline.md#bundle-reuse``).
 
 The same questions asked again in a later turn are shown to the operator
 again; the very same call retried within a turn gets the answer already given.

@@ -1,5 +1,5 @@
 """A profile's API key, set in the admin, is never sent back to a browser; the agent gets it, the page never does
-(docs/decisions.md#secrets-at-rest).
+(docs/decisions/operator.md#secrets-at-rest).
 
 The operator types the key into the profile admin's password input and saves;
 the change page then says the name is set, and neither it (after a reload

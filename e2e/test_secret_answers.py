@@ -1,4 +1,5 @@
-"""A value typed into a credential-looking field reaches the agent and nothing else (``docs/decisions.md#secrets``).
+"""A value typed into a credential-looking field reaches the agent and nothing else
+(``docs/decisions/operator.md#secrets``).
 
 The operator answers an MCP server's ``apiKey`` form in one tab while a second
 tab watches. The agent runs behind ``e2e/acp_tap.py``, whose log of the ACP

@@ -266,7 +266,8 @@ def test_a_question_is_said_once_in_the_overlay_and_kept_in_the_timeline_once_an
     start_scenario(page, "elicit-single")
     overlay = page.get_by_test_id("clarification-overlay")
     expect(overlay).to_be_visible(timeout=20_000)
-    # The request's message is its question's prompt (decisions.md, D10): said once.
+    # The request's message is its question's prompt, said once
+    # (docs/decisions/mapping.md#d10-empty-enums-and-the-prompt-chain).
     expect(overlay.get_by_text("Pick a colour")).to_have_count(1)
     expect(overlay.get_by_test_id("clarification-context")).to_have_count(0)
     # The question is in the overlay, not above it in the timeline as well.

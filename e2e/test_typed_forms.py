@@ -1,4 +1,4 @@
-"""Typed forms in the overlay (docs/decisions.md#typed-forms): native controls, required marks,
+"""Typed forms in the overlay (docs/decisions/mapping.md#typed-forms): native controls, required marks,
 hints, defaults, the browser's own checks before sending (never stricter than agentctl), and
 agentctl's verdict shown inline, each problem in the same sentence either way.
 

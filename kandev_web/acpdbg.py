@@ -9,7 +9,7 @@ acpdbg's own remarks go to stderr.
 The client capabilities are agentctl's, with ``elicitation: {form: {}}`` only
 under ``--elicitation form``: running the same prompt once with and once
 without repeats the bridge A/B in two commands
-(``docs/decisions.md#the-bridge-ab``). Elicitations are answered with the ACP
+(``docs/decisions/bridge-ab.md#the-bridge-ab``). Elicitations are answered with the ACP
 results listed in ``--answers FILE`` (a JSON list, used in order), or else
 typed on stdin; permission requests get the first allow option.
 """
@@ -28,7 +28,7 @@ from kandev_web.agentctl.acp_client import PROTOCOL_VERSION
 from kandev_web.agentctl.capabilities import client_capabilities
 from kandev_web.agentctl.jsonrpc import LINE_LIMIT, Direction, JsonRpcError, JsonRpcId, JsonRpcPeer, PeerClosed
 
-#: The bridge A/B probe's prompt (docs/decisions.md#the-bridge-ab).
+#: The bridge A/B probe's prompt (docs/decisions/bridge-ab.md#the-bridge-ab).
 DEFAULT_PROMPT = "use the AskUserQuestion tool right now to ask me to pick a colour."
 DECLINE = {"action": "decline"}
 STOP_SECONDS = 5.0

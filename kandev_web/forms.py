@@ -7,7 +7,7 @@ becomes a visible U+FFFD instead, as in an agent's text (``storable``).
 
 Secrets (API keys in an agent profile's environment) are edited write-only
 through :class:`SecretEnvField`: the page learns which names are set, never a
-value (docs/decisions.md#secrets-at-rest).
+value (docs/decisions/operator.md#secrets-at-rest).
 """
 
 from collections.abc import Iterable

@@ -39,11 +39,11 @@ TASK_TITLE_CHARS = 300
 TASK_DESCRIPTION_CHARS = PROMPT_CHARS
 
 #: Typed text answering one ``ask_user_question_kandev`` question: Kandev's own
-#: limit, kept verbatim with its message (``docs/decisions.md#f3-validation-on-the-two-paths``).
+#: limit, kept verbatim with its message (``docs/decisions/answers.md#f3-validation-on-the-two-paths``).
 ASK_ANSWER_CHARS = 2_000
 
 #: Typed text answering one elicitation question: agentctl judges it
-#: (``docs/decisions.md#f10-answer-validation``); the overlay only says the same.
+#: (``docs/decisions/answers.md#f10-answer-validation``); the overlay only says the same.
 ELICITATION_ANSWER_CHARS = _AGENTCTL_TEXT_CHARS
 
 #: Why the operator skipped a question bundle. It goes verbatim into the

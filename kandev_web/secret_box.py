@@ -6,7 +6,7 @@ variable, so their names can be listed and one replaced without opening the
 others. ``KANDEV_SECRETS_KEY`` holds one key or several separated by commas:
 the first seals, any of them opens (``MultiFernet``), so a key is rotated by
 putting a new one first, running ``manage.py rotate_secrets``, then dropping
-the old one (docs/operating.md#secrets; docs/decisions.md#secrets-at-rest).
+the old one (docs/operating.md#secrets; docs/decisions/operator.md#secrets-at-rest).
 
 No Django: the settings parse the keys with it before Django is set up.
 """

@@ -9,7 +9,7 @@ consumer, which Channels answers by closing the socket with 1011:
 - JSON's ``\\ud800`` escape gives a string a lone surrogate, which UTF-8
   cannot encode, so the database refuses it and so does Daphne when a reply
   echoes it: it becomes U+FFFD, as all text does at the doors it comes in by
-  (``storable``, ``docs/decisions.md#unstorable-characters``);
+  (``storable``, ``docs/decisions/across-processes.md#unstorable-characters``);
 - an integer beyond a database column (SQLite's and PostgreSQL's bigint)
   raises ``OverflowError`` when compared with one: it names nothing.
 

@@ -18,7 +18,7 @@ outside passes through here first, at the edges where it enters:
 Each character neither database can take becomes U+FFFD, Unicode's
 replacement character, which is also the mark: it shows as "�" wherever the
 text is read, saying that a character was here and could not be kept
-(``docs/decisions.md#unstorable-characters``). A number JSON cannot hold
+(``docs/decisions/across-processes.md#unstorable-characters``). A number JSON cannot hold
 (NaN, infinities, which PostgreSQL's ``jsonb`` refuses) becomes ``null``, as
 in a browser's ``JSON.stringify``.
 

@@ -1,11 +1,12 @@
 """The repository documents itself: every reference resolves inside it.
 
 Code and tests cite the wire protocol (``docs/agent-stream.md``), the product
-rules with their spec ids (``docs/decisions.md``) and the other documents by
-section (``docs/operating.md#secrets``). These checks keep those citations
-from pointing outside the repository or at a section no document has, from
-naming an id the docs do not define, every link of the README, of docs/ and
-of BENCHMARKS.md from breaking when a section moves, the README short enough
+rules with their spec ids (``docs/decisions/``, one file per topic) and the
+other documents by section (``docs/operating.md#secrets``). These checks keep
+those citations from pointing outside the repository or at a section no
+document has, from naming an id the docs do not define, every link of the
+README, of docs/ and of BENCHMARKS.md from breaking when a section moves, each
+decision from going missing from the decisions' index, the README short enough
 to read first, BENCHMARKS.md holding current figures and not their history,
 and the protocol reference from falling behind the actions agentctl actually
 handles and sends.
@@ -22,6 +23,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
+DECISIONS = DOCS / "decisions"
 THIS_FILE = Path(__file__).resolve().relative_to(ROOT).as_posix()
 
 #: References to documents that live outside the repository.
@@ -33,8 +35,13 @@ SPEC_ID = re.compile(r"\b(AC-[0-9]+[a-z]?|D[0-9]+|F[0-9]+a?)\b")
 #: Linter codes in noqa comments (F401) look like spec ids and are not.
 NOQA = re.compile(r"#\s*noqa\b.*$", re.MULTILINE)
 
-#: ``docs/<file>.md#<anchor>``, ``README.md#<anchor>`` or ``BENCHMARKS.md#<anchor>``, cited from code, tests, documents.
-DOC_LINK = re.compile(r"\b((?:docs/[a-z0-9-]+|README|BENCHMARKS)\.md)#([a-z0-9_-]+)")
+#: ``docs/<file>.md#<anchor>``, ``docs/decisions/<file>.md#<anchor>``, ``README.md#<anchor>`` or
+#: ``BENCHMARKS.md#<anchor>``, cited from code, tests, documents.
+DOC_LINK = re.compile(r"\b((?:docs/(?:decisions/)?[A-Za-z0-9-]+|README|BENCHMARKS)\.md)#([a-z0-9_-]+)")
+
+#: Documents split or moved, each kept as a pointer so that links from outside the repository still
+#: land somewhere: where its text went.
+MOVED = {"decisions.md": "decisions/README.md"}
 
 #: The README is what a newcomer reads first: what kandev-web is, the two commands, the demo, the map and links.
 README_LIMIT_BYTES = 10 * 1024
@@ -100,11 +107,16 @@ def heading_anchors(markdown: str) -> set[str]:
 
 def linked_documents() -> list[Path]:
     """The README and every document under docs/: the pages a reader follows links between."""
-    return [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]
+    return [ROOT / "README.md", *sorted(DOCS.glob("*.md")), *sorted(DECISIONS.glob("*.md"))]
+
+
+def decision_files() -> list[Path]:
+    """The files of docs/decisions/ that hold decisions: all but the index."""
+    return sorted(path for path in DECISIONS.glob("*.md") if path.name != "README.md")
 
 
 def defined_spec_ids(markdown: str) -> set[str]:
-    """Ids named in a heading or in bold (``**AC-09**``): where decisions.md defines them."""
+    """Ids named in a heading or in bold (``**AC-09**``): where docs/decisions/ defines them."""
     headings = "\n".join(line for line in markdown.splitlines() if line.startswith("#"))
     bold = " ".join(re.findall(r"\*\*([^*]+)\*\*", markdown))
     return set(SPEC_ID.findall(headings)) | set(SPEC_ID.findall(bold))
@@ -118,25 +130,28 @@ def test_nothing_outside_docs_points_outside_the_repository() -> None:
         for number, line in enumerate(read_text(path).splitlines(), start=1)
         if OUTSIDE_REFERENCES.search(line)
     ]
-    assert offenders == [], "point these at docs/agent-stream.md or docs/decisions.md:\n" + "\n".join(offenders)
+    assert offenders == [], "point these at docs/agent-stream.md or docs/decisions/:\n" + "\n".join(offenders)
 
 
 def test_every_spec_id_the_code_uses_is_defined_in_decisions() -> None:
     used: dict[str, str] = {}
-    # The README and the documents written per reader; decisions.md is where ids are defined.
-    documents = [path.relative_to(ROOT).as_posix() for path in linked_documents() if path.name != "decisions.md"]
+    # The README and the documents written per reader; docs/decisions/ is where ids are defined.
+    documents = [path.relative_to(ROOT).as_posix() for path in linked_documents() if not path.is_relative_to(DECISIONS)]
     for path in tracked_files("kandev_web", "tests", "e2e", *documents):
         for spec_id in SPEC_ID.findall(NOQA.sub("", read_text(path))):
             used.setdefault(spec_id, str(path.relative_to(ROOT)))
     assert used, "no spec ids found: has the id pattern stopped matching?"
-    defined = defined_spec_ids(doc("decisions.md"))
+    defined = set().union(*(defined_spec_ids(read_text(path)) for path in decision_files()))
     # Each undefined id maps to its first use, to show where it comes from.
     undefined = {spec_id: where for spec_id, where in sorted(used.items()) if spec_id not in defined}
     assert undefined == {}
 
 
 def test_every_cited_doc_anchor_exists() -> None:
-    """Code, tests and configuration cite sections as ``docs/<file>.md#<anchor>``: each is a heading there."""
+    """Code, tests and configuration cite sections as ``docs/<file>.md#<anchor>``: each is a heading there.
+
+    The decisions are cited the same way, one folder down: ``docs/decisions/<file>.md#<anchor>``.
+    """
     cited: dict[tuple[str, str], str] = {}
     for path in tracked_files():
         for target, anchor in DOC_LINK.findall(read_text(path)):
@@ -175,10 +190,37 @@ def test_every_link_in_the_readme_and_docs_resolves() -> None:
 
 
 def test_every_document_is_linked_from_the_readme_or_the_index() -> None:
-    """A document in docs/ that neither the README nor docs/README.md links to is one no reader finds."""
+    """A document in docs/ that neither the README nor docs/README.md links to is one no reader finds.
+
+    The decisions are one document of many files: their index stands for them here.
+    """
     index = read_text(ROOT / "README.md") + doc("README.md")
-    unlinked = [path.name for path in DOCS.glob("*.md") if path.name != "README.md" and path.name not in index]
+    documents = [path.name for path in DOCS.glob("*.md") if path.name not in {"README.md", *MOVED}]
+    unlinked = [name for name in [*documents, "decisions/README.md"] if name not in index]
     assert unlinked == []
+
+
+@pytest.mark.parametrize(("moved", "to"), MOVED.items(), ids=MOVED)
+def test_a_moved_document_points_at_where_its_text_went(moved: str, to: str) -> None:
+    """What is left where a document was is a few lines linking its new place, not a second copy to keep up."""
+    pointer = DOCS / moved
+    assert to in MARKDOWN_LINK.findall(read_text(pointer))
+    assert len(pointer.read_bytes()) <= 1024, f"docs/{moved} should only point at docs/{to}"
+
+
+def test_the_decisions_index_links_every_file_and_every_decision() -> None:
+    """A reader who knows a decision's name or id finds it from docs/decisions/README.md in one click."""
+    index = set(MARKDOWN_LINK.findall(without_code(read_text(DECISIONS / "README.md"))))
+    unlinked_files = [path.name for path in decision_files() if path.name not in index]
+    assert unlinked_files == [], "say in docs/decisions/README.md what each of these decides"
+    unlisted = [
+        f"{path.name}#{anchor}"
+        for path in decision_files()
+        # The file's title is its own line in the index; every heading below it is a decision.
+        for anchor in sorted(heading_anchors(read_text(path)) - heading_anchors(read_text(path).partition("\n")[0]))
+        if f"{path.name}#{anchor}" not in index
+    ]
+    assert unlisted == [], "list these under 'Every decision by name' in docs/decisions/README.md"
 
 
 def test_the_readme_stays_short() -> None:

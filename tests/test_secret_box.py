@@ -1,4 +1,7 @@
-"""Secrets at rest: round trips, key rotation, tampering, the credential rule (docs/decisions.md#secrets-at-rest)."""
+"""Secrets at rest: round trips, key rotation, tampering, the credential rule.
+
+The rule: docs/decisions/operator.md#secrets-at-rest.
+"""
 
 import pytest
 from cryptography.fernet import Fernet

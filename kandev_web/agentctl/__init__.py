@@ -13,7 +13,7 @@ It runs the agent over stdio and serves the agent stream WebSocket
 - ``elicitations``   the seam that answers ``elicitation/create``
 - ``elicitation/``   ACP form elicitation, the pure half (mapping, validation)
 - ``capabilities``   the client capabilities advertised in ``initialize``
-- ``durations``      the answer and idle timeouts (``docs/decisions.md#f13a-timeouts``)
+- ``durations``      the answer and idle timeouts (``docs/decisions/life-of-a-question.md#f13a-timeouts``)
 - ``stream_client``  an asyncio client of the stream, for the web app and tests
 - ``launcher``       start agentctl as a child process and read its ready line
 """

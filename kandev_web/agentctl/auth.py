@@ -5,7 +5,7 @@ An agent lists ``authMethods`` in its ``initialize`` answer; agentctl calls
 it, or ``session/new`` said ``-32000`` "Authentication required"). Nobody
 watches agentctl's terminal and no browser opens on its host, so a method
 that needs a person is never attempted: the session fails with a sentence
-saying what to run where instead. The rule (docs/decisions.md, "ACP sign-in"):
+saying what to run where instead. The rule (docs/decisions/across-processes.md#acp-sign-in):
 
 - ``type: "terminal"`` needs a person (ACP: the client runs the agent's login
   in a terminal, never through ``authenticate``);

@@ -35,7 +35,7 @@ def client_capabilities(agent_id: str | None, *, elicitation: bool) -> dict[str,
 def elicitation_enabled(runtime_flags: Mapping[str, Any]) -> bool:
     """Whether the web app turned form elicitation on for this execution.
 
-    See ``docs/decisions.md#f5-the-flag-crosses-processes``.
+    See ``docs/decisions/across-processes.md#f5-the-flag-crosses-processes``.
 
     agentctl never reads the flag from its own environment: the web app
     resolves it once, when it starts the execution, and passes it here.

@@ -5,7 +5,7 @@ or plain seconds (``3300``).
 
 An elicitation nobody answers must be declined by Kandev itself, before the
 ACP idle timeout would tear the connection down and lose the question
-(``docs/decisions.md#f13a-timeouts``). So agentctl refuses to start unless the
+(``docs/decisions/life-of-a-question.md#f13a-timeouts``). So agentctl refuses to start unless the
 answer timeout is strictly shorter than the idle timeout, rather than
 discovering the race an hour into a session.
 """

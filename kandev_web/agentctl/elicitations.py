@@ -4,7 +4,7 @@ A form that maps to at least one question (``elicitation.map_elicitation``)
 becomes a *pending elicitation*: a uuid4 ``pending_id`` (one per request, never
 deduplicated: D4), announced to every client as ``elicitation.requested``,
 while the agent's JSON-RPC request stays open. It ends in exactly one of these
-ways, each reported once as ``elicitation.settled`` (``docs/decisions.md#f7-settlement``):
+ways, each reported once as ``elicitation.settled`` (``docs/decisions/life-of-a-question.md#f7-settlement``):
 
 | what happened                      | ACP result  | outcome / reason                      |
 |------------------------------------|-------------|---------------------------------------|
@@ -25,7 +25,7 @@ limits, or one with no question the mapping recognises. Only the first of
 these is reported, as ``elicitation.declined`` (no question text, only the
 session and the reason), so that the operator can be told once that an agent
 asked and nobody was shown the question
-(``docs/decisions.md#declined-while-the-flag-is-off``).
+(``docs/decisions/mapping.md#declined-while-the-flag-is-off``).
 
 Settling is synchronous and pops the pending first, so whichever ending comes
 first is the only one: of any number of concurrent answers exactly one wins,
@@ -107,7 +107,7 @@ class ElicitationHandler:
     """Holds the open form elicitations of one agent process.
 
     ``enabled`` is ``features.acpElicitation`` as the web app passed it in
-    ``agent.initialize`` (``docs/decisions.md#f5-the-flag-crosses-processes``);
+    ``agent.initialize`` (``docs/decisions/across-processes.md#f5-the-flag-crosses-processes``);
     ``sessions`` is the live set of this agent's session ids; ``answer_timeout``
     is how long an operator may take.
     """
@@ -169,7 +169,7 @@ class ElicitationHandler:
         if pending is None:
             raise ActionError(ErrorCode.NOT_FOUND, "no open elicitation has that pending_id")
         if rejected:
-            # Skip: the answers, whatever they hold, are ignored (docs/decisions.md#f10-answer-validation).
+            # Skip: the answers, whatever they hold, are ignored (docs/decisions/answers.md#f10-answer-validation).
             result = decline_response()
             self._settle(pending, result, "declined", "operator_skipped", agent_first=True, answer_ref=answer_ref)
         else:

@@ -6,7 +6,7 @@ are in agentctl's environment, for the agent. An agent that echoes its API key
 (in a message, a tool call's output, a traceback on stderr) must not get it
 onto the task page, into the database or into a log, so agentctl replaces every
 occurrence of those values with :data:`MASK` before a frame leaves it and
-before a log line is written (docs/decisions.md#secrets-at-rest).
+before a log line is written (docs/decisions/operator.md#secrets-at-rest).
 
 Values shorter than :data:`MIN_LENGTH` are not scrubbed: masking them would
 garble ordinary words, and they are no secret worth the name.

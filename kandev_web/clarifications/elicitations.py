@@ -96,7 +96,7 @@ def record_declined(session_id: int, payload: dict) -> None:
     Once, not once per question: an agent that keeps asking would otherwise
     fill the timeline with the same sentence. What the notice says depends on
     who reads it (staff get the toggle), so only the fact is stored here
-    (``docs/decisions.md#declined-while-the-flag-is-off``).
+    (``docs/decisions/mapping.md#declined-while-the-flag-is-off``).
     """
     if payload.get("reason") != DECLINED_FLAG_OFF:
         return

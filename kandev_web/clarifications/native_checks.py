@@ -1,6 +1,6 @@
 """A typed form's constraints as the browser's own: its attributes, and what the page may say before sending.
 
-agentctl alone decides whether an answer fits (``docs/decisions.md#typed-forms``);
+agentctl alone decides whether an answer fits (``docs/decisions/mapping.md#typed-forms``);
 the overlay checks first so that the operator hears of a slip at once, and it
 does so with the browser's Constraint Validation API, not with rules of its own.
 Where HTML's rules differ from agentctl's, the page may be laxer than agentctl,

@@ -30,7 +30,7 @@ from . import native_checks, problems
 
 @dataclass(frozen=True, slots=True)
 class Flow:
-    """How the overlay walks a bundle (docs/decisions.md#f3-validation-on-the-two-paths)."""
+    """How the overlay walks a bundle (docs/decisions/answers.md#f3-validation-on-the-two-paths)."""
 
     #: A pick moves on to the next question, and a lone question's pick (or Enter) sends the answer.
     auto_advance: bool
@@ -369,7 +369,7 @@ def input_type(question: Mapping) -> str:
 def constraint_hint(question: Mapping) -> str:
     """What a typed form's question asks of its answer, said before the operator answers.
 
-    The same limits agentctl checks (docs/decisions.md#typed-forms), in words: a
+    The same limits agentctl checks (docs/decisions/mapping.md#typed-forms), in words: a
     range, a length, a format, a number of picks. The pattern is the agent's text
     and is shown as it is (escaped by the template).
     """

@@ -4,7 +4,7 @@ A question agentctl marks ``sensitive`` (its key or title looks like a key,
 token, password or secret) gets a password input in the overlay. What the
 operator types there is sent to agentctl, which gives it to the agent, and
 is kept nowhere else: not on the record, not in its timeline messages, so
-never rendered back (``docs/decisions.md#secrets``). The record keeps that a
+never rendered back (``docs/decisions/operator.md#secrets``). The record keeps that a
 value was sent. Pure: every write of a response goes through
 :func:`stored_response` (``records``).
 

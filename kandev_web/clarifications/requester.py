@@ -7,7 +7,7 @@ to retry on another model. Nothing on the wire shows that a form came from an
 MCP server: the bridge forwards neither the server's name nor a
 ``toolCallId``, and its refusal dialog and some of its own questions have no
 ``toolCallId`` either. So no form is said to come from one
-(``docs/decisions.md#requester-identity``).
+(``docs/decisions/operator.md#requester-identity``).
 """
 
 from collections.abc import Mapping, Sequence

@@ -6,7 +6,7 @@ An answered bundle is reused only within the turn that asked it: that is a
 retried call (a dropped connection, a client timeout), and it gets the answer
 already given. The same questions in a later turn are a new question the
 operator must see, and a skipped or left-behind bundle is never reused
-(``docs/decisions.md#bundle-reuse``). Pure: the caller reads the candidates.
+(``docs/decisions/board-and-timeline.md#bundle-reuse``). Pure: the caller reads the candidates.
 """
 
 from collections.abc import Iterable

@@ -2,7 +2,7 @@
 
 Pure functions with Kandev's limits and messages, verbatim: one validator for the
 MCP tool and for HTTP. Elicitation-backed records skip these limits; agentctl
-validates those (F3, ``docs/decisions.md#f3-validation-on-the-two-paths``).
+validates those (F3, ``docs/decisions/answers.md#f3-validation-on-the-two-paths``).
 
 A bundle leaves :func:`parse_bundle` in the one shape a question has past the
 doors it comes in by: agentctl's wire question (``Question.to_wire()``,

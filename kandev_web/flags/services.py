@@ -1,7 +1,7 @@
 """Reading and changing runtime flags.
 
 Agent executions read :func:`runtime_flags` when they start, which is how a
-flag crosses into agentctl (``docs/decisions.md#f5-the-flag-crosses-processes``).
+flag crosses into agentctl (``docs/decisions/across-processes.md#f5-the-flag-crosses-processes``).
 """
 
 import os

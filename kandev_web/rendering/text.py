@@ -1,8 +1,8 @@
 """Telling whether two pieces of agent text say the same thing, so the operator reads it once.
 
 An elicitation's prompt falls back to its message, then to its title
-(decisions.md, D10), so the overlay would otherwise show one sentence two or
-three times over.
+(docs/decisions/mapping.md#d10-empty-enums-and-the-prompt-chain), so the overlay would
+otherwise show one sentence two or three times over.
 """
 
 from __future__ import annotations

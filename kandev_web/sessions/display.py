@@ -2,7 +2,7 @@
 
 The stored state follows Kandev, where ``WAITING_FOR_INPUT`` means three
 things: a finished turn, a permission request and a blocking question
-(``docs/decisions.md#readable-session-states``). The badge tells them apart
+(``docs/decisions/notifications.md#readable-session-states``). The badge tells them apart
 with the pending action (``pending.py``) and whether the current turn is open.
 While a turn is open the composer's Send is off and the server refuses a
 prompt, both with :func:`turn_open_reason`. Pure functions of plain values, so

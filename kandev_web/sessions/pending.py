@@ -1,6 +1,6 @@
 """Which operator action a session (and a task) is waiting for.
 
-Kandev's rules (``docs/decisions.md#pending-action``): only a session's *current turn* counts (the
+Kandev's rules (``docs/decisions/board-and-timeline.md#pending-action``): only a session's *current turn* counts (the
 newest stored turn). Within it a clarification is pending while the question
 of any ``clarification_request`` is, as its ``Clarification`` row says (the
 message links to it by ``pending_id``; ``agent_disconnected`` does not

@@ -16,7 +16,7 @@
 // not fit; the sentence for that code is rendered on the question's problem
 // slot from the one catalogue (clarifications/problems.py) and said beside the
 // question. The rules, and where HTML's differ from agentctl's, are in
-// clarifications/native_checks.py and docs/decisions.md#typed-forms: the page
+// clarifications/native_checks.py and docs/decisions/mapping.md#typed-forms: the page
 // may be laxer than agentctl, never stricter. agentctl still decides: a
 // problem it reports comes back the same way.
 (function () {
@@ -208,7 +208,7 @@
     }
     const submit = overlay.querySelector("[data-role=submit]");
     // Some flows take a partial or empty answer, others want them all
-    // (docs/decisions.md#f3-validation-on-the-two-paths).
+    // (docs/decisions/answers.md#f3-validation-on-the-two-paths).
     if (submit) submit.disabled = flow(overlay, "allRequired") && count < all.length;
     const index = all.indexOf(activeCard(overlay));
     const prev = overlay.querySelector("[data-action=previous]");

@@ -2,7 +2,7 @@
 
 The Claude CLI inside the real bridge is pointed at ``FakeMessagesApi`` with
 ``ANTHROPIC_BASE_URL``. It plays one scripted conversation
-(``docs/decisions.md#running-the-real-bridge-offline``):
+(``docs/decisions/bridge-ab.md#running-the-real-bridge-offline``):
 
 1. the operator's prompt (a user message holding ``marker``) in the main
    conversation: if the request offers the ``AskUserQuestion`` tool, reply

@@ -1,6 +1,6 @@
 """Run the real Claude ACP bridge as the agent of a real kandev-agentctl, offline.
 
-``bridge_session`` sets up what ``docs/decisions.md#running-the-real-bridge-offline``
+``bridge_session`` sets up what ``docs/decisions/bridge-ab.md#running-the-real-bridge-offline``
 describes: a fresh empty HOME, the CLI pointed at a ``FakeMessagesApi`` on
 127.0.0.1 with a dummy key, the privacy switches, a loopback proxy answering
 403 as the safety net for anything else, and nothing inherited from the

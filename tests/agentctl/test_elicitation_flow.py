@@ -246,7 +246,7 @@ async def test_AC_11a_free_text_for_the_api_key_question_goes_to_its_own_key(sta
 
 
 async def test_a_typed_secret_reaches_the_agent_and_is_not_reported_back(start_agentctl, connect, scripted) -> None:
-    """docs/decisions.md#secrets: the value goes to the agent, the web app hears only that it was sent."""
+    """docs/decisions/operator.md#secrets: the value goes to the agent, the web app hears only that it was sent."""
     run = await run_script(start_agentctl, connect, scripted, ask(API_KEY_FORM))
     requested = await run.requested()
     answer = await run.respond(requested["pending_id"], [{"question_id": "apiKey", "custom_text": "sk-live-42"}])

@@ -1,4 +1,4 @@
-"""agentctl's log never holds question text, answers or the stream token (docs/decisions.md#secrets)."""
+"""agentctl's log never holds question text, answers or the stream token (docs/decisions/operator.md#secrets)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Every way a pending elicitation ends (docs/decisions.md#f7-settlement), each reported once, after its announcement.
+"""Every way a pending elicitation ends, each reported once, after its announcement
+(docs/decisions/life-of-a-question.md#f7-settlement).
 
 | ending                      | ACP result to the agent | elicitation.settled                   |
 |-----------------------------|-------------------------|---------------------------------------|

@@ -3,7 +3,7 @@
 For each ``tests/fixtures/claude-agent-acp/<version>/wire_*.json``: the scripted
 agent sends the frame verbatim (only ``sessionId`` is the scripted session's),
 agentctl announces the questions an operator would see, and each answer below
-reaches the agent as the ACP result docs/decisions.md#response-content gives.
+reaches the agent as the ACP result docs/decisions/answers.md#response-content gives.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ async def test_a_captured_frame_round_trips(start_agentctl, connect, scripted, n
     given, content = answers[index]
     answer = await run.respond(requested["pending_id"], given, rejected=given is None)
     expected = {"action": "decline"} if given is None else {"action": "accept", "content": content}
-    # What agentctl reports back leaves out what a credential-looking question got (docs/decisions.md#secrets).
+    # What agentctl reports back leaves out what a credential-looking question got (docs/decisions/operator.md#secrets).
     secret = {q["id"] for q in questions if q["sensitive"]}
     reported = dict(expected)
     if given is not None and secret & set(content):

@@ -1,4 +1,4 @@
-"""agentctl masks the profile's secrets in everything it says (docs/decisions.md#secrets-at-rest)."""
+"""agentctl masks the profile's secrets in everything it says (docs/decisions/operator.md#secrets-at-rest)."""
 
 import logging
 

@@ -1,5 +1,5 @@
 """An agent started with a profile's secret has it, and agentctl says it nowhere: not in its log, its stdout,
-a frame, or the stderr tail a failed session shows (docs/decisions.md#secrets-at-rest)."""
+a frame, or the stderr tail a failed session shows (docs/decisions/operator.md#secrets-at-rest)."""
 
 from __future__ import annotations
 

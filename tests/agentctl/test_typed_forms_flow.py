@@ -1,4 +1,4 @@
-"""Typed forms through a real agentctl and a scripted agent (docs/decisions.md#typed-forms).
+"""Typed forms through a real agentctl and a scripted agent (docs/decisions/mapping.md#typed-forms).
 
 One test per kind and constraint: the announced question carries it; each answer
 that breaks it is refused with ``VALIDATION_ERROR`` (a sentence, the pending left

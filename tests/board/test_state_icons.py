@@ -1,4 +1,4 @@
-"""The precedence of the task state icon (docs/decisions.md#state-icon-precedence)."""
+"""The precedence of the task state icon (docs/decisions/board-and-timeline.md#state-icon-precedence)."""
 
 import pytest
 

@@ -1,4 +1,4 @@
-"""The bridge A/B (docs/decisions.md#the-bridge-ab), against the real Claude ACP bridge under a real agentctl.
+"""The bridge A/B (docs/decisions/bridge-ab.md#the-bridge-ab), against the real Claude ACP bridge under a real agentctl.
 
 Each installed bridge version runs as agentctl's agent, its Claude CLI talking
 to a scripted fake Messages API on 127.0.0.1 (``fake_messages_api.py``), which

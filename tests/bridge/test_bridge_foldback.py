@@ -181,7 +181,7 @@ def test_the_model_sees_what_the_operator_chose(bridge: Bridge, name: str) -> No
         assert response == {"action": "decline"}
     else:
         assert response == {"action": "accept", "content": case.expected_content}
-    # Never null, never "" (docs/decisions.md#response-content; the <= 0.99 null trap).
+    # Never null, never "" (docs/decisions/answers.md#response-content; the <= 0.99 null trap).
     for value in (response.get("content") or {}).values():
         assert value not in (None, "", [])
 

@@ -1,5 +1,5 @@
 """The web app's half of typed forms: reading the overlay's fields as typed values, and
-saying agentctl's problems as sentences beside their questions (docs/decisions.md#typed-forms)."""
+saying agentctl's problems as sentences beside their questions (docs/decisions/mapping.md#typed-forms)."""
 
 from kandev_web.clarifications.answering import form_answers
 from kandev_web.clarifications.models import Clarification

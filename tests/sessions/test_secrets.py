@@ -1,5 +1,5 @@
 """An agent profile's secrets are write-only: sealed at rest, never in the admin's pages, history or a repr,
-and opened only into the environment agentctl is started with (docs/decisions.md#secrets-at-rest)."""
+and opened only into the environment agentctl is started with (docs/decisions/operator.md#secrets-at-rest)."""
 
 import asyncio
 import json

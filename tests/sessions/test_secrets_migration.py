@@ -1,5 +1,5 @@
 """Upgrading moves credentials found in clear in a profile's env into its sealed secrets, and back on a rollback
-(docs/decisions.md#secrets-at-rest)."""
+(docs/decisions/operator.md#secrets-at-rest)."""
 
 import pytest
 from django.db import connection

@@ -1,7 +1,7 @@
 """Checking and normalising the `answers` of `agent.elicitations.respond`.
 
 agentctl is the only process that can judge an answer
-(`docs/decisions.md#f10-answer-validation`): the web app forwards every
+(`docs/decisions/answers.md#f10-answer-validation`): the web app forwards every
 submission without adjudicating it. A payload with any problem
 is refused as a whole with `VALIDATION_ERROR` and the pending stays open, so the
 problems are reported exhaustively, in payload order, for the operator to fix,

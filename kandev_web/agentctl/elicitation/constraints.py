@@ -11,7 +11,7 @@ MCP server, so it is untrusted: it runs on RE2, whose matching time is linear in
 input, never on Python's backtracking `re`. A pattern RE2 cannot compile (a
 back-reference, a look-around), or one too long or too big to hold, cannot be bounded
 and is refused: the mapping then treats the property as one it does not recognise
-(`docs/decisions.md#typed-forms`).
+(`docs/decisions/mapping.md#typed-forms`).
 """
 
 from __future__ import annotations

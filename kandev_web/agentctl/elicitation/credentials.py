@@ -1,4 +1,4 @@
-"""Spotting questions that ask for a credential (`docs/decisions.md#secrets`).
+"""Spotting questions that ask for a credential (`docs/decisions/operator.md#secrets`).
 
 ACP and MCP forbid asking for secrets through a form, but an MCP server may do it
 anyway. Such a question is still shown, with a warning and a password-style input,

@@ -1,6 +1,6 @@
 """`elicitation/create` params -> the questions the operator answers, or a decline.
 
-The rules (`docs/decisions.md#mapping-rules`), tried per property in this order,
+The rules (`docs/decisions/mapping.md#mapping-rules`), tried per property in this order,
 first match wins:
 
 1.  `{type: "string", oneOf: [...]}`                 -> single-select

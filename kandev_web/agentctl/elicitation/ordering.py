@@ -2,7 +2,7 @@
 
 Declaration order is not trusted: Kandev's Go ACP binding decodes `properties` into
 a map whose iteration order is random, so the order must be a total function of the
-key set alone (`docs/decisions.md#d1-question-order`). Keys are compared as UTF-8
+key set alone (`docs/decisions/mapping.md#d1-question-order`). Keys are compared as UTF-8
 bytes, so every peer that implements D1 agrees with this one whatever its native
 string comparison does.
 """

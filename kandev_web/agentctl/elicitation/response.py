@@ -1,6 +1,6 @@
 """The ACP result written back for an `elicitation/create`.
 
-`content` is sparse (`docs/decisions.md#response-content`): a key appears only when it carries an
+`content` is sparse (`docs/decisions/answers.md#response-content`): a key appears only when it carries an
 answer, never as `null` or `""`, because the bridge treats both as "unanswered" at
 best and, up to 0.99, a single `null` voids every answer in the form. Per question:
 
@@ -15,7 +15,7 @@ best and, up to 0.99, a single `null` voids every answer in the form. Per questi
 The selection is left out when text goes to the companion: 0.65.0 would discard it,
 and 0.78+ would keep it and demote the text to a note, while the overlay has told the
 operator their text replaces the selection. Sending only the companion makes every
-bridge version record what the operator chose (`docs/decisions.md#ac-12i-typed-text-replaces-the-choice`).
+bridge version record what the operator chose (`docs/decisions/answers.md#ac-12i-typed-text-replaces-the-choice`).
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def reported_response(form: MappedForm, result: dict[str, object]) -> dict[str, 
     """`result` as agentctl reports it to the web app: what a sensitive question got stays with the agent.
 
     A value typed into a credential-looking field goes to the agent and
-    nowhere else (`docs/decisions.md#secrets`), so the `content` of the
+    nowhere else (`docs/decisions/operator.md#secrets`), so the `content` of the
     `agent.elicitations.respond` response and of `elicitation.settled` leaves
     out the keys of sensitive questions (theirs and their companions') and
     lists those questions' ids in `withheld`.

@@ -52,7 +52,7 @@ def answer_text(asked: AskedQuestion) -> str:
     if response.get("rejected"):  # skipped, on either path
         return _("Skipped")
     if is_withheld(response, asked.question_id):
-        # A secret typed into a credential-looking field: sent, never kept (docs/decisions.md#secrets).
+        # A secret typed into a credential-looking field: sent, never kept (docs/decisions/operator.md#secrets).
         if record.settled_reason == "undelivered":
             return _("•••• (not sent, not stored)")
         return _("•••• (sent, not stored)")

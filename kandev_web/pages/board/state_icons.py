@@ -1,7 +1,7 @@
 """The one state icon a task card or task row shows.
 
-Kandev's precedence (``docs/decisions.md#state-icon-precedence``), first match wins. The icon is chosen from
-plain values so board cards, task rows and tests all agree.
+Kandev's precedence (``docs/decisions/board-and-timeline.md#state-icon-precedence``), first match
+wins. The icon is chosen from plain values so board cards, task rows and tests all agree.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Agent profiles' secrets, sealed; credentials found in clear in ``env`` move there.
 
-The rule, frozen here as the release applied it (docs/decisions.md#secrets-at-rest):
+The rule, frozen here as the release applied it (docs/decisions/operator.md#secrets-at-rest):
 a variable whose name, case aside, ends in ``KEY``, ``APIKEY`` or ``TOKEN``
 (the whole name, or after an ``_``) or holds ``SECRET``, ``PASSWORD`` or
 ``PASSWD`` anywhere, and which is a shell name, leaves ``env`` and is sealed

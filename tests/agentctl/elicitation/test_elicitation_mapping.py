@@ -1,5 +1,5 @@
 """`elicitation/create` params -> questions: rules 1-5, D2, the prompt chain, the
-extensions (docs/decisions.md#mapping-rules), the limits, and every request shape the bridge fixtures hold."""
+extensions (docs/decisions/mapping.md#mapping-rules), the limits, and every request shape the bridge fixtures hold."""
 
 from __future__ import annotations
 
@@ -693,7 +693,10 @@ def test_wire_questions_match_the_contract_and_never_carry_the_companion(load_fi
     ids=["nul-in-key", "lone-surrogate-const", "one-of-two-keys"],
 )
 def test_an_id_the_web_app_cannot_store_is_declined_since_no_answer_could_name_it(properties):
-    """docs/decisions.md#unstorable-characters: the web app stores it with U+FFFD, so its answers would not match."""
+    """The web app stores it with U+FFFD, so its answers would not match.
+
+    docs/decisions/across-processes.md#unstorable-characters.
+    """
     assert declined(request(properties)) is DeclineReason.UNSTORABLE_ID
 
 

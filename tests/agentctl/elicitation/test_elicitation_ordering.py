@@ -48,7 +48,8 @@ def test_D1_only_ascii_digits_count_as_the_number() -> None:
     assert d1_sorted(["q٣", "q3"]) == ["q3", "q٣"]
 
 
-#: Keys the web app can store: a form with a NUL in a key is declined (decisions.md#unstorable-characters).
+#: Keys the web app can store: a form with a NUL in a key is declined
+#: (docs/decisions/across-processes.md#unstorable-characters).
 keys_strategy = st.sets(
     st.one_of(
         st.text(st.characters(exclude_characters="\x00", exclude_categories=("Cs",)), max_size=8),

@@ -1,4 +1,7 @@
-"""The ACP result for an operator's answers: the sparse content (docs/decisions.md#response-content), Skip, cancel."""
+"""The ACP result for an operator's answers: the sparse content, Skip, cancel.
+
+The content: docs/decisions/answers.md#response-content.
+"""
 
 from __future__ import annotations
 
@@ -236,7 +239,7 @@ def test_responses_are_fresh_objects_a_caller_may_mutate() -> None:
     assert (cancel_response(), decline_response()) == ({"action": "cancel"}, {"action": "decline"})
 
 
-# What agentctl reports back of a response (docs/decisions.md#secrets) --------------------------------------------
+# What agentctl reports back of a response (docs/decisions/operator.md#secrets) -----------------------------------
 
 
 def credential_form() -> MappedForm:

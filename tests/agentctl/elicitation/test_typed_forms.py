@@ -1,4 +1,4 @@
-"""Typed forms (docs/decisions.md#typed-forms): booleans, numbers, integers, string
+"""Typed forms (docs/decisions/mapping.md#typed-forms): booleans, numbers, integers, string
 constraints and formats, item counts, defaults and `required`; mapped, validated,
 and sent as typed JSON."""
 
