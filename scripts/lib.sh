@@ -86,12 +86,15 @@ start_private_services() {
   start_sshd
 }
 
+# Runs twice when a run ends normally (scripts/test, then the EXIT trap); the second finds nothing to stop.
 stop_private_services() {
   local redis_pid sshd_pid
-  redis_pid="$(cat "$REDIS_DIR/redis.pid" 2>/dev/null)"
-  sshd_pid="$(cat "$SSH_DIR/sshd.pid" 2>/dev/null)"
+  redis_pid="$(cat "$REDIS_DIR/redis.pid" 2>/dev/null || true)"
+  sshd_pid="$(cat "$SSH_DIR/sshd.pid" 2>/dev/null || true)"
   kill $redis_pid $sshd_pid 2>/dev/null || true
-  [ -f "$PG_DIR/data/postmaster.pid" ] && runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1
+  if [ -f "$PG_DIR/data/postmaster.pid" ]; then
+    runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1 || true
+  fi
   # Gone before anyone looks for what this run left behind (leftover_processes).
   for _ in $(seq 50); do kill -0 $redis_pid $sshd_pid 2>/dev/null || break; sleep 0.1; done
   rm -rf "$REDIS_DIR" "$PG_DIR" "$SSH_DIR"
