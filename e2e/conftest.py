@@ -21,9 +21,16 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
+from playwright.sync_api import expect
 
 from testing_support.browser import CspWatchedBrowser
 from testing_support.processes import CHROMIUM, CHROMIUM_ARGS, ROOT, git, running_server, server_environ
+
+# Every expectation waits for a state; its timeout only says when to give up on it.
+# Playwright's 5 s is shorter than a slow moment of two cores running two browsers,
+# their servers and agents at once (an agent's question took longer to reach the
+# overlay on a loaded clean-clone run), and giving up later costs a passing spec nothing.
+expect.set_options(timeout=15_000)
 
 
 @pytest.fixture(scope="session")
