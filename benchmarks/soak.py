@@ -101,8 +101,10 @@ def main(argv: list[str] | None = None) -> int:
             return [x for x in items if key(x) <= window]
         return [x for x in items if key(x) >= duration - window]
 
-    print(f"   {len(cycles)} cycles in {duration:.0f} s ({failures} failed); baseline loopback WS round trip "
-          f"p50 {support.percentile(baseline, 50):.2f} ms")
+    print(
+        f"   {len(cycles)} cycles in {duration:.0f} s ({failures} failed); baseline loopback WS round trip "
+        f"p50 {support.percentile(baseline, 50):.2f} ms"
+    )
     print(f"{'t (s)':>7} {'server KiB':>11} {'agentctl KiB':>13} {'agent KiB':>10} | cycles  p50 (a) ms  p50 (b) ms")
     for s in samples:
         near = [c for c in cycles if s["t"] - args.sample < c.t_start <= s["t"]]
@@ -139,8 +141,13 @@ def main(argv: list[str] | None = None) -> int:
         p_first, p_last = support.percentile(first, 50), support.percentile(last, 50)
         flat = p_last <= p_first * (1 + args.tolerance) + 5
         flat_all &= flat
-        verdict[attr] = {"first_p50": p_first, "last_p50": p_last, "first_p95": support.percentile(first, 95),
-                         "last_p95": support.percentile(last, 95), "flat": flat}
+        verdict[attr] = {
+            "first_p50": p_first,
+            "last_p50": p_last,
+            "first_p95": support.percentile(first, 95),
+            "last_p95": support.percentile(last, 95),
+            "flat": flat,
+        }
         print(
             f"{name:<26} p50 first {window:.0f} s {p_first:7.1f} ms (p95 {support.percentile(first, 95):.1f}), "
             f"last {window:.0f} s {p_last:7.1f} ms (p95 {support.percentile(last, 95):.1f}) -> "
@@ -149,11 +156,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"soak verdict: memory and latency {'FLAT' if flat_all else 'NOT FLAT'} over {duration:.0f} s")
     support.footer()
     if args.json:
-        args.json.write_text(json.dumps(
-            {"soak": verdict, "samples": samples, "cycles": [c.__dict__ for c in cycles], "duration": duration,
-             "failures": failures},
-            indent=1,
-        ))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "soak": verdict,
+                    "samples": samples,
+                    "cycles": [c.__dict__ for c in cycles],
+                    "duration": duration,
+                    "failures": failures,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -177,11 +177,15 @@ def test_a_long_column_shows_fifty_cards_and_show_more_brings_the_rest_while_it_
     ids = server.create_operator("carol", workspace="Big")
     server.create_operator("dave", workspace="Big")
     backlog, in_progress = ids["step_ids"][0], ids["step_ids"][1]
-    server.manage("shell", "-c", (
-        f"from kandev_web.board.models import Step, Task; step = Step.objects.get(pk={backlog}); "
-        "Task.objects.bulk_create(Task(board_id=step.board_id, step=step, title=f'Bulk {i:02d}', position=i) "
-        "for i in range(55))"
-    ))
+    server.manage(
+        "shell",
+        "-c",
+        (
+            f"from kandev_web.board.models import Step, Task; step = Step.objects.get(pk={backlog}); "
+            "Task.objects.bulk_create(Task(board_id=step.board_id, step=step, title=f'Bulk {i:02d}', position=i) "
+            "for i in range(55))"
+        ),
+    )
     everything = [f"Bulk {i:02d}" for i in range(55)]
     carol = open_board(browser, server, ids, "carol")
     dave = open_board(browser, server, ids, "dave")

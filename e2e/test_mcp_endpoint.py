@@ -32,8 +32,15 @@ respond(record.pending_id, answers=[{{"question_id": "db", "selected_options": [
 
 BUNDLE = {
     "questions": [
-        {"id": "db", "title": "Database", "prompt": "Which database?", "options": [
-            {"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "Embedded"}]}
+        {
+            "id": "db",
+            "title": "Database",
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        }
     ]
 }
 

@@ -48,7 +48,8 @@ def what_the_agent_received(tap_log: Path) -> list:
     return [
         entry["frame"]["result"]
         for entry in frames
-        if entry["direction"] == "client->agent" and "result" in (entry["frame"] or {})
+        if entry["direction"] == "client->agent"
+        and "result" in (entry["frame"] or {})
         and entry["frame"].get("id") in requests
     ]
 

@@ -100,9 +100,7 @@ def _turn_finished_notifications_on(browser, server, username):
     login(page, server, username, "/settings/notifications/")
     setting = page.get_by_test_id("notification-setting-session.turn_finished")
     setting.get_by_test_id("notification-switch").click()
-    expect(page.get_by_test_id("notification-setting-session.turn_finished")).to_have_attribute(
-        "data-enabled", "true"
-    )
+    expect(page.get_by_test_id("notification-setting-session.turn_finished")).to_have_attribute("data-enabled", "true")
     return page
 
 

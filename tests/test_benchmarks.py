@@ -33,7 +33,10 @@ def run_benchmark(name: str, tmp_path: Path, *options: str, profile: str = "seve
     out = tmp_path / f"{name}.json"
     done = subprocess.run(
         [sys.executable, "-m", f"benchmarks.{name}", "--profile", profile, "--json", str(out), *options],
-        cwd=ROOT, capture_output=True, text=True, timeout=110,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     return json.loads(out.read_text())[name]
@@ -43,9 +46,7 @@ def started_over_ssh(ancestors: list[str]) -> bool:
     return any(name.startswith("sshd") for name in ancestors)
 
 
-def test_concurrency_on_several_machines_answers_every_pending_once_through_two_ssh_tunnels(
-    several_machines, tmp_path
-):
+def test_concurrency_on_several_machines_answers_every_pending_once_through_two_ssh_tunnels(several_machines, tmp_path):
     result = run_benchmark("concurrency", tmp_path, "--sessions", "20", "--batches", "2", "--baseline", "20")
     assert result["profile"] == "several-machines"
     assert started_over_ssh(result["agentctl_started_by"]) and result["tunnelled"]
@@ -75,7 +76,16 @@ def test_latency_on_several_machines_measures_both_paths_against_floors_of_the_s
 
 def test_latency_with_more_sockets_open_on_the_task_measures_both_paths_with_every_answer_delivered(tmp_path):
     result = run_benchmark(
-        "latency", tmp_path, "--runs", "2", "--warmup", "0", "--extra-sockets", "3", "--extra-as", "sockets",
+        "latency",
+        tmp_path,
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--extra-sockets",
+        "3",
+        "--extra-as",
+        "sockets",
         profile="embedded",
     )
     assert result["targets"]["extra_sockets"] == 3 and result["extra_as"] == "sockets"
@@ -115,18 +125,16 @@ def test_side_by_side_gives_each_path_its_ratios_to_the_floors_of_its_own_run():
     overlay = next(cells(row) for row in rows if row.startswith("| (a)"))
     # embedded: 40 ms, 80 ms, 80× the loopback, 10× its floor; several machines: 60 ms, 120 ms, 120×, 7.5×.
     assert overlay[1:] == ["40 ms", "80 ms", "80×", "10×", "60 ms", "120 ms", "120×", "7.5×"]
-    loopback, tunnelled, floor = (next(cells(row) for row in rows if row.startswith(f"| {start}"))
-                                  for start in ("loopback", "… the same through an SSH tunnel", "framework floor"))
+    loopback, tunnelled, floor = (
+        next(cells(row) for row in rows if row.startswith(f"| {start}"))
+        for start in ("loopback", "… the same through an SSH tunnel", "framework floor")
+    )
     assert loopback[3] == loopback[7] == "1×" and floor[3:5] == ["8×", "1×"] and floor[7:9] == ["16×", "1×"]
     # Only the several-machines run has an SSH hop: 1.5 ms, 3× its loopback round trip.
     assert tunnelled[1:5] == ["", "", "", ""] and tunnelled[5] == "1.5 ms" and tunnelled[7] == "3×"
 
 
-@given(
-    runs=st.lists(
-        st.tuples(*(st.floats(min_value=0.01, max_value=5000) for _ in range(3))), min_size=1, max_size=3
-    )
-)
+@given(runs=st.lists(st.tuples(*(st.floats(min_value=0.01, max_value=5000) for _ in range(3))), min_size=1, max_size=3))
 def test_side_by_side_has_one_row_per_path_and_one_cell_per_column(runs):
     table = side_by_side("latency", [latency_run("several-machines", *run) for run in runs])
     lines = table.splitlines()

@@ -102,9 +102,20 @@ def test_the_embedded_default_key_is_a_fernet_key_fixed_by_the_secret_key(secret
 @pytest.mark.parametrize(
     "name",
     [
-        "ANTHROPIC_API_KEY", "openai_api_key", "GEMINI_API_KEY", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN",
-        "GITHUB_TOKEN", "ANTHROPIC_AUTH_TOKEN", "CLIENT_SECRET", "DB_PASSWORD", "PGPASSWORD", "MY_PASSWD",
-        "OPENAI_APIKEY", "TOKEN", "KEY",
+        "ANTHROPIC_API_KEY",
+        "openai_api_key",
+        "GEMINI_API_KEY",
+        "AWS_SECRET_ACCESS_KEY",
+        "HF_TOKEN",
+        "GITHUB_TOKEN",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLIENT_SECRET",
+        "DB_PASSWORD",
+        "PGPASSWORD",
+        "MY_PASSWD",
+        "OPENAI_APIKEY",
+        "TOKEN",
+        "KEY",
     ],
 )
 def test_names_that_look_like_credentials(name):

@@ -62,8 +62,11 @@ async def test_the_agent_gets_the_secret_and_agentctl_never_says_it(
     frames = json.dumps(inbox.received)
     assert KEY not in frames
     assert message_text(inbox, session_id) == f"My key is {MASK} today."
-    (diff,) = [note["update"]["content"][0] for note in inbox.all("session.update") if "content" in note["update"]
-               and note["update"].get("sessionUpdate") == "tool_call"]
+    (diff,) = [
+        note["update"]["content"][0]
+        for note in inbox.all("session.update")
+        if "content" in note["update"] and note["update"].get("sessionUpdate") == "tool_call"
+    ]
     assert diff["newText"] == MASK
     assert f"key={MASK}" in exited["stderr_tail"] and exited["exit_code"] == 3
     # And agentctl's own output: its log (the relayed stderr line included) and its stdout.

@@ -71,10 +71,9 @@ UNREADABLE: dict[str, tuple[str | bytes, str | None, str | None]] = {
     "Infinity": (_request("n4", LIST + ', "payload": {"n": -Infinity}'), None, None),
 }
 
+
 async def _raw(agentctl: Any) -> ClientConnection:
-    return await connect(
-        agentctl.url, additional_headers={"Authorization": f"Bearer {agentctl.token}"}, max_size=None
-    )
+    return await connect(agentctl.url, additional_headers={"Authorization": f"Bearer {agentctl.token}"}, max_size=None)
 
 
 async def _answer(connection: ClientConnection) -> dict[str, Any]:

@@ -17,8 +17,15 @@ from testing_support.questions import REQUESTED, timeline_rows
 from testing_support.runner import FakeRunner
 
 BUNDLE = parse_bundle(
-    [{"prompt": "Which database?", "options": [{"label": "Postgres", "description": "Relational"},
-                                               {"label": "SQLite", "description": "Embedded"}]}]
+    [
+        {
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        }
+    ]
 )
 HALF_A_MEGABYTE = "why " * 131_072
 

@@ -46,8 +46,14 @@ BURST = 50
 CSRF = "c" * 32
 
 #: What the agent asks, with a NUL as ``cat`` of a binary file would put in it.
-QUESTIONS = [{"id": "db", "title": "DB", "prompt": "Which database?\x00", "options": [
-    {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+QUESTIONS = [
+    {
+        "id": "db",
+        "title": "DB",
+        "prompt": "Which database?\x00",
+        "options": [{"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}],
+    }
+]
 
 
 @dataclass(frozen=True)
@@ -72,15 +78,22 @@ def server_url(django_db_setup, django_db_blocker, tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("races") / "server.log"
     # Short keepalives: a waiting tool call also re-reads its question between them.
-    env = server_environ(Path("unused"), {
-        "DATABASE_URL": database_url,
-        "KANDEV_MCP_KEEPALIVE_SECONDS": "0.2",
-        "KANDEV_FEATURES_ACP_ELICITATION": "true",
-    })
+    env = server_environ(
+        Path("unused"),
+        {
+            "DATABASE_URL": database_url,
+            "KANDEV_MCP_KEEPALIVE_SECONDS": "0.2",
+            "KANDEV_FEATURES_ACP_ELICITATION": "true",
+        },
+    )
     with log.open("w") as output:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-            cwd=settings.BASE_DIR, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         try:
             wait_for_port(port, process, time.monotonic() + 30)
@@ -255,8 +268,10 @@ def test_fifty_answers_to_an_elicitation_reach_the_agent_once(post, make_task, w
 def test_creates_racing_moves_lose_no_task(post, board, make_task):
     backlog, *_, done = board.steps.all()
     moved = [make_task(f"old {n}", step=backlog, position=n) for n in range(BURST // 2)]
-    creates = [(f"/boards/{board.pk}/tasks/", {"title": f"new {n}", "description": "", "step": backlog.pk})
-               for n in range(BURST // 2)]
+    creates = [
+        (f"/boards/{board.pk}/tasks/", {"title": f"new {n}", "description": "", "step": backlog.pk})
+        for n in range(BURST // 2)
+    ]
     moves = [(f"/tasks/{task.pk}/move/", {"step": done.pk}) for task in moved]
     statuses = no_5xx(post([request for pair in zip(creates, moves, strict=True) for request in pair]))
     assert statuses == {200: BURST}
@@ -270,8 +285,10 @@ def test_deletes_racing_edits_are_never_a_5xx(post, make_task):
     tasks = [make_task(f"task {n}") for n in range(BURST // 2)]
     requests = []
     for task in tasks:
-        requests += [(f"/tasks/{task.pk}/edit/", {"title": f"{task.title} edited", "description": ""}),
-                     (f"/tasks/{task.pk}/delete/", {})]
+        requests += [
+            (f"/tasks/{task.pk}/edit/", {"title": f"{task.title} edited", "description": ""}),
+            (f"/tasks/{task.pk}/delete/", {}),
+        ]
     statuses = no_5xx(post(requests))
     assert set(statuses) <= {200, 404}, statuses
     assert not Task.objects.exists()

@@ -206,8 +206,7 @@ async def test_a_process_adopting_more_agents_than_the_host_s_max_sessions_follo
         ]
         try:
             adopted = [
-                await adopter.attach(agentctl.launch_id, agentctl.remote_url, agentctl.pid, "t")
-                for agentctl in started
+                await adopter.attach(agentctl.launch_id, agentctl.remote_url, agentctl.pid, "t") for agentctl in started
             ]
             for agentctl in adopted:
                 async with AgentStreamClient(agentctl.url, "t") as stream:

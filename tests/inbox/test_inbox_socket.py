@@ -28,8 +28,16 @@ OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pytest.mark.postgres]
 
 BUNDLE = parse_bundle(
-    [{"id": "db", "prompt": "Which <b>database</b>?", "options": [
-        {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+    [
+        {
+            "id": "db",
+            "prompt": "Which <b>database</b>?",
+            "options": [
+                {"label": "Postgres", "description": "relational"},
+                {"label": "SQLite", "description": "embedded"},
+            ],
+        }
+    ]
 )
 
 
@@ -91,7 +99,7 @@ async def test_a_question_asked_and_answered_elsewhere_arrives_and_leaves_live()
     assert _listed(frame) == []
     await _ask(theirs)  # another workspace's: never heard here
     record = await _ask(mine)
-    arrived = await _frame_with(communicator, "<li id=\"inbox-item-")
+    arrived = await _frame_with(communicator, '<li id="inbox-item-')
     assert _listed(arrived) == [record.pending_id] and 'hx-swap-oob="beforeend:#inbox-items"' in arrived
     # The item first, as rendered once for every member; then the count, and never the item twice.
     counted = await _frame_with(communicator, 'id="inbox-count"')
@@ -166,5 +174,5 @@ async def test_an_operator_taken_out_of_a_workspace_hears_no_more_of_its_questio
     frames = []
     while not await communicator.receive_nothing(timeout=1):
         frames.append((await communicator.receive_output()).get("text", ""))
-    assert not any("<li id=\"inbox-item-" in frame for frame in frames), frames
+    assert not any('<li id="inbox-item-' in frame for frame in frames), frames
     await communicator.disconnect()

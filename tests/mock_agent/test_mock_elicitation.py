@@ -182,8 +182,7 @@ async def test_elicit_twice(mock) -> None:
     assert await session.client.request("agent.elicitations.list") == {"pending": [second]}
     await session.respond(second["pending_id"], [], rejected=True)
     assert await session.said() == (
-        'First answer: {"action": "accept", "content": {"question_0": "Blue"}}\n'
-        'Second answer: {"action": "decline"}'
+        'First answer: {"action": "accept", "content": {"question_0": "Blue"}}\nSecond answer: {"action": "decline"}'
     )
 
 

@@ -27,8 +27,16 @@ ORIGIN = (b"origin", b"http://127.0.0.1")
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 QUESTIONS = parse_bundle(
-    [{"id": "db", "prompt": "Which database?", "options": [
-        {"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "Embedded"}]}]
+    [
+        {
+            "id": "db",
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        }
+    ]
 )
 
 
@@ -99,8 +107,13 @@ async def test_a_permission_card_answered_while_the_tab_was_away_is_replaced():
 
     @database_sync_to_async
     def answered_card():
-        metadata = {"pending_id": "p-1", "status": "approved", "outcome": "selected", "option_id": "allow",
-                    "options": [{"optionId": "allow", "name": "Allow once", "kind": "allow_once"}]}
+        metadata = {
+            "pending_id": "p-1",
+            "status": "approved",
+            "outcome": "selected",
+            "option_id": "allow",
+            "options": [{"optionId": "allow", "name": "Allow once", "kind": "allow_once"}],
+        }
         # A permission card of an earlier turn: not re-sent as part of the latest turn.
         card = Message.objects.create(
             session=session, type=MessageType.PERMISSION_REQUEST, content="rm -rf build", metadata=metadata

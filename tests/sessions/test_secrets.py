@@ -132,8 +132,11 @@ def test_a_refused_form_never_sends_what_was_typed_back(admin_client, profile):
 
 
 def test_a_variable_both_in_env_and_among_the_secrets_is_refused(admin_client, profile):
-    data = _form_data(profile, env=json.dumps({"MODEL_NAME": "x"}), **{"secrets-new-0-name": "MODEL_NAME",
-                                                                        "secrets-new-0-value": "also-secret"})
+    data = _form_data(
+        profile,
+        env=json.dumps({"MODEL_NAME": "x"}),
+        **{"secrets-new-0-name": "MODEL_NAME", "secrets-new-0-value": "also-secret"},
+    )
     page = admin_client.post(_change_url(profile), data).content.decode()
     assert "MODEL_NAME is also a secret" in page and "also-secret" not in page
 

@@ -110,7 +110,7 @@ def test_the_pages_own_task_is_shown_and_marked_even_past_its_steps_first_page(o
     tag = row_tag(html, current)
     assert 'class="task-row current"' in tag
     assert 'data-current="true"' in tag and 'data-pinned="true"' in tag and 'data-beyond="true"' in tag
-    after_current = html[html.index(tag):]
+    after_current = html[html.index(tag) :]
     assert after_current.index('id="task-list-more-') < after_current.index("</ol>")
     assert f'?after=2,{tasks[2].pk}"' in html
     assert group_count(html, backlog) == 10

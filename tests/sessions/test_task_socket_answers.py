@@ -31,8 +31,17 @@ OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 BUNDLE = parse_bundle(
-    [{"id": "db", "title": "DB", "prompt": "Which database?", "options": [
-        {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+    [
+        {
+            "id": "db",
+            "title": "DB",
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "relational"},
+                {"label": "SQLite", "description": "embedded"},
+            ],
+        }
+    ]
 )
 ELICITATION = {
     "pending_id": "7d3c9a52-0000-4000-8000-00000000abcd",
@@ -40,8 +49,14 @@ ELICITATION = {
     "tool_call_id": "toolu_1",
     "message": "Pick a colour",
     "questions": [
-        {"id": "question_0", "title": "Colour", "prompt": "Pick a colour", "kind": "single", "accepts_text": True,
-         "options": [{"id": "Red", "label": "Red"}, {"id": "Blue", "label": "Blue"}]},
+        {
+            "id": "question_0",
+            "title": "Colour",
+            "prompt": "Pick a colour",
+            "kind": "single",
+            "accepts_text": True,
+            "options": [{"id": "Red", "label": "Red"}, {"id": "Blue", "label": "Blue"}],
+        },
     ],
 }
 
@@ -121,13 +136,18 @@ async def test_an_elicitation_answer_is_forwarded_to_agentctl_as_the_contract_sa
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-question_0-option": ["Blue"]}))
     assert 'data-outcome="delivered"' in await _reply(communicator, OUTCOME)
-    assert fake.sent == [("agent.elicitations.respond", {
-        "pending_id": record.pending_id,
-        "answers": [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}],
-        "rejected": False,
-        "reject_reason": "",
-        "answer_ref": ANY,
-    })]
+    assert fake.sent == [
+        (
+            "agent.elicitations.respond",
+            {
+                "pending_id": record.pending_id,
+                "answers": [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}],
+                "rejected": False,
+                "reject_reason": "",
+                "answer_ref": ANY,
+            },
+        )
+    ]
     await communicator.disconnect()
 
 

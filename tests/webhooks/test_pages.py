@@ -22,7 +22,10 @@ def test_adding_a_webhook_shows_its_secret_once(staff, workspace, make_client):
     response = client.get(response.url)
     hook = Webhook.objects.get()
     assert (hook.name, hook.url, hook.events, hook.active) == (
-        "Team chat", "https://chat.example/hook", ["question.asked", "turn.finished"], True
+        "Team chat",
+        "https://chat.example/hook",
+        ["question.asked", "turn.finished"],
+        True,
     )
     secret = hook.signing_secret()
     assert secret.startswith("whsec_") and secret in response.text
