@@ -82,7 +82,7 @@ class Control(StrEnum):
 
     NUMBER = "number"
     #: A credential-looking question: a password field, never pre-filled.
-    SECRET = "secret"
+    SECRET = "secret"  # noqa: S105 - the name of a control, not a password
     #: The browser's datetime-local control, which clarification.js turns into RFC 3339 with the operator's offset.
     DATETIME = "datetime"
     #: ``<input type="email|url|date">``, by the question's format.
