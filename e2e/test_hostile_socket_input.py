@@ -106,7 +106,8 @@ def test_a_board_answer_panel_frame_naming_a_task_beyond_any_id_is_told_there_is
 def test_a_board_reconnecting_with_numbers_beyond_any_id_is_caught_up_as_a_fresh_page(server, operator, cookie, query):
     with open_socket(server, cookie, f"/ws/boards/{operator['board_id']}/?{query}") as socket:
         catch_up = socket.recv(timeout=20)
-        assert 'data-testid="kanban-board"' in catch_up and 'data-testid="kanban-column-' in catch_up
+        assert 'data-testid="kanban-board"' in catch_up
+        assert 'data-testid="kanban-column-' in catch_up
 
 
 def test_a_task_page_reconnecting_after_a_message_beyond_any_id_is_caught_up(server, operator, cookie):

@@ -122,12 +122,15 @@ def test_an_agent_on_an_ssh_executor_is_answered_through_either_web_process_over
     url, pid, launch_id = execution_row(postgres_url, task_id)
     agentctl = psutil.Process(pid)
     # Started by sshd, not by a web process; listening on the host's loopback only.
-    assert any(parent.name().startswith("sshd") for parent in agentctl.parents()) and launch_id == f"ssh-{pid}"
+    assert any(parent.name().startswith("sshd") for parent in agentctl.parents())
+    assert launch_id == f"ssh-{pid}"
     listening = {c.laddr for c in agentctl.net_connections() if c.status == psutil.CONN_LISTEN}
-    assert listening == {(urlsplit(url).hostname, urlsplit(url).port)} and urlsplit(url).hostname == "127.0.0.1"
+    assert listening == {(urlsplit(url).hostname, urlsplit(url).port)}
+    assert urlsplit(url).hostname == "127.0.0.1"
     # Each web process reaches it through its SSH connection: only sshd connects to that port.
     peers = {c.pid for c in psutil.net_connections("tcp") if c.raddr and c.raddr.port == urlsplit(url).port and c.pid}
-    assert peers and all(psutil.Process(peer).name().startswith("sshd") for peer in peers)
+    assert peers
+    assert all(psutil.Process(peer).name().startswith("sshd") for peer in peers)
     assert (Path(ssh_host.workdir_root) / f"task-{task_id}").is_dir()
 
     # B does not own the stream: its answer goes through B's own tunnel.

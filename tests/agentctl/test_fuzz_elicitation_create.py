@@ -386,7 +386,8 @@ class LiveAgentctl:
         self.broken = False
 
     async def _ask(self, raw: str, *, wait: bool) -> Outcome:
-        assert "\n" not in raw and raw.isascii()
+        assert "\n" not in raw
+        assert raw.isascii()
         self.count += 1
         path = self.directory / f"params-{self.count}.json"
         path.write_text(raw, encoding="ascii")
@@ -435,7 +436,8 @@ def live(tmp_path: Path):
 def check(outcome: Outcome, params: Any) -> None:
     """Declined at once with nothing announced, or announced with valid questions and then skipped."""
     answer = outcome.answer
-    assert isinstance(answer.get("id"), int) and answer.get("jsonrpc") == "2.0", answer
+    assert isinstance(answer.get("id"), int), answer
+    assert answer.get("jsonrpc") == "2.0", answer
     assert answer.get("result") == {"action": "decline"}, answer
     requested = outcome.requested
     if requested is None:
@@ -444,13 +446,16 @@ def check(outcome: Outcome, params: Any) -> None:
     assert keys is not None, "announced a form whose properties are not an object"
     assert requested["session_id"] == SESSION
     questions = requested["questions"]
-    assert isinstance(questions, list) and questions
+    assert isinstance(questions, list)
+    assert questions
     ids = [question["id"] for question in questions]
     assert len(ids) == len(set(ids))
     for question in questions:
-        assert isinstance(question["id"], str) and question["id"] in keys, question["id"]
+        assert isinstance(question["id"], str), question["id"]
+        assert question["id"] in keys, question["id"]
         assert question["kind"] in {"single", "multi", "text"}
-        assert isinstance(question["prompt"], str) and question["prompt"]
+        assert isinstance(question["prompt"], str)
+        assert question["prompt"]
         assert isinstance(question["options"], list)
         assert (question["kind"] == "text") == (question["options"] == [])
         option_ids = [option["id"] for option in question["options"]]

@@ -110,7 +110,9 @@ def test_any_problem_list_becomes_sentences_and_never_a_raw_entry(listed):
     sentences = describe(listed, QUESTIONS)
     assert sentences
     for sentence in sentences:
-        assert sentence.endswith(".") and "{'" not in sentence and "'code'" not in sentence
+        assert sentence.endswith(".")
+        assert "{'" not in sentence
+        assert "'code'" not in sentence
 
 
 @pytest.fixture
@@ -127,8 +129,10 @@ def test_the_operator_is_shown_the_sentence_not_the_dict(execution, operator, mo
     client = Client()
     client.force_login(operator)
     response = client.post(f"/clarifications/{record.pending_id}/respond/", {"answer-question_0-option": "Purple"})
-    assert response.status_code == 200 and 'data-testid="toast"' in response.text
+    assert response.status_code == 200
+    assert 'data-testid="toast"' in response.text
     assert "Your answer to “Colour” picks an option the question does not offer." in response.text
-    assert "unknown_option" not in response.text and "{" not in response.text.split('data-testid="toast-body">')[1]
+    assert "unknown_option" not in response.text
+    assert "{" not in response.text.split('data-testid="toast-body">')[1]
     record.refresh_from_db()
     assert record.status == Status.PENDING

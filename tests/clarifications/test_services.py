@@ -61,7 +61,8 @@ def test_a_bundle_is_one_message_per_question_with_kandevs_metadata(session):
         "New service",
         "pending",
     )
-    assert messages[0].author_type == "agent" and messages[0].content == "Which database?"
+    assert messages[0].author_type == "agent"
+    assert messages[0].content == "Which database?"
     session.refresh_from_db()
     assert session.state == SessionState.WAITING_FOR_INPUT
     assert pending_actions(TaskSession.objects.all()) == {session.pk: "clarification"}
@@ -92,7 +93,8 @@ def test_the_same_questions_in_a_later_turn_ask_the_operator_again(session, djan
     Turn.objects.create(session=session)
     with django_capture_on_commit_callbacks():
         again, created = services.request_clarification(session, QUESTIONS)
-    assert created and again.pk != first.pk
+    assert created
+    assert again.pk != first.pk
     assert again.status == Status.PENDING
     assert [row.status for row in timeline_rows()].count("pending") == 2
     assert pending_actions(TaskSession.objects.all()) == {session.pk: "clarification"}
@@ -104,7 +106,8 @@ def test_a_skipped_bundle_is_asked_again_even_in_the_same_turn(session):
     first, _ = services.request_clarification(session, QUESTIONS)
     services.respond(first.pending_id, rejected=True)
     again, created = services.request_clarification(session, QUESTIONS)
-    assert created and again.pk != first.pk
+    assert created
+    assert again.pk != first.pk
 
 
 def test_first_answer_wins(session):
@@ -151,7 +154,8 @@ def test_late_answer_is_recorded_and_becomes_a_prompt(session):
             {"question_id": "q2", "custom_text": "Go, probably"},
         ],
     )
-    assert answered.status == Status.ANSWERED and answered.agent_disconnected
+    assert answered.status == Status.ANSWERED
+    assert answered.agent_disconnected
     prompt = services.late_answer_prompt(answered)
     assert prompt.startswith('You previously asked the user: "Which database?". They answered: Postgres')
     assert "They answered: Go, probably" in prompt

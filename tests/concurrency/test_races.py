@@ -166,18 +166,21 @@ def waiting_agent(server_url, make_task, operator) -> WaitingAgent:
 
     async def ask() -> None:
         headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None)) as http:
-            async with streamable_http_client(f"{server_url}/mcp/", http_client=http) as (read, write):
-                async with ClientSession(read, write) as mcp:
-                    await mcp.initialize()
-                    result = await mcp.call_tool("ask_user_question_kandev", {"questions": QUESTIONS})
-                    results.append(result)
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None)) as http,
+            streamable_http_client(f"{server_url}/mcp/", http_client=http) as (read, write),
+            ClientSession(read, write) as mcp,
+        ):
+            await mcp.initialize()
+            result = await mcp.call_tool("ask_user_question_kandev", {"questions": QUESTIONS})
+            results.append(result)
 
     thread = threading.Thread(target=asyncio.run, args=(ask(),))
     thread.start()
     deadline = time.monotonic() + 30
     while (question := Clarification.objects.filter(session=session).first()) is None:
-        assert thread.is_alive() and time.monotonic() < deadline, results or "the question was never asked"
+        assert thread.is_alive(), results or "the question was never asked"
+        assert time.monotonic() < deadline, results or "the question was never asked"
         time.sleep(0.05)
     return WaitingAgent(question, thread, results)
 
@@ -188,7 +191,9 @@ def settled_once(record: Clarification) -> Clarification:
     assert record.status != Status.PENDING
     [message] = Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST, metadata__pending_id=record.pending_id)
     row = timeline.asked(message)
-    assert row is not None and row.status == record.status and row.record.response == record.response
+    assert row is not None
+    assert row.status == record.status
+    assert row.record.response == record.response
     return record
 
 
@@ -229,7 +234,8 @@ def test_answers_racing_skips_reach_the_waiting_agent_once_as_the_winner_said(po
         assert (record.status, record.response["reject_reason"]) == (Status.REJECTED, "not now")
         assert "not now" in json.dumps(result)
     else:
-        assert record.status == Status.ANSWERED and record.response["answers"][0]["selected_options"] == [option]
+        assert record.status == Status.ANSWERED
+        assert record.response["answers"][0]["selected_options"] == [option]
         assert result == {"db": {"selected_option": option}}
 
 

@@ -160,7 +160,8 @@ async def test_elicit_eleven(mock) -> None:
     form = json.loads((SCENARIOS_DIR / "forms" / "eleven-questions.json").read_text())
     declared = list(form["requestedSchema"]["properties"])
     in_order = [f"question_{n}" for n in range(11)]
-    assert sorted(declared) == sorted(in_order) and declared != in_order
+    assert sorted(declared) == sorted(in_order)
+    assert declared != in_order
 
     session = await mock()
     await session.play("elicit-eleven")

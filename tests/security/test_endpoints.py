@@ -181,7 +181,8 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     assert (their_profile.name, their_profile.checked_at) == ("theirs agent", None)
     assert Repository.objects.filter(pk=world.theirs["values"]["repository_id"]).exists()
     their_webhook = Webhook.objects.get(pk=world.theirs["values"]["webhook_id"])
-    assert their_webhook.active and not their_webhook.deliveries.exists()
+    assert their_webhook.active
+    assert not their_webhook.deliveries.exists()
 
 
 def test_every_object_parameter_is_covered():

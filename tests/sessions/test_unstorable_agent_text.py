@@ -186,7 +186,8 @@ def test_a_binary_tool_result_completes_its_tool_call_and_every_message_is_kept(
     [diff] = read.metadata["diffs"]
     assert diff["new_path"].endswith("bin\ufffd")
     [terminal] = by_type[MessageType.TOOL_EXECUTE].metadata["terminals"]
-    assert "\x00" not in terminal["output"] and terminal["exited"]
+    assert "\x00" not in terminal["output"]
+    assert terminal["exited"]
     permission = by_type[MessageType.PERMISSION_REQUEST]
     assert permission.content == "rm \ufffd -rf"
     assert permission.metadata["options"][0]["name"] == "Allow half a pair: \ufffd"
