@@ -40,6 +40,38 @@ def slope_per_minute(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / denominator * 60
 
 
+def soak(stack: ElicitationStack, args: argparse.Namespace, samples: list[dict], cycles: list) -> tuple[float, int]:
+    """Run a cycle every ``args.interval`` and sample RSS every ``args.sample`` for ``args.seconds``.
+
+    Fills ``samples`` and ``cycles``; returns when it started (``time.monotonic``) and how many cycles failed.
+    """
+    start = time.monotonic()
+    next_cycle = next_sample = start
+    failures = 0
+    i = 0
+    while (now := time.monotonic()) - start < args.seconds:
+        if now >= next_sample:
+            rss = stack.process_rss()
+            samples.append({"t": now - start, **rss})
+            next_sample += args.sample
+        if now >= next_cycle:
+            try:
+                cycle = stack.cycle(i)
+                cycle.t_start = time.monotonic() - start  # seconds into the soak
+                cycles.append(cycle)
+            except Exception as error:  # a stuck cycle is a finding, not a crash of the soak
+                failures += 1
+                print(f"   cycle {i} failed at {now - start:.0f} s: {error!r}")
+                if failures > 5:
+                    break
+            i += 1
+            next_cycle += args.interval
+            if next_cycle < time.monotonic():
+                next_cycle = time.monotonic()
+        time.sleep(max(0.0, min(next_cycle, next_sample) - time.monotonic()))
+    return start, failures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=600, help="length of the soak (default 600)")
@@ -64,34 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.patch:
         print(f"   server patched with candidate fix(es): {', '.join(args.patch)} (not the product as committed)")
     samples: list[dict] = []
-    cycles = []
-    failures = 0
+    cycles: list = []
     with support.workdir(keep=args.keep) as directory, ElicitationStack(directory, patches=tuple(args.patch)) as stack:
         for i in range(args.warmup):
             stack.cycle(-1 - i)
-        start = time.monotonic()
-        next_cycle = next_sample = start
-        i = 0
-        while (now := time.monotonic()) - start < args.seconds:
-            if now >= next_sample:
-                rss = stack.process_rss()
-                samples.append({"t": now - start, **rss})
-                next_sample += args.sample
-            if now >= next_cycle:
-                try:
-                    cycle = stack.cycle(i)
-                    cycle.t_start = time.monotonic() - start  # seconds into the soak
-                    cycles.append(cycle)
-                except Exception as error:  # a stuck cycle is a finding, not a crash of the soak
-                    failures += 1
-                    print(f"   cycle {i} failed at {now - start:.0f} s: {error!r}")
-                    if failures > 5:
-                        break
-                i += 1
-                next_cycle += args.interval
-                if next_cycle < time.monotonic():
-                    next_cycle = time.monotonic()
-            time.sleep(max(0.0, min(next_cycle, next_sample) - time.monotonic()))
+        start, failures = soak(stack, args, samples, cycles)
         samples.append({"t": time.monotonic() - start, **stack.process_rss()})
         baseline = stack.baseline(200)
         duration = time.monotonic() - start
