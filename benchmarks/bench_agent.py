@@ -99,12 +99,20 @@ class Agent:
             session = self.outstanding.pop(frame.get("id"), None)
             if session is not None:
                 self.busy.discard(session)
-            self.log(event="read", id=frame.get("id"), session=session, t=t_read,
-                     result=frame.get("result"), error=frame.get("error"))
+            self.log(
+                event="read",
+                id=frame.get("id"),
+                session=session,
+                t=t_read,
+                result=frame.get("result"),
+                error=frame.get("error"),
+            )
             return
         if method == "initialize":
-            self.reply(frame["id"], {"protocolVersion": 1, "agentCapabilities": {},
-                                     "agentInfo": {"name": "bench-agent", "version": "1"}})
+            self.reply(
+                frame["id"],
+                {"protocolVersion": 1, "agentCapabilities": {}, "agentInfo": {"name": "bench-agent", "version": "1"}},
+            )
         elif method == "session/new":
             session = f"bench-{len(self.sessions) + 1}"
             self.sessions.append(session)
@@ -149,8 +157,9 @@ class Agent:
             self.seq += 1
             self.outstanding[request_id] = session
             self.busy.add(session)
-            t = self.write({"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create",
-                            "params": form(session, self.seq)})
+            t = self.write(
+                {"jsonrpc": "2.0", "id": request_id, "method": "elicitation/create", "params": form(session, self.seq)}
+            )
             self.log(event="written", id=request_id, session=session, seq=self.seq, t=t)
 
 

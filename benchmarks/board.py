@@ -92,12 +92,19 @@ def populate(size: int, user) -> dict:
         )
         for i in range(size)
     )
-    session_states = [SessionState.RUNNING, SessionState.WAITING_FOR_INPUT, SessionState.COMPLETED,
-                      SessionState.FAILED, SessionState.CANCELLED]
+    session_states = [
+        SessionState.RUNNING,
+        SessionState.WAITING_FOR_INPUT,
+        SessionState.COMPLETED,
+        SessionState.FAILED,
+        SessionState.CANCELLED,
+    ]
     with_session = [t for i, t in enumerate(tasks) if i % 5 < 2]  # 40 %
     sessions = TaskSession.objects.bulk_create(
         TaskSession(
-            task=task, agent_profile=profile, state=session_states[i % len(session_states)],
+            task=task,
+            agent_profile=profile,
+            state=session_states[i % len(session_states)],
             activity=Activity.GENERATING if i % 7 == 0 else Activity.NONE,
         )
         for i, task in enumerate(with_session)
@@ -111,38 +118,76 @@ def populate(size: int, user) -> dict:
         messages.append(Message(session=session, turn=turn, type=MessageType.MESSAGE, content="Working on it."))
         if i % 10 == 1:  # a pending clarification in the current turn
             pending_id = f"bench-{size}-{session.pk}"
-            clarifications.append(Clarification(
-                pending_id=pending_id, session=session, turn=turn, source=Source.ELICITATION,
-                questions=[{"id": "question_0", "title": "Colour", "prompt": "Pick", "kind": "single",
-                            "options": [{"id": "Red", "label": "Red", "description": ""}]}],
-            ))
-            messages.append(Message(
-                session=session, turn=turn, type=MessageType.CLARIFICATION_REQUEST, content="Pick", requests_input=True,
-                metadata={"pending_id": pending_id, "question_index": 0},
-            ))
+            clarifications.append(
+                Clarification(
+                    pending_id=pending_id,
+                    session=session,
+                    turn=turn,
+                    source=Source.ELICITATION,
+                    questions=[
+                        {
+                            "id": "question_0",
+                            "title": "Colour",
+                            "prompt": "Pick",
+                            "kind": "single",
+                            "options": [{"id": "Red", "label": "Red", "description": ""}],
+                        }
+                    ],
+                )
+            )
+            messages.append(
+                Message(
+                    session=session,
+                    turn=turn,
+                    type=MessageType.CLARIFICATION_REQUEST,
+                    content="Pick",
+                    requests_input=True,
+                    metadata={"pending_id": pending_id, "question_index": 0},
+                )
+            )
             pending_clarifications += 1
         if i % 20 == 3:  # a pending permission request
-            messages.append(Message(
-                session=session, turn=turn, type=MessageType.PERMISSION_REQUEST, content="Run tests",
-                requests_input=True, metadata={"pending_id": f"perm-{session.pk}", "status": "pending", "options": []},
-            ))
+            messages.append(
+                Message(
+                    session=session,
+                    turn=turn,
+                    type=MessageType.PERMISSION_REQUEST,
+                    content="Run tests",
+                    requests_input=True,
+                    metadata={"pending_id": f"perm-{session.pk}", "status": "pending", "options": []},
+                )
+            )
             pending_permissions += 1
         if i % 10 == 5:  # an answered one, which must not count
-            clarifications.append(Clarification(
-                pending_id=f"old-{session.pk}", session=session, turn=turn, source=Source.ELICITATION,
-                questions=[{"id": "q", "title": "", "prompt": "Old", "kind": "text", "options": []}],
-                status=Status.ANSWERED,
-            ))
-            messages.append(Message(
-                session=session, turn=turn, type=MessageType.CLARIFICATION_REQUEST, content="Old",
-                metadata={"pending_id": f"old-{session.pk}", "question_index": 0},
-            ))
+            clarifications.append(
+                Clarification(
+                    pending_id=f"old-{session.pk}",
+                    session=session,
+                    turn=turn,
+                    source=Source.ELICITATION,
+                    questions=[{"id": "q", "title": "", "prompt": "Old", "kind": "text", "options": []}],
+                    status=Status.ANSWERED,
+                )
+            )
+            messages.append(
+                Message(
+                    session=session,
+                    turn=turn,
+                    type=MessageType.CLARIFICATION_REQUEST,
+                    content="Old",
+                    metadata={"pending_id": f"old-{session.pk}", "question_index": 0},
+                )
+            )
     Message.objects.bulk_create(messages)
     Clarification.objects.bulk_create(clarifications)
     Turn.objects.filter(session__in=sessions[::3]).update(completed_at=now)
     return {
-        "board": board, "task": tasks[len(tasks) // 2], "sessions": len(sessions), "messages": len(messages),
-        "pending_clarifications": pending_clarifications, "pending_permissions": pending_permissions,
+        "board": board,
+        "task": tasks[len(tasks) // 2],
+        "sessions": len(sessions),
+        "messages": len(messages),
+        "pending_clarifications": pending_clarifications,
+        "pending_permissions": pending_permissions,
     }
 
 
@@ -204,6 +249,7 @@ def main(argv: list[str] | None = None) -> int:
                 response = client.get(url)
                 assert response.status_code == 200, (url, response.status_code)
                 return response.content
+
             return call
 
         header = (

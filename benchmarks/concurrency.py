@@ -129,7 +129,10 @@ async def start_agentctl(profile: str, env: dict[str, str], directory: Path, clo
     closing.push_async_callback(holder.close)
     closing.push_async_callback(other.close)
     agentctl = await holder.launch(
-        support.bench_agent_command(), env=env, token=secrets.token_urlsafe(32), workdir=str(directory),
+        support.bench_agent_command(),
+        env=env,
+        token=secrets.token_urlsafe(32),
+        workdir=str(directory),
         workdir_name="bench",
     )
     return agentctl, agentctl.url, await other.tunnel(agentctl.remote_url)
@@ -192,8 +195,10 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         session_ids = []
         for chunk in range(0, n, 100):
             opened = await asyncio.gather(
-                *(client.request("agent.session.new", {"cwd": str(directory), "mcp_servers": []})
-                  for _ in range(min(100, n - chunk)))
+                *(
+                    client.request("agent.session.new", {"cwd": str(directory), "mcp_servers": []})
+                    for _ in range(min(100, n - chunk))
+                )
             )
             session_ids += [s["session_id"] for s in opened]
         await asyncio.gather(
@@ -280,9 +285,7 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         await wait_agent(record, lambda e: e["event"] == "written", 2 * n, 30)
         written2 = {e["id"]: e for e in record.events if e["event"] == "written" and e["seq"] > n}
         t0 = time.monotonic()
-        raced = await asyncio.gather(
-            *(respond(c, p["pending_id"]) for p in round2 for c in clients)
-        )
+        raced = await asyncio.gather(*(respond(c, p["pending_id"]) for p in round2 for c in clients))
         round2_seconds = time.monotonic() - t0
         await wait_agent(record, lambda e: e["event"] == "read", 2 * n, 60)
         await notes.wait_count("elicitation.settled", 2 * n, 60)
@@ -302,8 +305,10 @@ async def _run(args, directory: Path, closing: AsyncExitStack) -> dict:
         exactly_once = (
             all(per_pending[p["pending_id"]] == 1 for p in round2)
             and outcomes.get("NOT_FOUND", 0) == n
-            and len(reads2) == n and all(c == 1 for c in reads2.values())
-            and len(settled2) == n and all(c == 1 for c in settled2.values())
+            and len(reads2) == n
+            and all(c == 1 for c in reads2.values())
+            and len(settled2) == n
+            and all(c == 1 for c in settled2.values())
         )
         print(
             f"   round 2: {2 * n} answers ({n} pendings x 2 connections) in {round2_seconds * 1000:.0f} ms: "

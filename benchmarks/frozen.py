@@ -131,7 +131,11 @@ class Operator:
         url = self.server.url.replace("http://", "ws://", 1) + f"/ws/boards/{board_id}/"
         cookie = f"sessionid={self.http.cookies['sessionid']}"
         return connect(
-            url, origin=self.server.url, additional_headers={"Cookie": cookie}, compression=None, proxy=None,
+            url,
+            origin=self.server.url,
+            additional_headers={"Cookie": cookie},
+            compression=None,
+            proxy=None,
             open_timeout=REQUEST_TIMEOUT,
         )
 

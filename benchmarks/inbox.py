@@ -63,8 +63,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"items: {len(latencies)} measured, {len(missing)} never arrived")
     support.footer()
     if args.json:
-        result = {"baseline": baseline.as_dict(), "create_to_inbox": latency.as_dict(baseline),
-                  "target_p50_ms": TARGET_INBOX_P50, "met": met, "missing": missing}
+        result = {
+            "baseline": baseline.as_dict(),
+            "create_to_inbox": latency.as_dict(baseline),
+            "target_p50_ms": TARGET_INBOX_P50,
+            "met": met,
+            "missing": missing,
+        }
         args.json.write_text(json.dumps({"inbox": result}, indent=1))
     return 0
 

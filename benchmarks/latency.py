@@ -56,16 +56,20 @@ def figures(
     def summary(name: str, attr: str) -> support.Summary:
         return support.Summary(name, [v for c in cycles if not math.isnan(v := getattr(c, attr))])
 
-    return base, floor, {
-        "create_to_overlay": summary("(a) create -> overlay in DOM", "create_to_overlay"),
-        "create_to_frame": summary("    create -> next animation frame", "create_to_frame"),
-        "create_to_rendered": summary("    create -> that frame rendered", "create_to_rendered"),
-        "create_to_ws": summary("    create -> WS frame reached page", "create_to_ws"),
-        "submit_to_read": summary("(b) Submit click -> ACP answer read", "submit_to_read"),
-        "click_to_send": summary("    click -> answer frame sent", "click_to_send"),
-        "send_to_read": summary("    frame sent -> ACP answer read", "send_to_read"),
-        "read_to_http": summary("    ACP answer read -> outcome back", "read_to_http"),
-    }
+    return (
+        base,
+        floor,
+        {
+            "create_to_overlay": summary("(a) create -> overlay in DOM", "create_to_overlay"),
+            "create_to_frame": summary("    create -> next animation frame", "create_to_frame"),
+            "create_to_rendered": summary("    create -> that frame rendered", "create_to_rendered"),
+            "create_to_ws": summary("    create -> WS frame reached page", "create_to_ws"),
+            "submit_to_read": summary("(b) Submit click -> ACP answer read", "submit_to_read"),
+            "click_to_send": summary("    click -> answer frame sent", "click_to_send"),
+            "send_to_read": summary("    frame sent -> ACP answer read", "send_to_read"),
+            "read_to_http": summary("    ACP answer read -> outcome back", "read_to_http"),
+        },
+    )
 
 
 def report(
@@ -205,9 +209,23 @@ def profiler(args, stack: ElicitationStack, directory: Path) -> list[subprocess.
         out = directory / f"py-spy-{name}.txt"
         processes.append(
             subprocess.Popen(
-                [args.py_spy, "record", "--pid", str(pid), "--rate", "250", "--format", "raw", "--threads",
-                 "--idle", "--output", str(out), "--nonblocking"],
-                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                [
+                    args.py_spy,
+                    "record",
+                    "--pid",
+                    str(pid),
+                    "--rate",
+                    "250",
+                    "--format",
+                    "raw",
+                    "--threads",
+                    "--idle",
+                    "--output",
+                    str(out),
+                    "--nonblocking",
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
             )
         )
         print(f"   profiling {name} (pid {pid}) into {out}")
@@ -248,8 +266,10 @@ def main(argv: list[str] | None = None) -> int:
 
     support.header(f"latency: elicitation/create -> overlay, Submit -> ACP answer (profile {args.profile})")
     if several:
-        print("   several machines: PostgreSQL (pool), Redis, agent stream held by web process A over SSH, "
-              "page on web process B; floor across two processes on Redis")
+        print(
+            "   several machines: PostgreSQL (pool), Redis, agent stream held by web process A over SSH, "
+            "page on web process B; floor across two processes on Redis"
+        )
     print(
         f"   runs {args.runs} (+{args.warmup} warm-up), {args.baseline_per_run} baseline round trips and "
         f"{args.floor_per_run} framework floor cycles per run"
@@ -257,18 +277,24 @@ def main(argv: list[str] | None = None) -> int:
     started = time.monotonic()
     if args.patch:
         print(f"   server patched with candidate fix(es): {', '.join(args.patch)} (not the product as committed)")
-    with support.workdir(keep=args.keep or bool(args.py_spy)) as directory, ElicitationStack(
-        directory, headless=not args.headed, trace=args.trace, patches=tuple(args.patch), profile=args.profile
-    ) as stack, FrameworkFloor(
-        directory, stack.browser, redis_url=stack.services.redis_url if stack.services else None
-    ) as floor:
+    with (
+        support.workdir(keep=args.keep or bool(args.py_spy)) as directory,
+        ElicitationStack(
+            directory, headless=not args.headed, trace=args.trace, patches=tuple(args.patch), profile=args.profile
+        ) as stack,
+        FrameworkFloor(
+            directory, stack.browser, redis_url=stack.services.redis_url if stack.services else None
+        ) as floor,
+    ):
         if args.extra_as == "sockets":
             stack.open_extra_sockets(args.extra_sockets)
         else:
             stack.open_extra_pages(args.extra_sockets)
-        print(f"   stack up in {time.monotonic() - started:.1f} s, {args.extra_sockets} extra task pages open "
-              f"(as {args.extra_as}); "
-              f"RSS KiB {stack.process_rss()}")
+        print(
+            f"   stack up in {time.monotonic() - started:.1f} s, {args.extra_sockets} extra task pages open "
+            f"(as {args.extra_as}); "
+            f"RSS KiB {stack.process_rss()}"
+        )
         open_sockets = stack.open_sockets()
         print(f"   live sockets open on the page's process: {open_sockets}")
         placement = {
@@ -278,8 +304,10 @@ def main(argv: list[str] | None = None) -> int:
             "page_on": stack.page_server.url,
             "agentctl_started_by": [name for pid in stack.agentctl_pids() for name in support.ancestors(pid)[:3]],
         }
-        print(f"   agent stream held by {placement['stream_held_by']}, page on {placement['page_on']}; "
-              f"agentctl started by {' < '.join(placement['agentctl_started_by'])}")
+        print(
+            f"   agent stream held by {placement['stream_held_by']}, page on {placement['page_on']}; "
+            f"agentctl started by {' < '.join(placement['agentctl_started_by'])}"
+        )
         for i in range(args.warmup):
             stack.cycle(-1 - i)
             time.sleep(args.gap)

@@ -63,8 +63,10 @@ def report(label: str, before, after, cycles: int, rss_kib: int, top: int) -> No
     traced = sum(stat.size_diff for stat in stats)
     print(f"   traced Python memory {traced / 1024:+.0f} KiB ({traced / cycles / 1024:+.2f} KiB per cycle)")
     for stat in sorted(stats, key=lambda s: s.size_diff, reverse=True)[:top]:
-        print(f"   {stat.size_diff / cycles:+8.0f} B/cycle  {stat.count_diff / cycles:+6.2f} blocks/cycle  "
-              f"(now {stat.size / 1024:.0f} KiB)")
+        print(
+            f"   {stat.size_diff / cycles:+8.0f} B/cycle  {stat.count_diff / cycles:+6.2f} blocks/cycle  "
+            f"(now {stat.size / 1024:.0f} KiB)"
+        )
         for line in stat.traceback.format(limit=6, most_recent_first=True):
             print(f"        {line}")
 
@@ -76,14 +78,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=2, help="runs of --cycles after the warm-up (default 2)")
     parser.add_argument("--top", type=int, default=12, help="allocation sites to show per run (default 12)")
     parser.add_argument("--rss-only", action="store_true", help="no tracemalloc: RSS growth per run only")
-    parser.add_argument("--patch", action="append", default=[], choices=sorted(PATCHES),
-                        help="run the server with a candidate change patched in (see benchmarks/trace_server.py)")
+    parser.add_argument(
+        "--patch",
+        action="append",
+        default=[],
+        choices=sorted(PATCHES),
+        help="run the server with a candidate change patched in (see benchmarks/trace_server.py)",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (and the snapshots)")
     args = parser.parse_args(argv)
 
     traced = not args.rss_only
-    support.header(f"leak: the server over {args.runs} x {args.cycles} answered questions"
-                   f"{', tracemalloc on' if traced else ', RSS only'}")
+    support.header(
+        f"leak: the server over {args.runs} x {args.cycles} answered questions"
+        f"{', tracemalloc on' if traced else ', RSS only'}"
+    )
     if args.patch:
         print(f"   server patched with: {', '.join(args.patch)} (not the product as committed)")
     with (

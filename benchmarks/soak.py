@@ -40,6 +40,38 @@ def slope_per_minute(points: list[tuple[float, float]]) -> float:
     return sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / denominator * 60
 
 
+def soak(stack: ElicitationStack, args: argparse.Namespace, samples: list[dict], cycles: list) -> tuple[float, int]:
+    """Run a cycle every ``args.interval`` and sample RSS every ``args.sample`` for ``args.seconds``.
+
+    Fills ``samples`` and ``cycles``; returns when it started (``time.monotonic``) and how many cycles failed.
+    """
+    start = time.monotonic()
+    next_cycle = next_sample = start
+    failures = 0
+    i = 0
+    while (now := time.monotonic()) - start < args.seconds:
+        if now >= next_sample:
+            rss = stack.process_rss()
+            samples.append({"t": now - start, **rss})
+            next_sample += args.sample
+        if now >= next_cycle:
+            try:
+                cycle = stack.cycle(i)
+                cycle.t_start = time.monotonic() - start  # seconds into the soak
+                cycles.append(cycle)
+            except Exception as error:  # a stuck cycle is a finding, not a crash of the soak
+                failures += 1
+                print(f"   cycle {i} failed at {now - start:.0f} s: {error!r}")
+                if failures > 5:
+                    break
+            i += 1
+            next_cycle += args.interval
+            if next_cycle < time.monotonic():
+                next_cycle = time.monotonic()
+        time.sleep(max(0.0, min(next_cycle, next_sample) - time.monotonic()))
+    return start, failures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=float, default=600, help="length of the soak (default 600)")
@@ -64,34 +96,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.patch:
         print(f"   server patched with candidate fix(es): {', '.join(args.patch)} (not the product as committed)")
     samples: list[dict] = []
-    cycles = []
-    failures = 0
+    cycles: list = []
     with support.workdir(keep=args.keep) as directory, ElicitationStack(directory, patches=tuple(args.patch)) as stack:
         for i in range(args.warmup):
             stack.cycle(-1 - i)
-        start = time.monotonic()
-        next_cycle = next_sample = start
-        i = 0
-        while (now := time.monotonic()) - start < args.seconds:
-            if now >= next_sample:
-                rss = stack.process_rss()
-                samples.append({"t": now - start, **rss})
-                next_sample += args.sample
-            if now >= next_cycle:
-                try:
-                    cycle = stack.cycle(i)
-                    cycle.t_start = time.monotonic() - start  # seconds into the soak
-                    cycles.append(cycle)
-                except Exception as error:  # a stuck cycle is a finding, not a crash of the soak
-                    failures += 1
-                    print(f"   cycle {i} failed at {now - start:.0f} s: {error!r}")
-                    if failures > 5:
-                        break
-                i += 1
-                next_cycle += args.interval
-                if next_cycle < time.monotonic():
-                    next_cycle = time.monotonic()
-            time.sleep(max(0.0, min(next_cycle, next_sample) - time.monotonic()))
+        start, failures = soak(stack, args, samples, cycles)
         samples.append({"t": time.monotonic() - start, **stack.process_rss()})
         baseline = stack.baseline(200)
         duration = time.monotonic() - start
@@ -101,8 +110,10 @@ def main(argv: list[str] | None = None) -> int:
             return [x for x in items if key(x) <= window]
         return [x for x in items if key(x) >= duration - window]
 
-    print(f"   {len(cycles)} cycles in {duration:.0f} s ({failures} failed); baseline loopback WS round trip "
-          f"p50 {support.percentile(baseline, 50):.2f} ms")
+    print(
+        f"   {len(cycles)} cycles in {duration:.0f} s ({failures} failed); baseline loopback WS round trip "
+        f"p50 {support.percentile(baseline, 50):.2f} ms"
+    )
     print(f"{'t (s)':>7} {'server KiB':>11} {'agentctl KiB':>13} {'agent KiB':>10} | cycles  p50 (a) ms  p50 (b) ms")
     for s in samples:
         near = [c for c in cycles if s["t"] - args.sample < c.t_start <= s["t"]]
@@ -139,8 +150,13 @@ def main(argv: list[str] | None = None) -> int:
         p_first, p_last = support.percentile(first, 50), support.percentile(last, 50)
         flat = p_last <= p_first * (1 + args.tolerance) + 5
         flat_all &= flat
-        verdict[attr] = {"first_p50": p_first, "last_p50": p_last, "first_p95": support.percentile(first, 95),
-                         "last_p95": support.percentile(last, 95), "flat": flat}
+        verdict[attr] = {
+            "first_p50": p_first,
+            "last_p50": p_last,
+            "first_p95": support.percentile(first, 95),
+            "last_p95": support.percentile(last, 95),
+            "flat": flat,
+        }
         print(
             f"{name:<26} p50 first {window:.0f} s {p_first:7.1f} ms (p95 {support.percentile(first, 95):.1f}), "
             f"last {window:.0f} s {p_last:7.1f} ms (p95 {support.percentile(last, 95):.1f}) -> "
@@ -149,11 +165,18 @@ def main(argv: list[str] | None = None) -> int:
     print(f"soak verdict: memory and latency {'FLAT' if flat_all else 'NOT FLAT'} over {duration:.0f} s")
     support.footer()
     if args.json:
-        args.json.write_text(json.dumps(
-            {"soak": verdict, "samples": samples, "cycles": [c.__dict__ for c in cycles], "duration": duration,
-             "failures": failures},
-            indent=1,
-        ))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "soak": verdict,
+                    "samples": samples,
+                    "cycles": [c.__dict__ for c in cycles],
+                    "duration": duration,
+                    "failures": failures,
+                },
+                indent=1,
+            )
+        )
     return 0
 
 

@@ -39,7 +39,7 @@ import re
 import subprocess
 import time
 import urllib.request
-from contextlib import ExitStack
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -233,10 +233,8 @@ class ElicitationStack:
         return self
 
     def __exit__(self, *exc) -> None:
-        try:
+        with suppress(Exception):  # the stack may be gone already; closing is what matters
             self.control.send("end")
-        except Exception:
-            pass
         self._exit.close()
 
     def _start(self) -> None:

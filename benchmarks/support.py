@@ -133,9 +133,7 @@ def machine_description() -> str:
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal"):
                 memory = f", {int(line.split()[1]) // 1024} MiB RAM"
-    return (
-        f"{os.cpu_count()} x {cpu}{memory}; Linux {platform.release()}; Python {platform.python_version()}"
-    )
+    return f"{os.cpu_count()} x {cpu}{memory}; Linux {platform.release()}; Python {platform.python_version()}"
 
 
 def git_state() -> str:
@@ -255,8 +253,16 @@ class Server:
         """An operator (``manage.py demo``) in ``workspace``, by default a workspace of their own."""
         return json.loads(
             self.manage(
-                "demo", "--json", "--username", username, "--password", PASSWORD,
-                "--workspace", workspace or f"{username}'s workspace", "--no-staff", "--no-showcase",
+                "demo",
+                "--json",
+                "--username",
+                username,
+                "--password",
+                PASSWORD,
+                "--workspace",
+                workspace or f"{username}'s workspace",
+                "--no-staff",
+                "--no-showcase",
                 *([] if tasks else ["--no-tasks"]),
             )
         )
@@ -275,8 +281,11 @@ class Server:
         )
         spec = {"workspace_id": workspace_id, "name": name, "command": command, "env": env, "working_dir": working_dir}
         subprocess.run(
-            [PYTHON, "manage.py", "shell", "-c", code], cwd=ROOT,
-            env={**self.env, "BENCH_PROFILE": json.dumps(spec)}, check=True, capture_output=True,
+            [PYTHON, "manage.py", "shell", "-c", code],
+            cwd=ROOT,
+            env={**self.env, "BENCH_PROFILE": json.dumps(spec)},
+            check=True,
+            capture_output=True,
         )
 
     def descendants(self) -> list[int]:
@@ -321,7 +330,11 @@ def running_servers(
             log = closing.enter_context(log_path.open("w"))
             process = subprocess.Popen(
                 [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), application],
-                cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                cwd=ROOT,
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
             )
             closing.callback(stop_group, process)
             processes.append(process)

@@ -11,6 +11,7 @@ answers.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -31,7 +32,8 @@ def main() -> int:
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
     )
-    assert agent.stdin is not None and agent.stdout is not None
+    assert agent.stdin is not None
+    assert agent.stdout is not None
 
     def record(direction: str, line: bytes) -> None:
         try:
@@ -51,10 +53,8 @@ def main() -> int:
         except (BrokenPipeError, ValueError):
             pass  # the other side is gone
         finally:
-            try:
+            with contextlib.suppress(BrokenPipeError, ValueError):
                 sink.close()  # so the end of the stream reaches the other side
-            except (BrokenPipeError, ValueError):
-                pass
 
     upstream = threading.Thread(target=relay, args=(sys.stdin.buffer, agent.stdin, CLIENT_TO_AGENT), daemon=True)
     upstream.start()

@@ -32,5 +32,8 @@ def test_forty_concurrent_answers_one_delivery(browser, server):
     assert statuses.count(204) == 1, statuses
     assert statuses.count(200) == 39  # each told it was already answered
     answer = agent_said(first, "Answer:")
-    assert answer["action"] == "accept" and answer["content"]["question_0"] in {"Red", "Blue"}
-    expect(first.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)
+    assert answer["action"] == "accept"
+    assert answer["content"]["question_0"] in {"Red", "Blue"}
+    expect(first.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(
+        1
+    )

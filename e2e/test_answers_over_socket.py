@@ -158,8 +158,11 @@ def test_forty_answer_frames_from_two_windows_one_delivery(browser, server):
     finally:
         os.kill(pid, signal.SIGCONT)
     answer = agent_said(page, "Answer:")
-    assert answer["action"] == "accept" and answer["content"]["question_0"] in {"Red", "Blue"}
-    expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)
+    assert answer["action"] == "accept"
+    assert answer["content"]["question_0"] in {"Red", "Blue"}
+    expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(
+        1
+    )
     assert len(traffic.answers()) == len(other_traffic.answers()) == 20
     outcomes = []
     for each in (page, other):

@@ -100,10 +100,14 @@ def test_AC_57_bundle_stepper_keyboard_and_submit(browser, server):
     # Back, custom text on the second question replaces its pick.
     page.get_by_test_id("clarification-prev").click()
     expect(visible).to_have_attribute("data-question-id", "lang")
-    page.locator("[data-testid=clarification-question-card][data-question-id=lang]").get_by_test_id("clarification-input").fill("Kotlin")
+    page.locator("[data-testid=clarification-question-card][data-question-id=lang]").get_by_test_id(
+        "clarification-input"
+    ).fill("Kotlin")
     page.get_by_test_id("clarification-next").click()
     expect(submit).to_be_disabled()
-    page.locator("[data-testid=clarification-question-card][data-question-id=ci]").get_by_test_id("clarification-option").first.click()
+    page.locator("[data-testid=clarification-question-card][data-question-id=ci]").get_by_test_id(
+        "clarification-option"
+    ).first.click()
     expect(progress).to_have_text("3 of 3 answered")
     expect(page.locator("[data-testid=clarification-step][data-answered=true]")).to_have_count(3)
     page.keyboard.press("Control+Enter")
@@ -174,7 +178,9 @@ def test_a_blocked_task_shows_waiting_for_input_and_an_idle_one_does_not(browser
     expect(idle.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
 
     idle.goto(f"{server.url}/boards/{ids['board_id']}/")
-    expect(idle.get_by_test_id(f"task-card-{ids['task_ids'][0]}").get_by_test_id("task-state-waiting-for-input")).to_be_visible()
+    expect(
+        idle.get_by_test_id(f"task-card-{ids['task_ids'][0]}").get_by_test_id("task-state-waiting-for-input")
+    ).to_be_visible()
     idle_card = idle.get_by_test_id(f"task-card-{idle_task}")
     expect(idle_card.get_by_test_id("task-state-turn-finished")).to_be_visible()
     expect(idle_card.get_by_test_id("task-state-waiting-for-input")).to_have_count(0)

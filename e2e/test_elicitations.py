@@ -9,7 +9,7 @@ SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 
 
 def test_AC_09_single_question_answered_in_the_same_turn(browser, server):
-    page, ids = fresh_task(browser, server, "single")
+    page, _ids = fresh_task(browser, server, "single")
     start(page, "elicit-single")
     overlay = page.get_by_test_id("clarification-overlay")
     expect(overlay).to_have_attribute("data-source", "elicitation")

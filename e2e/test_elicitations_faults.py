@@ -10,6 +10,7 @@ from testing_support.browser import start_scenario as start
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_AGENT_STREAM_PING_SECONDS": "0.3"}
 
+
 def test_AC_20a_stream_down_answer_not_delivered_then_reconciled_and_answered(browser, server):
     page, ids = fresh_task(browser, server, "frozen")
     start(page, "elicit-single")

@@ -88,9 +88,7 @@ def test_a_board_answer_panel_frame_with_a_lone_surrogate_for_its_task_is_refuse
         still_answers(socket)
 
 
-def test_a_board_answer_panel_frame_naming_a_task_beyond_any_id_is_told_there_is_no_such_task(
-    server, operator, cookie
-):
+def test_a_board_answer_panel_frame_naming_a_task_beyond_any_id_is_told_there_is_no_such_task(server, operator, cookie):
     with page_socket(server, operator, cookie, "board") as socket:
         socket.send(json.dumps({"type": "answer_panel.open", "task_id": 10**20}))
         assert "toast-error" in socket.recv(timeout=20)
@@ -105,12 +103,11 @@ def test_a_board_answer_panel_frame_naming_a_task_beyond_any_id_is_told_there_is
         "through=1:1,-99999999999999999999",
     ],
 )
-def test_a_board_reconnecting_with_numbers_beyond_any_id_is_caught_up_as_a_fresh_page(
-    server, operator, cookie, query
-):
+def test_a_board_reconnecting_with_numbers_beyond_any_id_is_caught_up_as_a_fresh_page(server, operator, cookie, query):
     with open_socket(server, cookie, f"/ws/boards/{operator['board_id']}/?{query}") as socket:
         catch_up = socket.recv(timeout=20)
-        assert 'data-testid="kanban-board"' in catch_up and 'data-testid="kanban-column-' in catch_up
+        assert 'data-testid="kanban-board"' in catch_up
+        assert 'data-testid="kanban-column-' in catch_up
 
 
 def test_a_task_page_reconnecting_after_a_message_beyond_any_id_is_caught_up(server, operator, cookie):

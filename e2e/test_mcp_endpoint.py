@@ -32,8 +32,15 @@ respond(record.pending_id, answers=[{{"question_id": "db", "selected_options": [
 
 BUNDLE = {
     "questions": [
-        {"id": "db", "title": "Database", "prompt": "Which database?", "options": [
-            {"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "Embedded"}]}
+        {
+            "id": "db",
+            "title": "Database",
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        }
     ]
 }
 
@@ -48,11 +55,13 @@ def token(server):
 async def call(server, token, *calls):
     """Open an MCP session with ``token`` and run each ``call(session)``."""
     headers = {"Authorization": f"Bearer {token}"}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None)) as http:
-        async with streamable_http_client(f"{server.url}/mcp/", http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                return [await each(session) for each in calls]
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None)) as http,
+        streamable_http_client(f"{server.url}/mcp/", http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return [await each(session) for each in calls]
 
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": "Basic good-token"}])

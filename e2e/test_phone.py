@@ -1,5 +1,7 @@
 """The board, the task page and the overlay in a phone's window (390×844): nothing sideways, nothing too small."""
 
+import itertools
+
 import pytest
 from playwright.sync_api import expect
 
@@ -41,7 +43,7 @@ def test_the_nav_keeps_clear_of_the_brand_each_item_on_one_line(browser, server,
         assert not intersects(brand, box), f"{box} runs into the brand {brand}"
         same_row = box["y"] < brand["y"] + brand["height"] and brand["y"] < box["y"] + box["height"]
         assert not same_row or box["x"] >= brand["x"] + brand["width"] + 8, f"{box} is glued to the brand {brand}"
-    for a, b in zip(boxes, boxes[1:], strict=False):
+    for a, b in itertools.pairwise(boxes):
         assert not intersects(a, b)
     assert page.locator(".topnav a, .topnav button").evaluate_all(_LINES) == [1, 1, 1, 1, 1, 1]
 

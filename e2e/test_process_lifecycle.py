@@ -106,7 +106,8 @@ def test_a_restarted_web_process_adopts_the_agents_left_running_with_no_page_ope
     # first's process group, its agentctl included, as a terminal's Ctrl+C would.
     with running_server(env, own_database.parent / "before.log") as first:
         agentctl, agent = orphan_an_agent(browser, first, "otto")
-        assert agentctl.is_running() and agent.is_running(), "agents outlive a killed web process"
+        assert agentctl.is_running(), "agents outlive a killed web process"
+        assert agent.is_running(), "agents outlive a killed web process"
 
         with running_server(env, own_database.parent / "after.log") as second:
             # Nobody connects to the new process: it adopts the execution on its own.

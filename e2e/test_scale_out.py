@@ -31,14 +31,17 @@ from testing_support.processes import ROOT, free_port, running_server, server_en
 @pytest.fixture(scope="module")
 def servers(postgres_url, redis_url, tmp_path_factory):
     logs = tmp_path_factory.mktemp("scale-out")
-    env = server_environ(logs / "unused.sqlite3", {
-        "DATABASE_URL": postgres_url,
-        "REDIS_URL": redis_url,
-        "KANDEV_CHANNEL_PREFIX": f"scale-{uuid.uuid4().hex[:8]}",
-        "KANDEV_FEATURES_ACP_ELICITATION": "true",
-        # Both web processes run on this one machine, so agentctl on loopback reaches them.
-        "KANDEV_SILENCED_CHECKS": "kandev.E002",
-    })
+    env = server_environ(
+        logs / "unused.sqlite3",
+        {
+            "DATABASE_URL": postgres_url,
+            "REDIS_URL": redis_url,
+            "KANDEV_CHANNEL_PREFIX": f"scale-{uuid.uuid4().hex[:8]}",
+            "KANDEV_FEATURES_ACP_ELICITATION": "true",
+            # Both web processes run on this one machine, so agentctl on loopback reaches them.
+            "KANDEV_SILENCED_CHECKS": "kandev.E002",
+        },
+    )
     subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
     with running_server(env, logs / "a.log") as a, running_server(env, logs / "b.log") as b:
         yield a, b
@@ -66,7 +69,9 @@ def test_an_answer_through_the_other_process_reaches_the_agent_once(browser, ser
     expect(on_a.get_by_test_id("clarification-overlay")).to_have_count(0)
     for page in (on_a, on_b):
         assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Red"}}
-        expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)
+        expect(
+            page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")
+        ).to_have_count(1)
         expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")
 
 
@@ -117,12 +122,15 @@ def test_an_agent_on_an_ssh_executor_is_answered_through_either_web_process_over
     url, pid, launch_id = execution_row(postgres_url, task_id)
     agentctl = psutil.Process(pid)
     # Started by sshd, not by a web process; listening on the host's loopback only.
-    assert any(parent.name().startswith("sshd") for parent in agentctl.parents()) and launch_id == f"ssh-{pid}"
+    assert any(parent.name().startswith("sshd") for parent in agentctl.parents())
+    assert launch_id == f"ssh-{pid}"
     listening = {c.laddr for c in agentctl.net_connections() if c.status == psutil.CONN_LISTEN}
-    assert listening == {(urlsplit(url).hostname, urlsplit(url).port)} and urlsplit(url).hostname == "127.0.0.1"
+    assert listening == {(urlsplit(url).hostname, urlsplit(url).port)}
+    assert urlsplit(url).hostname == "127.0.0.1"
     # Each web process reaches it through its SSH connection: only sshd connects to that port.
     peers = {c.pid for c in psutil.net_connections("tcp") if c.raddr and c.raddr.port == urlsplit(url).port and c.pid}
-    assert peers and all(psutil.Process(peer).name().startswith("sshd") for peer in peers)
+    assert peers
+    assert all(psutil.Process(peer).name().startswith("sshd") for peer in peers)
     assert (Path(ssh_host.workdir_root) / f"task-{task_id}").is_dir()
 
     # B does not own the stream: its answer goes through B's own tunnel.
@@ -130,7 +138,9 @@ def test_an_agent_on_an_ssh_executor_is_answered_through_either_web_process_over
     on_b.get_by_test_id("clarification-submit").click()
     for page in (on_a, on_b):
         assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Red"}}
-        expect(page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")).to_have_count(1)
+        expect(
+            page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text="Answer:")
+        ).to_have_count(1)
 
     # A kill -9 of agentctl on the host ends its SSH process: both tabs see the session fail.
     os.kill(pid, signal.SIGKILL)

@@ -49,7 +49,8 @@ def what_the_agent_received(tap_log: Path) -> list:
     return [
         entry["frame"]["result"]
         for entry in frames
-        if entry["direction"] == "client->agent" and "result" in (entry["frame"] or {})
+        if entry["direction"] == "client->agent"
+        and "result" in (entry["frame"] or {})
         and entry["frame"].get("id") in requests
     ]
 
@@ -76,7 +77,7 @@ def test_a_secret_answer_reaches_the_agent_and_is_never_shown_stored_or_logged(
         login(page, server, "keeper", task_url)
         expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
         pages.append(page)
-    answering, watching = pages
+    answering, _watching = pages
 
     answering.get_by_test_id("session-start-profile").select_option(label=PROFILE)
     answering.get_by_test_id("session-start-prompt").fill("/e2e:elicit-secret")

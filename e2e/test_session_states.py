@@ -80,7 +80,8 @@ def test_a_crash_shows_how_it_ended_and_what_the_agent_printed_once_and_as_text(
         body = page.locator("body").inner_text()
         assert body.count("exited unexpectedly with code 3") == 1
         assert body.count("noise line 30") == 1
-        assert "signal None" not in body and "exit code 3, signal" not in body
+        assert "signal None" not in body
+        assert "exit code 3, signal" not in body
         assert page.locator("main img, main script:not([src])").count() == 0
         assert page.evaluate("window.pwned") is None
 
@@ -90,7 +91,8 @@ def test_a_crash_shows_how_it_ended_and_what_the_agent_printed_once_and_as_text(
     page.reload()
     expect(page.get_by_test_id("session-stderr")).to_have_text(tail)
     said_once(page)
-    assert dialogs == [] and errors == []
+    assert dialogs == []
+    assert errors == []
 
 
 def _turn_finished_notifications_on(browser, server, username):
@@ -100,9 +102,7 @@ def _turn_finished_notifications_on(browser, server, username):
     login(page, server, username, "/settings/notifications/")
     setting = page.get_by_test_id("notification-setting-session.turn_finished")
     setting.get_by_test_id("notification-switch").click()
-    expect(page.get_by_test_id("notification-setting-session.turn_finished")).to_have_attribute(
-        "data-enabled", "true"
-    )
+    expect(page.get_by_test_id("notification-setting-session.turn_finished")).to_have_attribute("data-enabled", "true")
     return page
 
 

@@ -54,8 +54,9 @@ def handshake(server, operator, cookie, origin: str | None) -> int:
     """101 when the socket opened (its first frame, the catch-up, read), else the HTTP status of the refusal."""
     headers = {"Cookie": cookie}
     try:
-        with connect(board_socket(server, operator), origin=origin, additional_headers=headers, proxy=None,
-                     open_timeout=20) as socket:
+        with connect(
+            board_socket(server, operator), origin=origin, additional_headers=headers, proxy=None, open_timeout=20
+        ) as socket:
             socket.recv(timeout=20)
             return 101
     except InvalidStatus as refusal:

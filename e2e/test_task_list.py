@@ -30,12 +30,16 @@ def show_more(page, step_id):
 def test_a_long_step_shows_fifty_rows_and_show_more_brings_the_rest_while_it_changes(browser, server):
     ids = server.create_operator("frank", workspace="Long list")
     backlog, in_progress = ids["step_ids"][0], ids["step_ids"][1]
-    created = server.manage("shell", "-c", (
-        f"import json; from kandev_web.board.models import Step, Task; step = Step.objects.get(pk={backlog}); "
-        "Task.objects.bulk_create(Task(board_id=step.board_id, step=step, title=f'Bulk {i:02d}', position=i) "
-        "for i in range(55)); "
-        "print(json.dumps(list(step.tasks.order_by('position').values_list('pk', flat=True))))"
-    ))
+    created = server.manage(
+        "shell",
+        "-c",
+        (
+            f"import json; from kandev_web.board.models import Step, Task; step = Step.objects.get(pk={backlog}); "
+            "Task.objects.bulk_create(Task(board_id=step.board_id, step=step, title=f'Bulk {i:02d}', position=i) "
+            "for i in range(55)); "
+            "print(json.dumps(list(step.tasks.order_by('position').values_list('pk', flat=True))))"
+        ),
+    )
     task_ids = json.loads(created.strip().splitlines()[-1])
     everything = [f"Bulk {i:02d}" for i in range(55)]
 

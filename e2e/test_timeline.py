@@ -237,7 +237,8 @@ def test_each_session_has_a_divider_and_each_message_its_time(watched):
     # Live, and as the server renders it: the second session opens with its divider, before its prompt.
     for _ in range(2):
         sequence = order()
-        assert sequence[0] == "session-divider" and sequence.count("session-divider") == 2
+        assert sequence[0] == "session-divider"
+        assert sequence.count("session-divider") == 2
         second = sequence.index("session-divider", 1)
         first_of_second = page.locator("#timeline > li").nth(second + 2)  # after "No messages yet" and the divider
         expect(first_of_second).to_have_attribute("data-author", "user")

@@ -120,7 +120,8 @@ def test_a_question_is_pushed_once_to_the_browser_and_a_gone_browser_is_forgotte
     assert payload["title"] == "Agent needs your answer"
     assert payload["body"] == f'The agent asked a question on "{title}".'
     assert payload["url"] == f"/tasks/{task_id}/"
-    assert QUESTION not in json.dumps(payload) and b"database" not in push.body
+    assert QUESTION not in json.dumps(payload)
+    assert b"database" not in push.body
 
     push_service.wait_for(phone_endpoint)  # tried, and its push service said 410 Gone
     # Removed right after the 410 came back; each look is a process of its own, so no sleep is needed between.

@@ -79,4 +79,3 @@ def test_an_adopted_execution_on_an_ssh_executor_is_reached_through_its_own_tunn
             assert second.process.pid not in [parent.pid for parent in psutil.Process(pid).parents()]
             os.kill(pid, signal.SIGKILL)
             expect_agentctl_gone(page)
-

@@ -97,4 +97,5 @@ def test_an_agents_question_answered_and_its_finished_turn_reach_the_receiver(br
     assert {p["task"]["id"] for p in payloads} == {task_id}
     assert payloads[1]["question"]["status"] == "answered"
     for item in receiver.received:
-        assert b"Which database" not in item.body and b"SQLite" not in item.body
+        assert b"Which database" not in item.body
+        assert b"SQLite" not in item.body

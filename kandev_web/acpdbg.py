@@ -122,7 +122,8 @@ async def _session(
     except OSError as error:
         _remark(f"cannot start {agent_argv[0]!r}: {error.strerror or error}")
         return 1
-    assert process.stdin and process.stdout
+    assert process.stdin
+    assert process.stdout
     answerer = _Answerer(answers)
     peer = JsonRpcPeer(
         process.stdout,

@@ -9,6 +9,7 @@ could not finish. Neither a request nor the agent stream ever waits for it.
 """
 
 import asyncio
+import contextlib
 import logging
 import threading
 
@@ -56,10 +57,8 @@ class Worker:
                 await asyncio.to_thread(self._pass_in_a_thread)
             except Exception:
                 logger.exception("a %s pass failed", self.description)
-            try:
+            with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(wake.wait(), timeout=self.poll_seconds())
-            except TimeoutError:
-                pass
             wake.clear()
 
     def _pass_in_a_thread(self) -> None:

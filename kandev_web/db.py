@@ -51,4 +51,3 @@ def database_sync_to_async(func):
 def agent_sync_to_async(func):
     """Run ``func`` in the agent runner's thread, on a connection kept between calls."""
     return DatabaseSyncToAsync(func, thread_sensitive=False, executor=AGENT_THREAD)
-

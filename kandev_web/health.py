@@ -61,7 +61,7 @@ async def _check(name: str, check) -> str:
     try:
         async with asyncio.timeout(CHECK_TIMEOUT_SECONDS):
             await check()
-    except Exception as error:  # noqa: BLE001 — any failure means not ready; which one is for the log
+    except Exception as error:  # any failure means not ready; which one is for the log
         logger.warning("readiness: %s is down (%s)", name, type(error).__name__)
         return "down"
     return "ok"

@@ -6,6 +6,7 @@ check is closed with 4403 before it joins anything, so nothing is ever sent to i
 """
 
 import time
+from collections.abc import Sequence
 from functools import cached_property
 
 from channels.consumer import get_handler_name
@@ -33,7 +34,8 @@ def viewer_language(scope) -> str:
 
 
 class LiveConsumer(AsyncWebsocketConsumer):
-    joined: list[str] = []
+    #: The groups this socket joined; none until it is authorised.
+    joined: Sequence[str] = ()
     #: What ``kandev_open_sockets`` counts this page's sockets as.
     page_kind = "page"
 
@@ -104,10 +106,13 @@ class LiveConsumer(AsyncWebsocketConsumer):
         # so an operator removed from a workspace stops hearing it. The answer
         # is kept briefly (a question brings several events at once); a change
         # of membership sends ``access.changed``, which checks again at once.
-        if self.joined and not message["type"].startswith("websocket."):
-            if not await self.allowed(recheck=message["type"] == "access.changed"):
-                await self.close(code=CLOSE_FORBIDDEN)
-                return
+        if (
+            self.joined
+            and not message["type"].startswith("websocket.")
+            and not await self.allowed(recheck=message["type"] == "access.changed")
+        ):
+            await self.close(code=CLOSE_FORBIDDEN)
+            return
         # Channels' own dispatch closes the thread's database connection before
         # every handler, one more thread hop and a new connection per event;
         # the connection kept by ``kandev_web.db`` is the point.

@@ -59,9 +59,17 @@ def workspace_objects(name: str) -> dict[str, object]:
         pending_id=pending_id,
         session=session,
         turn=turn,
-        questions=[{"id": "q", "title": "Q", "prompt": "Which?", "options": [
-            {"id": "q_opt1", "label": "A", "description": ""},
-            {"id": "q_opt2", "label": "B", "description": ""}]}],
+        questions=[
+            {
+                "id": "q",
+                "title": "Q",
+                "prompt": "Which?",
+                "options": [
+                    {"id": "q_opt1", "label": "A", "description": ""},
+                    {"id": "q_opt2", "label": "B", "description": ""},
+                ],
+            }
+        ],
     )
     permission = Message.objects.create(
         session=session,

@@ -241,4 +241,3 @@ class Receiver(LoopbackService):
 
 
 # --- agentctl, for tests that need no real process -------------------------------------------------
-

@@ -83,4 +83,5 @@ def assert_within_window(page, locator) -> None:
     inner = page.evaluate("() => innerWidth")
     box = locator.bounding_box()
     assert box is not None
-    assert box["x"] >= 0 and box["x"] + box["width"] <= inner, f"{locator} spans {box} in a {inner} px window"
+    assert box["x"] >= 0, f"{locator} spans {box} in a {inner} px window"
+    assert box["x"] + box["width"] <= inner, f"{locator} spans {box} in a {inner} px window"

@@ -28,6 +28,35 @@ import sys
 RECORDED_ENV = ("KANDEV_AGENTCTL_TOKEN", "SCRIPTED_AGENT_MARKER")
 
 
+def write(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def act(kind: str, argument, latest: dict | None) -> None:
+    """Do a step that only writes or ends the process; ``latest`` is the last frame read."""
+    if kind == "send":
+        write(json.dumps(argument))
+    elif kind == "raw":
+        write(argument)
+    elif kind == "stderr":
+        sys.stderr.write(argument + "\n")
+        sys.stderr.flush()
+    elif kind == "echo":
+        chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": json.dumps(latest)}}
+        write(
+            json.dumps(
+                {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": argument, "update": chunk}}
+            )
+        )
+    elif kind == "exit":
+        os._exit(argument)
+    elif kind == "signal":
+        os.kill(os.getpid(), signal.Signals[argument])
+    else:
+        raise SystemExit(f"unknown step {kind!r}")
+
+
 def main() -> None:
     with open(sys.argv[1]) as file:
         steps = json.load(file)
@@ -36,10 +65,6 @@ def main() -> None:
     record = open(sys.argv[2], "a", buffering=1)  # noqa: SIM115
     env = {name: os.environ[name] for name in RECORDED_ENV if name in os.environ}
     record.write(json.dumps({"pid": os.getpid(), "env": env}) + "\n")
-
-    def write(line: str) -> None:
-        sys.stdout.write(line + "\n")
-        sys.stdout.flush()
 
     def read() -> dict:
         line = sys.stdin.readline()
@@ -64,26 +89,8 @@ def main() -> None:
             write(json.dumps({"jsonrpc": "2.0", "id": latest_request["id"], "result": argument}))
         elif kind == "reply_error":
             write(json.dumps({"jsonrpc": "2.0", "id": latest_request["id"], "error": argument}))
-        elif kind == "send":
-            write(json.dumps(argument))
-        elif kind == "raw":
-            write(argument)
-        elif kind == "stderr":
-            sys.stderr.write(argument + "\n")
-            sys.stderr.flush()
-        elif kind == "echo":
-            chunk = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": json.dumps(latest)}}
-            write(
-                json.dumps(
-                    {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": argument, "update": chunk}}
-                )
-            )
-        elif kind == "exit":
-            os._exit(argument)
-        elif kind == "signal":
-            os.kill(os.getpid(), signal.Signals[argument])
         else:
-            raise SystemExit(f"unknown step {kind!r}")
+            act(kind, argument, latest)
     while True:
         read()
 

@@ -33,7 +33,10 @@ def run_benchmark(name: str, tmp_path: Path, *options: str, profile: str = "seve
     out = tmp_path / f"{name}.json"
     done = subprocess.run(
         [sys.executable, "-m", f"benchmarks.{name}", "--profile", profile, "--json", str(out), *options],
-        cwd=ROOT, capture_output=True, text=True, timeout=110,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=110,
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     return json.loads(out.read_text())[name]
@@ -43,17 +46,20 @@ def started_over_ssh(ancestors: list[str]) -> bool:
     return any(name.startswith("sshd") for name in ancestors)
 
 
-def test_concurrency_on_several_machines_answers_every_pending_once_through_two_ssh_tunnels(
-    several_machines, tmp_path
-):
+def test_concurrency_on_several_machines_answers_every_pending_once_through_two_ssh_tunnels(several_machines, tmp_path):
     result = run_benchmark("concurrency", tmp_path, "--sessions", "20", "--batches", "2", "--baseline", "20")
     assert result["profile"] == "several-machines"
-    assert started_over_ssh(result["agentctl_started_by"]) and result["tunnelled"]
-    assert result["exactly_once"] and result["round1_delivered"] == 20
+    assert started_over_ssh(result["agentctl_started_by"])
+    assert result["tunnelled"]
+    assert result["exactly_once"]
+    assert result["round1_delivered"] == 20
     assert result["round2_outcomes"] == {"ok": 20, "NOT_FOUND": 20}
-    assert result["baseline"]["n"] == 20 and result["sent_to_read"]["n"] == 20
-    assert result["ssh_baseline"]["n"] == 20 and result["ssh_baseline"]["ratio_p50"] > 0
-    assert math.isfinite(result["sent_to_read"]["ratio_p50"]) and result["sent_to_read"]["ratio_p50"] > 1
+    assert result["baseline"]["n"] == 20
+    assert result["sent_to_read"]["n"] == 20
+    assert result["ssh_baseline"]["n"] == 20
+    assert result["ssh_baseline"]["ratio_p50"] > 0
+    assert math.isfinite(result["sent_to_read"]["ratio_p50"])
+    assert result["sent_to_read"]["ratio_p50"] > 1
 
 
 def test_latency_on_several_machines_measures_both_paths_against_floors_of_the_same_run(several_machines, tmp_path):
@@ -64,25 +70,41 @@ def test_latency_on_several_machines_measures_both_paths_against_floors_of_the_s
     # The page is on the other web process than the one holding the agent's stream, and the agent is over SSH.
     assert result["page_on"] != result["stream_held_by"]
     assert started_over_ssh(result["agentctl_started_by"])
-    assert result["baseline"]["n"] == 4 and result["floor"]["n"] == 2
-    assert result["ssh_baseline"]["n"] == 4 and result["ssh_baseline"]["ratio_p50"] > 0
+    assert result["baseline"]["n"] == 4
+    assert result["floor"]["n"] == 2
+    assert result["ssh_baseline"]["n"] == 4
+    assert result["ssh_baseline"]["ratio_p50"] > 0
     for path in ("create_to_overlay", "submit_to_read"):
         assert result[path]["n"] == 2
-        assert result[path]["p50"] > 0 and math.isfinite(result[path]["floor_ratio_p50"])
+        assert result[path]["p50"] > 0
+        assert math.isfinite(result[path]["floor_ratio_p50"])
         assert math.isfinite(result[path]["ratio_p50"])
-    assert result["bad_answers"] == [] and result["not_delivered"] == []
+    assert result["bad_answers"] == []
+    assert result["not_delivered"] == []
 
 
 def test_latency_with_more_sockets_open_on_the_task_measures_both_paths_with_every_answer_delivered(tmp_path):
     result = run_benchmark(
-        "latency", tmp_path, "--runs", "2", "--warmup", "0", "--extra-sockets", "3", "--extra-as", "sockets",
+        "latency",
+        tmp_path,
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--extra-sockets",
+        "3",
+        "--extra-as",
+        "sockets",
         profile="embedded",
     )
-    assert result["targets"]["extra_sockets"] == 3 and result["extra_as"] == "sockets"
+    assert result["targets"]["extra_sockets"] == 3
+    assert result["extra_as"] == "sockets"
     assert result["open_sockets"]["task"] == 4
     for path in ("create_to_overlay", "submit_to_read"):
-        assert result[path]["n"] == 2 and math.isfinite(result[path]["floor_ratio_p50"])
-    assert result["bad_answers"] == [] and result["not_delivered"] == []
+        assert result[path]["n"] == 2
+        assert math.isfinite(result[path]["floor_ratio_p50"])
+    assert result["bad_answers"] == []
+    assert result["not_delivered"] == []
 
 
 def figures(p50: float, p99: float, *, baseline: float, floor: float | None = None) -> dict:
@@ -111,24 +133,28 @@ def cells(row: str) -> list[str]:
 def test_side_by_side_gives_each_path_its_ratios_to_the_floors_of_its_own_run():
     embedded, several = latency_run("embedded", 0.5, 4.0, 40.0), latency_run("several-machines", 0.5, 8.0, 60.0)
     header, _, *rows = side_by_side("latency", [embedded, several]).splitlines()
-    assert "embedded: p50 × floor" in cells(header) and "several machines: p50 × floor" in cells(header)
+    assert "embedded: p50 × floor" in cells(header)
+    assert "several machines: p50 × floor" in cells(header)
     overlay = next(cells(row) for row in rows if row.startswith("| (a)"))
     # embedded: 40 ms, 80 ms, 80× the loopback, 10× its floor; several machines: 60 ms, 120 ms, 120×, 7.5×.
     assert overlay[1:] == ["40 ms", "80 ms", "80×", "10×", "60 ms", "120 ms", "120×", "7.5×"]
-    loopback, tunnelled, floor = (next(cells(row) for row in rows if row.startswith(f"| {start}"))
-                                  for start in ("loopback", "… the same through an SSH tunnel", "framework floor"))
-    assert loopback[3] == loopback[7] == "1×" and floor[3:5] == ["8×", "1×"] and floor[7:9] == ["16×", "1×"]
-    # Only the several-machines run has an SSH hop: 1.5 ms, 3× its loopback round trip.
-    assert tunnelled[1:5] == ["", "", "", ""] and tunnelled[5] == "1.5 ms" and tunnelled[7] == "3×"
-
-
-@given(
-    runs=st.lists(
-        st.tuples(*(st.floats(min_value=0.01, max_value=5000) for _ in range(3))), min_size=1, max_size=3
+    loopback, tunnelled, floor = (
+        next(cells(row) for row in rows if row.startswith(f"| {start}"))
+        for start in ("loopback", "… the same through an SSH tunnel", "framework floor")
     )
-)
+    assert loopback[3] == loopback[7] == "1×"
+    assert floor[3:5] == ["8×", "1×"]
+    assert floor[7:9] == ["16×", "1×"]
+    # Only the several-machines run has an SSH hop: 1.5 ms, 3× its loopback round trip.
+    assert tunnelled[1:5] == ["", "", "", ""]
+    assert tunnelled[5] == "1.5 ms"
+    assert tunnelled[7] == "3×"
+
+
+@given(runs=st.lists(st.tuples(*(st.floats(min_value=0.01, max_value=5000) for _ in range(3))), min_size=1, max_size=3))
 def test_side_by_side_has_one_row_per_path_and_one_cell_per_column(runs):
     table = side_by_side("latency", [latency_run("several-machines", *run) for run in runs])
     lines = table.splitlines()
     assert len(lines) == 2 + len(LATENCY_ROWS)
-    assert len({line.count("|") for line in lines}) == 1 and lines[0].count("|") == 2 + 4 * len(runs)
+    assert len({line.count("|") for line in lines}) == 1
+    assert lines[0].count("|") == 2 + 4 * len(runs)

@@ -61,7 +61,8 @@ def test_two_web_processes_share_postgresql_and_redis_and_pass_the_checks_a_web_
     for name, service in WEB.items():
         env = {key: interpolated(str(value)) for key, value in service["environment"].items()}
         assert env["KANDEV_PROFILE"] == "prod"
-        assert env["DATABASE_URL"].startswith("postgres://") and "@postgres:5432/" in env["DATABASE_URL"]
+        assert env["DATABASE_URL"].startswith("postgres://")
+        assert "@postgres:5432/" in env["DATABASE_URL"]
         assert env["REDIS_URL"] == "redis://redis:6379/0"
         assert env["KANDEV_AGENTCTL_HOST"] == service["hostname"] == name
         assert "KANDEV_SILENCED_CHECKS" not in env
@@ -74,7 +75,8 @@ def test_two_web_processes_share_postgresql_and_redis_and_pass_the_checks_a_web_
 def test_the_executor_host_is_the_image_s_executor_target_reached_on_the_compose_network_only():
     executor = SERVICES["executor"]
     assert executor["build"] == {"context": "..", "target": "executor"}
-    assert stage_of("executor") == "base" and "openssh-server" in DOCKERFILE
+    assert stage_of("executor") == "base"
+    assert "openssh-server" in DOCKERFILE
     assert "command" not in executor  # the image's entrypoint: sshd, not the retired service
     assert executor["init"] is True  # agents' orphans are reaped
     assert 'CMD ["/usr/local/lib/kandev-sshd/entrypoint"]' in DOCKERFILE
@@ -95,7 +97,9 @@ def test_the_web_processes_log_in_with_the_private_key_the_executor_authorizes_t
     for name, service in WEB.items():
         key_file = service["environment"]["KANDEV_SSH_KEY_FILE"]
         mounted, mode = volume_target(service, "login-key")
-        assert key_file == f"{mounted}/id_ed25519" and mounted == private_dir and mode == "ro", name
+        assert key_file == f"{mounted}/id_ed25519", name
+        assert mounted == private_dir, name
+        assert mode == "ro", name
         assert service["depends_on"]["login-key"] == {"condition": "service_completed_successfully"}
     executor = SERVICES["executor"]
     # The executor gets the public half only: agents there run as the login user.
@@ -124,21 +128,25 @@ def test_the_proxy_spreads_operators_and_agents_over_both_web_processes_and_prob
         assert sorted(listed.split()) == sorted(f"{name}:8000" for name in WEB)
     assert caddyfile.count("health_uri /readyz") == 2
     mcp_url = WEB["web-a"]["environment"]["KANDEV_MCP_URL"]
-    assert mcp_url == "http://proxy:8000/mcp/" and "http://proxy:8000" in caddyfile
+    assert mcp_url == "http://proxy:8000/mcp/"
+    assert "http://proxy:8000" in caddyfile
 
 
 def test_the_image_installs_the_wheel_and_runs_as_a_user_of_its_own():
     dockerfile = DOCKERFILE
     names = [name for _, name in STAGES]
     images = [base for base, _ in STAGES if base not in names]
-    assert images and all(image.startswith("python:3.1") and image.endswith("-slim") for image in images)
-    assert "pip wheel" in dockerfile and "pip install --no-cache-dir /tmp/dist/*.whl" in dockerfile
+    assert images
+    assert all(image.startswith("python:3.1") and image.endswith("-slim") for image in images)
+    assert "pip wheel" in dockerfile
+    assert "pip install --no-cache-dir /tmp/dist/*.whl" in dockerfile
     # Every runtime stage ends as kandev, the executor host's sshd included.
     for stage in re.split(r"^FROM ", dockerfile, flags=re.MULTILINE)[2:]:
         users = re.findall(r"^USER (\S+)", stage, flags=re.MULTILINE) or ["kandev"]  # a stage FROM base is kandev
         assert users[-1] == "kandev", stage.splitlines()[0]
     # The web image is the default target (the last stage), as `docker build .` gives it.
-    assert names[-1] == "web" and stage_of("web") == "base"
+    assert names[-1] == "web"
+    assert stage_of("web") == "base"
     assert re.search(r'^CMD \["daphne".*"kandev_web\.asgi:application"\]', dockerfile, flags=re.MULTILINE)
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".git", ".venv", "var"} <= set(ignored)

@@ -21,7 +21,8 @@ def test_a_closed_connection_goes_back_to_the_pool_and_the_next_one_is_a_pooled_
         connection.close()  # what Django does at the end of every request
 
     # Without the pool, every one of the ten was a new backend process.
-    assert len(backends) <= connection.pool.max_size and len(backends) < 10
+    assert len(backends) <= connection.pool.max_size
+    assert len(backends) < 10
 
 
 def test_requests_are_served_on_pooled_connections(operator):

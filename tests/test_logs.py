@@ -43,7 +43,8 @@ def test_every_record_is_one_json_line_with_time_level_logger_and_the_ids_bound(
 
     assert "\n" not in line
     parsed = json.loads(line)
-    assert parsed["message"] == message and parsed["level"] == "WARNING"
+    assert parsed["message"] == message
+    assert parsed["level"] == "WARNING"
     assert parsed["logger"] == "kandev_web.sessions.runtime"
     assert (parsed["execution_id"], parsed["session_id"]) == (str(execution), str(session))
     assert parsed["time"].endswith("+00:00")
@@ -72,14 +73,16 @@ def test_a_request_s_lines_name_the_id_its_response_returns(json_lines):
     headers = _get("/no-such-page/")
 
     not_found = [line for line in json_lines() if line["logger"] == "django.request"]
-    assert not_found and not_found[0]["request_id"] == headers["x-request-id"]
+    assert not_found
+    assert not_found[0]["request_id"] == headers["x-request-id"]
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_proxy_s_request_id_is_kept_and_a_malformed_one_replaced():
     assert _get("/healthz", [(b"x-request-id", b"lb-7f3a9c2e")])["x-request-id"] == "lb-7f3a9c2e"
     replaced = _get("/healthz", [(b"x-request-id", b"x; Set-Cookie: a=b")])["x-request-id"]
-    assert len(replaced) == 32 and replaced.isalnum()
+    assert len(replaced) == 32
+    assert replaced.isalnum()
 
 
 @pytest.mark.django_db(transaction=True)

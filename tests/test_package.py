@@ -47,7 +47,8 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and
     assert str(tmp_path / "venv") in where.stdout  # the installed package, not this checkout
     run(str(bin_dir / "kandev-web"), "migrate", "--no-input", "-v0", cwd=site, env=env)
     run(str(bin_dir / "kandev-web"), "collectstatic", "--no-input", "-v0", cwd=site, env=env)
-    assert (site / "var" / "kandev.sqlite3").is_file() and (site / "var" / "staticfiles").is_dir()
+    assert (site / "var" / "kandev.sqlite3").is_file()
+    assert (site / "var" / "staticfiles").is_dir()
 
     port = free_port()
     server = subprocess.Popen(
@@ -72,6 +73,7 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and
         german = urllib.request.Request(f"http://127.0.0.1:{port}/login/", headers={"Accept-Language": "de"})
         with urllib.request.urlopen(german, timeout=10) as response:
             page = response.read().decode()
-        assert '<html lang="de">' in page and "Bei kandev anmelden" in page
+        assert '<html lang="de">' in page
+        assert "Bei kandev anmelden" in page
     finally:
         stop_group(server)

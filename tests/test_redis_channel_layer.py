@@ -1,6 +1,5 @@
 """With Redis, a socket with nothing to hear keeps its consumer: the layer's blocking read outlasts its wait."""
 
-
 from testing_support.deployment import run_clean
 
 IDLE_RECEIVE = """

@@ -79,7 +79,8 @@ def test_open_all_names_the_one_that_does_not_open():
 
 
 def test_the_box_never_shows_its_keys():
-    assert OLD.decode() not in repr(SecretBox([OLD])) and "SecretBox" in repr(SecretBox([OLD]))
+    assert OLD.decode() not in repr(SecretBox([OLD]))
+    assert "SecretBox" in repr(SecretBox([OLD]))
 
 
 def test_keys_are_read_comma_separated_first_first():
@@ -92,22 +93,35 @@ def test_a_key_that_is_no_fernet_key_is_refused_with_how_to_make_one(text, says)
         parse_keys(text)
     assert says in str(refused.value)
     if text.strip(" ,"):
-        assert "Fernet.generate_key()" in str(refused.value) and "hunter2" not in str(refused.value)
+        assert "Fernet.generate_key()" in str(refused.value)
+        assert "hunter2" not in str(refused.value)
 
 
 @given(st.text(max_size=100))
 def test_the_embedded_default_key_is_a_fernet_key_fixed_by_the_secret_key(secret_key):
     key = derived_key(secret_key)
     assert parse_keys(key.decode()) == [key]
-    assert derived_key(secret_key) == key and derived_key(secret_key + "x") != key
+    assert derived_key(secret_key) == key
+    assert derived_key(secret_key + "x") != key
 
 
 @pytest.mark.parametrize(
     "name",
     [
-        "ANTHROPIC_API_KEY", "openai_api_key", "GEMINI_API_KEY", "AWS_SECRET_ACCESS_KEY", "HF_TOKEN",
-        "GITHUB_TOKEN", "ANTHROPIC_AUTH_TOKEN", "CLIENT_SECRET", "DB_PASSWORD", "PGPASSWORD", "MY_PASSWD",
-        "OPENAI_APIKEY", "TOKEN", "KEY",
+        "ANTHROPIC_API_KEY",
+        "openai_api_key",
+        "GEMINI_API_KEY",
+        "AWS_SECRET_ACCESS_KEY",
+        "HF_TOKEN",
+        "GITHUB_TOKEN",
+        "ANTHROPIC_AUTH_TOKEN",
+        "CLIENT_SECRET",
+        "DB_PASSWORD",
+        "PGPASSWORD",
+        "MY_PASSWD",
+        "OPENAI_APIKEY",
+        "TOKEN",
+        "KEY",
     ],
 )
 def test_names_that_look_like_credentials(name):

@@ -49,5 +49,5 @@ def test_a_number_is_a_column_int_exactly_when_a_bigint_column_holds_it(number):
     if -MAX_COLUMN_INT <= number <= MAX_COLUMN_INT:
         assert column_int(str(number)) == number
     else:
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="beyond any column"):
             column_int(str(number))

@@ -61,8 +61,12 @@ class FrameworkFloor:
 
         env = {**os.environ, "DJANGO_SETTINGS_MODULE": "benchmarks.floor.settings", "PYTHONPATH": str(support.ROOT)}
         if self.redis_url:
-            env.update({"KANDEV_BENCH_FLOOR_REDIS_URL": self.redis_url,
-                        "KANDEV_BENCH_FLOOR_PREFIX": f"floor-{uuid.uuid4().hex[:8]}"})
+            env.update(
+                {
+                    "KANDEV_BENCH_FLOOR_REDIS_URL": self.redis_url,
+                    "KANDEV_BENCH_FLOOR_PREFIX": f"floor-{uuid.uuid4().hex[:8]}",
+                }
+            )
         logs = [self.directory / "floor-server.log"]
         if self.redis_url:
             logs.append(self.directory / "floor-server-b.log")

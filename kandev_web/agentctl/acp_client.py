@@ -80,7 +80,9 @@ class AcpClient:
         elicitations: ElicitationHandler,
         scrubber: Scrubber | None = None,
     ) -> None:
-        assert process.stdin and process.stdout and process.stderr
+        assert process.stdin
+        assert process.stdout
+        assert process.stderr
         self._process = process
         self._on_update = on_update
         self._permissions = permissions

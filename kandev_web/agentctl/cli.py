@@ -27,7 +27,7 @@ from kandev_web.agentctl.envelope import ActionError, Frame, Payload
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR, Scrubber, ScrubbingFormatter
 from kandev_web.agentctl.server import StreamServer, serve_until_shutdown
 
-TOKEN_VAR = "KANDEV_AGENTCTL_TOKEN"
+TOKEN_VAR = "KANDEV_AGENTCTL_TOKEN"  # noqa: S105 - the variable's name, not a token
 #: The web app's execution this agentctl serves, named in each of its log lines.
 EXECUTION_VAR = "KANDEV_EXECUTION_ID"
 #: ``json`` for log lines as JSON objects, like the web app's (``kandev_web/logs.py``).

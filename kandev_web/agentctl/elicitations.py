@@ -91,9 +91,7 @@ class _Pending:
     request_id: JsonRpcId
     announcement: Payload
     #: The ACP result to write back; set exactly once, by ``_settle``.
-    answer: asyncio.Future[dict[str, Any]] = field(
-        default_factory=lambda: asyncio.get_running_loop().create_future()
-    )
+    answer: asyncio.Future[dict[str, Any]] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
     #: Set once ``create`` has returned, i.e. once the result has been written.
     delivered: asyncio.Event = field(default_factory=asyncio.Event)
     timer: asyncio.TimerHandle | None = None

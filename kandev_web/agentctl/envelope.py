@@ -263,7 +263,7 @@ def decode(data: str | bytes, *, max_bytes: int | None = None) -> Frame:
         return _decode(data, max_bytes=max_bytes)
     except BadFrame:
         raise
-    except Exception as error:  # noqa: BLE001 - no frame may go unanswered, whatever it breaks
+    except Exception as error:  # no frame may go unanswered, whatever it breaks
         raise BadFrame(f"the frame could not be read ({type(error).__name__})") from None
 
 

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-SECRET_NAMES_VAR = "KANDEV_AGENTCTL_SECRET_NAMES"
+SECRET_NAMES_VAR = "KANDEV_AGENTCTL_SECRET_NAMES"  # noqa: S105 - the variable's name, not a secret
 MASK = "[secret]"
 MIN_LENGTH = 6
 

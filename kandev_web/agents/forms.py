@@ -1,6 +1,5 @@
 """An agent profile's form, its secrets write-only: the admin's, and the base of the profiles page's."""
 
-
 from django import forms
 from django.utils.translation import gettext_lazy as _
 
@@ -24,7 +23,15 @@ class AgentProfileForm(forms.ModelForm):
     class Meta:
         model = AgentProfile
         fields = [
-            "workspace", "name", "agent_id", "command", "env", "working_dir", "mcp_servers", "auth_method", "executor"
+            "workspace",
+            "name",
+            "agent_id",
+            "command",
+            "env",
+            "working_dir",
+            "mcp_servers",
+            "auth_method",
+            "executor",
         ]
 
     def __init__(self, *args, **kwargs):

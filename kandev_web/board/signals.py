@@ -25,4 +25,3 @@ def membership_changed(sender, instance, action, reverse, pk_set, **kwargs):
         user_ids = list(pk_set or ())
     for user_id in user_ids:
         live.access_changed(user_id)
-

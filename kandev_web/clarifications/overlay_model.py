@@ -82,7 +82,7 @@ class Control(StrEnum):
 
     NUMBER = "number"
     #: A credential-looking question: a password field, never pre-filled.
-    SECRET = "secret"
+    SECRET = "secret"  # noqa: S105 - the name of a control, not a password
     #: The browser's datetime-local control, which clarification.js turns into RFC 3339 with the operator's offset.
     DATETIME = "datetime"
     #: ``<input type="email|url|date">``, by the question's format.
@@ -376,17 +376,17 @@ def constraint_hint(question: Mapping) -> str:
     c = question.get("constraints") or {}
     kind = question.get("kind")
     parts: list[str] = []
-    low, high = c.get("minimum"), c.get("maximum")
     if kind == "integer":
         parts.append(_("A whole number"))
     elif kind == "number":
         parts.append(_("A number"))
-    if low is not None and high is not None:
-        parts.append(_("from %(low)s to %(high)s") % {"low": low, "high": high})
-    elif low is not None:
-        parts.append(_("at least %(low)s") % {"low": low})
-    elif high is not None:
-        parts.append(_("at most %(high)s") % {"high": high})
+    parts += _bounds(
+        c.get("minimum"),
+        c.get("maximum"),
+        _("from %(low)s to %(high)s"),
+        _("at least %(low)s"),
+        _("at most %(high)s"),
+    )
     if parts:
         parts = [" ".join(parts)]
     fmt = c.get("format")
@@ -399,20 +399,31 @@ def constraint_hint(question: Mapping) -> str:
                 "date-time": _("A date and time"),
             }.get(fmt, fmt)
         )
-    shortest, longest = c.get("minLength"), c.get("maxLength")
-    if shortest is not None and longest is not None:
-        parts.append(_("%(low)s to %(high)s characters") % {"low": shortest, "high": longest})
-    elif shortest is not None:
-        parts.append(_("At least %(low)s characters") % {"low": shortest})
-    elif longest is not None:
-        parts.append(_("At most %(high)s characters") % {"high": longest})
-    fewest, most = c.get("minItems"), c.get("maxItems")
-    if fewest is not None and most is not None:
-        parts.append(_("Choose %(low)s to %(high)s") % {"low": fewest, "high": most})
-    elif fewest is not None:
-        parts.append(_("Choose at least %(low)s") % {"low": fewest})
-    elif most is not None:
-        parts.append(_("Choose at most %(high)s") % {"high": most})
+    parts += _bounds(
+        c.get("minLength"),
+        c.get("maxLength"),
+        _("%(low)s to %(high)s characters"),
+        _("At least %(low)s characters"),
+        _("At most %(high)s characters"),
+    )
+    parts += _bounds(
+        c.get("minItems"),
+        c.get("maxItems"),
+        _("Choose %(low)s to %(high)s"),
+        _("Choose at least %(low)s"),
+        _("Choose at most %(high)s"),
+    )
     if c.get("pattern"):
         parts.append(_("Matching %(pattern)s") % {"pattern": c["pattern"]})
     return " · ".join(parts)
+
+
+def _bounds(low, high, between: str, at_least: str, at_most: str) -> list[str]:
+    """A range in words: ``between`` both bounds, else the one given; ``[]`` for neither."""
+    if low is not None and high is not None:
+        return [between % {"low": low, "high": high}]
+    if low is not None:
+        return [at_least % {"low": low}]
+    if high is not None:
+        return [at_most % {"high": high}]
+    return []

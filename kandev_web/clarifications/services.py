@@ -211,4 +211,3 @@ def _expire(pending_id: str) -> None:
     )
     if record is not None:
         actions.do_settle(record, Status.EXPIRED, "answer_timeout", None)
-

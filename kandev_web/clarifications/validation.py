@@ -71,26 +71,12 @@ def parse_bundle(questions: object) -> list[dict[str, object]]:
         title = _text(raw.get("title"))
         if len(title) > MAX_TITLE:
             errors.append(f"question {index} title must be at most {MAX_TITLE} characters")
-        raw_options = raw["options"] if isinstance(raw.get("options"), list) else []
-        if len(raw_options) < MIN_OPTIONS:
-            errors.append(f"question {index} must have at least {MIN_OPTIONS} options")
-        if len(raw_options) > MAX_OPTIONS:
-            errors.append(f"question {index} must have at most {MAX_OPTIONS} options")
-        options = []
-        for o_index, option in enumerate(raw_options[:MAX_OPTIONS], start=1):
-            option = option if isinstance(option, dict) else {}
-            label, description = _text(option.get("label")), _text(option.get("description"))
-            if not label:
-                errors.append(f"question {index} option {o_index} is missing required 'label'")
-            if not description:
-                errors.append(f"question {index} option {o_index} is missing required 'description'")
-            options.append(Option(f"{qid}_opt{o_index}", label, description))
         question = Question(
             id=qid,
             title=title or None,
             prompt=prompt,
             kind="single",
-            options=tuple(options),
+            options=_parse_options(index, qid, raw, errors),
             companion_key=CUSTOM_TEXT,
             sensitive=False,
         )
@@ -98,6 +84,25 @@ def parse_bundle(questions: object) -> list[dict[str, object]]:
     if errors:
         raise InvalidBundle(errors)
     return parsed
+
+
+def _parse_options(index: int, qid: str, raw: dict, errors: list[str]) -> tuple[Option, ...]:
+    """Question ``index``'s options, with their ids; what is wrong with them goes on ``errors``."""
+    raw_options = raw["options"] if isinstance(raw.get("options"), list) else []
+    if len(raw_options) < MIN_OPTIONS:
+        errors.append(f"question {index} must have at least {MIN_OPTIONS} options")
+    if len(raw_options) > MAX_OPTIONS:
+        errors.append(f"question {index} must have at most {MAX_OPTIONS} options")
+    options = []
+    for o_index, option in enumerate(raw_options[:MAX_OPTIONS], start=1):
+        option = option if isinstance(option, dict) else {}
+        label, description = _text(option.get("label")), _text(option.get("description"))
+        if not label:
+            errors.append(f"question {index} option {o_index} is missing required 'label'")
+        if not description:
+            errors.append(f"question {index} option {o_index} is missing required 'description'")
+        options.append(Option(f"{qid}_opt{o_index}", label, description))
+    return tuple(options)
 
 
 def dedup_key(questions: Sequence[Mapping[str, Any]]) -> list:
@@ -130,22 +135,30 @@ def parse_answers(questions: Sequence[Mapping[str, Any]], answers: object) -> tu
         selected = raw.get("selected_options") or []
         selected = [s for s in selected if isinstance(s, str)] if isinstance(selected, list) else []
         custom = _text(raw.get("custom_text"))
-        valid_ids = {o["id"] for o in by_id[qid]["options"]}
-        if any(s not in valid_ids for s in selected):
-            errors.append(f"answer {index} selects an option that question {qid!r} does not have")
-        if len(selected) > 1:
-            errors.append(f"answer {index} selects more than one option")
-        if selected and custom:
-            errors.append(f"answer {index} has both a selected option and custom text")
-        if not selected and not custom:
-            errors.append(f"answer {index} answers nothing")
-        if len(custom) > MAX_CUSTOM_TEXT:
-            errors.append(f"answer {index} custom text must be at most {MAX_CUSTOM_TEXT} characters")
+        errors += _answer_errors(index, by_id[qid], selected, custom)
         parsed.append(Answer(qid, selected[0] if selected else None, custom))
     if errors:
         raise InvalidBundle(errors)
     order = {q["id"]: i for i, q in enumerate(questions)}
     return tuple(sorted(parsed, key=lambda a: order[a.question_id]))
+
+
+def _answer_errors(index: int, question: Mapping[str, Any], selected: list[str], custom: str) -> list[str]:
+    """What is wrong with answer ``index``'s choice and text for ``question``; ``[]`` when nothing is."""
+    errors = []
+    valid_ids = {o["id"] for o in question["options"]}
+    qid = question["id"]
+    if any(s not in valid_ids for s in selected):
+        errors.append(f"answer {index} selects an option that question {qid!r} does not have")
+    if len(selected) > 1:
+        errors.append(f"answer {index} selects more than one option")
+    if selected and custom:
+        errors.append(f"answer {index} has both a selected option and custom text")
+    if not selected and not custom:
+        errors.append(f"answer {index} answers nothing")
+    if len(custom) > MAX_CUSTOM_TEXT:
+        errors.append(f"answer {index} custom text must be at most {MAX_CUSTOM_TEXT} characters")
+    return errors
 
 
 def tool_result(

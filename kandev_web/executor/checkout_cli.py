@@ -44,7 +44,8 @@ def answer(request: str, root: Path) -> dict[str, Any]:
     operation, args = (payload.get("op"), payload.get("args", {})) if isinstance(payload, dict) else (None, None)
     if found := checkouts.problems(operation, args):
         return {"error": {"failure": INVALID, "detail": "; ".join(found)}}
-    assert isinstance(operation, str) and isinstance(args, dict)  # problems() found none
+    assert isinstance(operation, str)  # problems() found none
+    assert isinstance(args, dict)
     try:
         return {"result": checkouts.LocalCheckouts(root).perform(operation, args)}
     except git.GitError as error:

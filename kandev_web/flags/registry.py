@@ -66,8 +66,7 @@ FLAGS: dict[str, FlagDefinition] = {
             stability=Stability.EXPERIMENTAL,
             risk_level=RiskLevel.MEDIUM,
             risk_description=_(
-                "Relies on an unstable part of the Agent Client Protocol; agents may "
-                "change how they ask."
+                "Relies on an unstable part of the Agent Client Protocol; agents may change how they ask."
             ),
             restart_required=True,
             mutable=True,

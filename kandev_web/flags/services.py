@@ -26,9 +26,7 @@ def _overrides() -> dict[str, bool]:
 
 
 def _state(definition: FlagDefinition, override: bool | None) -> FlagState:
-    return resolve(
-        definition, environ=os.environ, override=override, profile=settings.KANDEV_PROFILE
-    )
+    return resolve(definition, environ=os.environ, override=override, profile=settings.KANDEV_PROFILE)
 
 
 def flag_states() -> list[FlagState]:

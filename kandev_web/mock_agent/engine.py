@@ -303,16 +303,23 @@ async def _parallel(turn: Turn, branches: list[list[Step]]) -> None:
             raise error
 
 
+def _write_inside(cwd: str, path: str, text: str) -> tuple[Path, str | None]:
+    """Write ``text`` to ``path`` inside ``cwd``: the file, and what it held before (None if it was new)."""
+    root = Path(cwd).resolve()
+    target = (root / path).resolve()
+    if not cwd or not target.is_relative_to(root) or target == root:
+        raise ScenarioError(f"write_file: {path!r} is not a file inside the session's cwd")
+    old = target.read_text() if target.is_file() else None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    return target, old
+
+
 @step("write_file")
 async def _write_file(turn: Turn, spec: dict[str, Any]) -> None:
     spec = turn.render(spec)
-    root = Path(turn.cwd).resolve()
-    target = (root / spec["path"]).resolve()
-    if not turn.cwd or not target.is_relative_to(root) or target == root:
-        raise ScenarioError(f"write_file: {spec['path']!r} is not a file inside the session's cwd")
-    old = target.read_text() if target.is_file() else None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(spec["text"])
+    # In a thread: the agent's loop keeps answering the client while the disk works.
+    target, old = await asyncio.to_thread(_write_inside, turn.cwd, spec["path"], spec["text"])
     diff = {"type": "diff", "path": str(target), "oldText": old, "newText": spec["text"]}
     call = f"write-{turn.variables.get('turn', '')}-{spec['path']}"
     await turn.update(

@@ -97,9 +97,7 @@ def _highlight(code: str, lang: str, attrs: str) -> str:
     return f'<pre class="highlight"><code>{body}</code></pre>'
 
 
-def _aligned_cell(
-    renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType
-) -> str:
+def _aligned_cell(renderer: RendererHTML, tokens: Sequence[Token], idx: int, options: OptionsDict, env: EnvType) -> str:
     """A table cell with markdown-it's ``style="text-align:…"`` as an ``align-…`` class instead."""
     token = tokens[idx]
     style = token.attrs.pop("style", None)

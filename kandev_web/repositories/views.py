@@ -17,7 +17,9 @@ TEMPLATE = "sessions/repositories.html"
 
 def _page(request, workspace, form, *, refusal="", status=200):
     repositories = (
-        Repository.objects.filter(workspace=workspace).select_related("executor").annotate(task_count=Count("worktrees"))
+        Repository.objects.filter(workspace=workspace)
+        .select_related("executor")
+        .annotate(task_count=Count("worktrees"))
     )
     context = {"workspace": workspace, "repositories": repositories, "form": form, "refusal": refusal}
     return render(request, TEMPLATE, context, status=status)

@@ -10,4 +10,3 @@ class SessionsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import checks, lifecycle  # noqa: F401 - registers its system checks, connects its signal receivers
-

@@ -74,7 +74,5 @@ def agentctl_failure(end: Ending) -> str:
             "signal": _signal_text(end)
         }
     if end.exit_code is not None:
-        return _("The agent's controller stopped unexpectedly: it exited with code %(code)d.") % {
-            "code": end.exit_code
-        }
+        return _("The agent's controller stopped unexpectedly: it exited with code %(code)d.") % {"code": end.exit_code}
     return _("The agent's controller stopped unexpectedly.")

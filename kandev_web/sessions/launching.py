@@ -52,9 +52,7 @@ class LaunchPlan:
 def agent_environment(profile_env: dict[str, str], *, remote: bool = False) -> dict[str, str]:
     """What the agent gets from here; on an executor host, PATH, HOME and the like are that host's."""
     env = {
-        k: v
-        for k, v in os.environ.items()
-        if k.startswith(INHERITED_PREFIXES) or (k in INHERITED_ENV and not remote)
+        k: v for k, v in os.environ.items() if k.startswith(INHERITED_PREFIXES) or (k in INHERITED_ENV and not remote)
     }
     env.update({str(k): str(v) for k, v in profile_env.items()})
     return env

@@ -53,4 +53,3 @@ def build(
 def encode(payload: dict) -> bytes:
     """The exact bytes sent, and signed: compact UTF-8 JSON, the same on every retry."""
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":"), sort_keys=True).encode()
-

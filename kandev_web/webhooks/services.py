@@ -104,4 +104,3 @@ def send_test(webhook: Webhook) -> WebhookDelivery:
 
 def recent_deliveries(webhook: Webhook, limit: int = 20) -> list[WebhookDelivery]:
     return list(webhook.deliveries.prefetch_related("attempt_log")[:limit])
-

@@ -297,7 +297,7 @@ class _MessagesHandler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base class's name
+    def log_message(self, format: str, *args: Any) -> None:  # `format`: the base class's name
         pass  # the exchanges are recorded instead
 
     def do_HEAD(self) -> None:
@@ -392,7 +392,7 @@ class _ProxyServer(_QuietServer):
 class _DenyHandler(BaseHTTPRequestHandler):
     server: _ProxyServer
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def __getattr__(self, name: str) -> Any:

@@ -19,7 +19,6 @@ from testing_support.scripted_elicitation import COLOUR_FORM
 pytestmark = pytest.mark.asyncio
 
 
-
 def _answered(request_id: object) -> list[dict]:
     """Script steps: wait for agentctl's answer to our request, then report it as a message."""
     return [{"expect_response": request_id}, {"echo": "sess-1"}]

@@ -63,12 +63,15 @@ async def test_every_line_is_a_json_object_naming_the_execution_with_secrets_mas
     await _run_a_turn(env, recording, log, workdir)
 
     lines = [json.loads(line) for line in log.read_text().splitlines()]
-    assert lines and all(line["execution_id"] == "42" and line["process"] == "agentctl" for line in lines)
+    assert lines
+    assert all(line["execution_id"] == "42" and line["process"] == "agentctl" for line in lines)
     assert all({"time", "level", "logger", "message"} <= set(line) for line in lines)
     assert any(line["message"] == "agent stderr: debug: calling the API with key=[secret]" for line in lines)
     assert KEY not in log.read_text()
     agent_env = dict(line.split("=", 1) for line in seen.read_text().splitlines() if "=" in line)
-    assert EXECUTION_VAR not in agent_env and LOG_FORMAT_VAR not in agent_env and agent_env["MOCK_API_KEY"] == KEY
+    assert EXECUTION_VAR not in agent_env
+    assert LOG_FORMAT_VAR not in agent_env
+    assert agent_env["MOCK_API_KEY"] == KEY
 
 
 async def test_text_lines_name_the_execution_too(mock_agent, tmp_path):
@@ -80,5 +83,6 @@ async def test_text_lines_name_the_execution_too(mock_agent, tmp_path):
     await _run_a_turn(env, mock_agent, log, workdir)
 
     lines = log.read_text().splitlines()
-    assert lines and all(line.startswith("kandev-agentctl ") for line in lines if not line.startswith((" ", "Trace")))
+    assert lines
+    assert all(line.startswith("kandev-agentctl ") for line in lines if not line.startswith((" ", "Trace")))
     assert any(" execution_id=7: " in line for line in lines)

@@ -41,7 +41,8 @@ def test_real_agents_methods_are_told_apart() -> None:
 @given(json_values)
 def test_any_auth_methods_value_parses_to_methods_with_string_ids(raw) -> None:
     for method in auth.parse_methods(raw):
-        assert isinstance(method.id, str) and method.id
+        assert isinstance(method.id, str)
+        assert method.id
         assert isinstance(method.needs_person(), bool)
         assert set(method.summary()) == {"id", "name", "description", "type", "needs_person", "env_vars"}
 

@@ -121,7 +121,8 @@ async def test_the_announcement_has_the_contracts_shape(start_agentctl, connect,
     ]
     created = datetime.fromisoformat(requested["created_at"])
     expires = datetime.fromisoformat(requested["expires_at"])
-    assert requested["created_at"].endswith("Z") and requested["expires_at"].endswith("Z")
+    assert requested["created_at"].endswith("Z")
+    assert requested["expires_at"].endswith("Z")
     assert expires - created == timedelta(minutes=55)  # the default answer timeout
     assert abs(datetime.now(created.tzinfo) - created) < timedelta(minutes=1)
 

@@ -37,7 +37,8 @@ def test_timestamps_are_rfc3339_utc() -> None:
     sent = json.loads(envelope.notification("agent.exited", {"exit_code": 0, "signal": None}))
     assert sent["timestamp"].endswith("Z")
     assert datetime.fromisoformat(sent["timestamp"]).utcoffset().total_seconds() == 0
-    assert isinstance(sent["id"], str) and sent["id"]
+    assert isinstance(sent["id"], str)
+    assert sent["id"]
 
 
 def test_a_missing_or_null_payload_reads_as_empty() -> None:
@@ -150,9 +151,11 @@ def test_a_notification_over_one_mebibyte_is_sent_within_it_marked() -> None:
     data = envelope.notification("session.update", {"session_id": "s", "update": update})
     assert len(data.encode()) <= envelope.MAX_FRAME_BYTES
     payload = envelope.decode(data, max_bytes=envelope.MAX_FRAME_BYTES).payload
-    assert payload["truncated"] is True and payload["session_id"] == "s"
+    assert payload["truncated"] is True
+    assert payload["session_id"] == "s"
     cut = payload["update"]["content"]["text"]
-    assert cut.endswith(envelope.TRUNCATION_MARK) and text.startswith(cut.removesuffix(envelope.TRUNCATION_MARK))
+    assert cut.endswith(envelope.TRUNCATION_MARK)
+    assert text.startswith(cut.removesuffix(envelope.TRUNCATION_MARK))
     # Most of what fits is kept, not just a token prefix.
     assert len(cut.encode()) > envelope.MAX_FRAME_BYTES * 0.99
 

@@ -386,7 +386,8 @@ class LiveAgentctl:
         self.broken = False
 
     async def _ask(self, raw: str, *, wait: bool) -> Outcome:
-        assert "\n" not in raw and raw.isascii()
+        assert "\n" not in raw
+        assert raw.isascii()
         self.count += 1
         path = self.directory / f"params-{self.count}.json"
         path.write_text(raw, encoding="ascii")
@@ -435,7 +436,8 @@ def live(tmp_path: Path):
 def check(outcome: Outcome, params: Any) -> None:
     """Declined at once with nothing announced, or announced with valid questions and then skipped."""
     answer = outcome.answer
-    assert isinstance(answer.get("id"), int) and answer.get("jsonrpc") == "2.0", answer
+    assert isinstance(answer.get("id"), int), answer
+    assert answer.get("jsonrpc") == "2.0", answer
     assert answer.get("result") == {"action": "decline"}, answer
     requested = outcome.requested
     if requested is None:
@@ -444,13 +446,16 @@ def check(outcome: Outcome, params: Any) -> None:
     assert keys is not None, "announced a form whose properties are not an object"
     assert requested["session_id"] == SESSION
     questions = requested["questions"]
-    assert isinstance(questions, list) and questions
+    assert isinstance(questions, list)
+    assert questions
     ids = [question["id"] for question in questions]
     assert len(ids) == len(set(ids))
     for question in questions:
-        assert isinstance(question["id"], str) and question["id"] in keys, question["id"]
+        assert isinstance(question["id"], str), question["id"]
+        assert question["id"] in keys, question["id"]
         assert question["kind"] in {"single", "multi", "text"}
-        assert isinstance(question["prompt"], str) and question["prompt"]
+        assert isinstance(question["prompt"], str)
+        assert question["prompt"]
         assert isinstance(question["options"], list)
         assert (question["kind"] == "text") == (question["options"] == [])
         option_ids = [option["id"] for option in question["options"]]
@@ -459,8 +464,6 @@ def check(outcome: Outcome, params: Any) -> None:
         assert all(isinstance(option["label"], str) and option["label"] for option in question["options"])
     size = len(json.dumps(requested, ensure_ascii=False, separators=(",", ":")).encode("utf-8", "surrogatepass"))
     assert size <= MAX_FRAME_BYTES, f"a {len(dump(params))}-byte request was announced in {size} bytes"
-
-
 
 
 def assert_still_serves(live: LiveAgentctl) -> None:
@@ -527,23 +530,92 @@ def test_fuzzed_forms_that_map_are_announced_validly(live: LiveAgentctl) -> None
 @pytest.mark.parametrize(
     "params",
     [
-        pytest.param({"mode": "form", "sessionId": SESSION, "message": "\ud800", "requestedSchema": {
-            "type": "object", "properties": {"q": {"type": "string"}}}}, id="lone-surrogate-message"),
-        pytest.param({"mode": "form", "sessionId": SESSION, "requestedSchema": {
-            "type": "object", "properties": {"q\udfff": {"type": "string", "title": "x"}}}}, id="lone-surrogate-key"),
-        pytest.param({"mode": "form", "sessionId": SESSION, "requestedSchema": {"type": "object", "properties": {
-            "q": {"type": "string", "oneOf": [{"const": "a\ud800", "title": "A"}, {"const": "b", "title": "B"}]}}}},
-            id="lone-surrogate-const"),
-        pytest.param({"mode": "form", "sessionId": SESSION, "message": "a\x00b", "requestedSchema": {
-            "type": "object", "properties": {"\x00": {"type": "string", "description": "\x00"}}}}, id="null-bytes"),
-        pytest.param({"mode": "form", "sessionId": SESSION, "requestedSchema": {"type": "object", "properties": {
-            "__proto__": {"type": "string", "oneOf": [{"const": "__proto__", "title": "constructor"}]},
-            "constructor": {"type": "string"}}}}, id="proto-keys"),
-        pytest.param({"mode": "form", "sessionId": SESSION, "requestedSchema": {"type": "object", "properties": {
-            "0": {"type": "string"}, "10": {"type": "string"}, "2": {"type": "string"}, "-1": {"type": "string"}}}},
-            id="numeric-keys"),
-        pytest.param({"mode": "form", "sessionId": SESSION, "requestedSchema": {"type": "object", "properties": {
-            "q": {"type": "string", "title": Deep(900, "object")}, "r": {"type": "string"}}}}, id="deep-but-parseable"),
+        pytest.param(
+            {
+                "mode": "form",
+                "sessionId": SESSION,
+                "message": "\ud800",
+                "requestedSchema": {"type": "object", "properties": {"q": {"type": "string"}}},
+            },
+            id="lone-surrogate-message",
+        ),
+        pytest.param(
+            {
+                "mode": "form",
+                "sessionId": SESSION,
+                "requestedSchema": {"type": "object", "properties": {"q\udfff": {"type": "string", "title": "x"}}},
+            },
+            id="lone-surrogate-key",
+        ),
+        pytest.param(
+            {
+                "mode": "form",
+                "sessionId": SESSION,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "q": {
+                            "type": "string",
+                            "oneOf": [{"const": "a\ud800", "title": "A"}, {"const": "b", "title": "B"}],
+                        }
+                    },
+                },
+            },
+            id="lone-surrogate-const",
+        ),
+        pytest.param(
+            {
+                "mode": "form",
+                "sessionId": SESSION,
+                "message": "a\x00b",
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"\x00": {"type": "string", "description": "\x00"}},
+                },
+            },
+            id="null-bytes",
+        ),
+        pytest.param(
+            {
+                "mode": "form",
+                "sessionId": SESSION,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "__proto__": {"type": "string", "oneOf": [{"const": "__proto__", "title": "constructor"}]},
+                        "constructor": {"type": "string"},
+                    },
+                },
+            },
+            id="proto-keys",
+        ),
+        pytest.param(
+            {
+                "mode": "form",
+                "sessionId": SESSION,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {
+                        "0": {"type": "string"},
+                        "10": {"type": "string"},
+                        "2": {"type": "string"},
+                        "-1": {"type": "string"},
+                    },
+                },
+            },
+            id="numeric-keys",
+        ),
+        pytest.param(
+            {
+                "mode": "form",
+                "sessionId": SESSION,
+                "requestedSchema": {
+                    "type": "object",
+                    "properties": {"q": {"type": "string", "title": Deep(900, "object")}, "r": {"type": "string"}},
+                },
+            },
+            id="deep-but-parseable",
+        ),
     ],
 )
 def test_hostile_but_parseable_forms(live: LiveAgentctl, params: dict[str, Any]) -> None:
@@ -566,8 +638,11 @@ def test_params_over_one_mebibyte_are_declined(live: LiveAgentctl) -> None:
 
 def test_many_large_options_over_one_mebibyte_are_declined(live: LiveAgentctl) -> None:
     options = [{"const": f"o{i}", "title": "t" * 4_100} for i in range(256)]
-    params = {"mode": "form", "sessionId": SESSION,
-              "requestedSchema": {"type": "object", "properties": {"q": {"type": "string", "oneOf": options}}}}
+    params = {
+        "mode": "form",
+        "sessionId": SESSION,
+        "requestedSchema": {"type": "object", "properties": {"q": {"type": "string", "oneOf": options}}},
+    }
     assert len(dump(params)) > MAX_FRAME_BYTES
     outcome = live.ask(dump(params))
     assert outcome.requested is None
@@ -596,8 +671,14 @@ def test_nesting_too_deep_to_parse_leaves_agentctl_serving(live: LiveAgentctl) -
     """Nesting beyond what Python's JSON parser takes: agentctl cannot read the
     request (so cannot answer it), but must keep reading the agent's next lines."""
     for kind in ("list", "object"):
-        params = {"mode": "form", "sessionId": SESSION, "requestedSchema": {"type": "object", "properties": {
-            "q": {"type": "string", "title": Deep(100_000, kind)}}}}
+        params = {
+            "mode": "form",
+            "sessionId": SESSION,
+            "requestedSchema": {
+                "type": "object",
+                "properties": {"q": {"type": "string", "title": Deep(100_000, kind)}},
+            },
+        }
         outcome = live.ask(dump(params), wait=False)
         assert "sent" in outcome.answer
         assert_still_serves(live)

@@ -62,14 +62,19 @@ async def test_the_agent_gets_the_secret_and_agentctl_never_says_it(
     frames = json.dumps(inbox.received)
     assert KEY not in frames
     assert message_text(inbox, session_id) == f"My key is {MASK} today."
-    (diff,) = [note["update"]["content"][0] for note in inbox.all("session.update") if "content" in note["update"]
-               and note["update"].get("sessionUpdate") == "tool_call"]
+    (diff,) = [
+        note["update"]["content"][0]
+        for note in inbox.all("session.update")
+        if "content" in note["update"] and note["update"].get("sessionUpdate") == "tool_call"
+    ]
     assert diff["newText"] == MASK
-    assert f"key={MASK}" in exited["stderr_tail"] and exited["exit_code"] == 3
+    assert f"key={MASK}" in exited["stderr_tail"]
+    assert exited["exit_code"] == 3
     # And agentctl's own output: its log (the relayed stderr line included) and its stdout.
     text = log.read_text()
     assert "agent stderr: debug: calling the API with key=[secret]" in text
-    assert KEY not in text and KEY.encode() not in ready_line + rest_of_stdout
+    assert KEY not in text
+    assert KEY.encode() not in ready_line + rest_of_stdout
 
 
 async def test_an_agent_refusal_quoting_its_key_fails_the_start_with_the_key_masked(
@@ -91,5 +96,6 @@ async def test_an_agent_refusal_quoting_its_key_fails_the_start_with_the_key_mas
     await client.request("agent.initialize", {"agent_id": "scripted", "runtime_flags": {}})
     with pytest.raises(StreamError) as refused:
         await client.request("agent.session.new", {"cwd": "/tmp", "mcp_servers": []})
-    assert KEY not in str(refused.value.message) and KEY not in json.dumps(refused.value.details)
+    assert KEY not in str(refused.value.message)
+    assert KEY not in json.dumps(refused.value.details)
     assert refused.value.message.endswith(f"Invalid API key {MASK} for this organisation")

@@ -221,15 +221,17 @@ async def test_an_unordered_request_s_answer_does_not_wait_behind_a_notification
         await release.wait()
         handled.set()
 
-    async with fake_agentctl(lambda connection, n: announce_then_answer(connection)) as (url, _server):
-        async with AgentStreamClient(url, "t", on_notification=slow, backoff=FAST) as client:
-            request = asyncio.create_task(client.request("agent.elicitations.respond", {}, ordered=ordered))
-            done, _ = await asyncio.wait({request}, timeout=0.5)
-            # The default keeps the order the frames came in: the answer waits for the notification.
-            assert bool(done) is not ordered
-            release.set()
-            assert await request == {"success": True}
-            await asyncio.wait_for(handled.wait(), 2)
+    async with (
+        fake_agentctl(lambda connection, n: announce_then_answer(connection)) as (url, _server),
+        AgentStreamClient(url, "t", on_notification=slow, backoff=FAST) as client,
+    ):
+        request = asyncio.create_task(client.request("agent.elicitations.respond", {}, ordered=ordered))
+        done, _ = await asyncio.wait({request}, timeout=0.5)
+        # The default keeps the order the frames came in: the answer waits for the notification.
+        assert bool(done) is not ordered
+        release.set()
+        assert await request == {"success": True}
+        await asyncio.wait_for(handled.wait(), 2)
 
 
 @pytest.mark.asyncio
@@ -247,11 +249,13 @@ async def test_the_connection_counts_as_down_only_once_every_notification_it_car
         else:
             await asyncio.Event().wait()
 
-    async with fake_agentctl(announce_and_close) as (url, _server):
-        async with AgentStreamClient(url, "t", on_notification=slow, backoff=FAST) as client:
-            down = asyncio.create_task(client.wait_disconnected())
-            await asyncio.sleep(0.2)
-            assert not down.done()
-            release.set()
-            await asyncio.wait_for(down, 2)
-            assert handled == ["agent.exited"]
+    async with (
+        fake_agentctl(announce_and_close) as (url, _server),
+        AgentStreamClient(url, "t", on_notification=slow, backoff=FAST) as client,
+    ):
+        down = asyncio.create_task(client.wait_disconnected())
+        await asyncio.sleep(0.2)
+        assert not down.done()
+        release.set()
+        await asyncio.wait_for(down, 2)
+        assert handled == ["agent.exited"]

@@ -176,6 +176,8 @@ async def test_an_update_over_one_mebibyte_reaches_a_strict_client_cut_and_marke
     [sent] = [frame["payload"] for frame in frames if frame["action"] == "session.update"]
     assert sent["truncated"] is True
     text = sent["update"]["content"][0]["text"]
-    assert text.endswith(envelope.TRUNCATION_MARK) and diff.startswith(text.removesuffix(envelope.TRUNCATION_MARK))
-    assert sent["update"]["toolCallId"] == "t" and len(text) > 800_000  # most of what fits is kept
+    assert text.endswith(envelope.TRUNCATION_MARK)
+    assert diff.startswith(text.removesuffix(envelope.TRUNCATION_MARK))
+    assert sent["update"]["toolCallId"] == "t"
+    assert len(text) > 800_000  # most of what fits is kept
     assert frames[-1]["payload"]["stop_reason"] == "end_turn"

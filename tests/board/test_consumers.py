@@ -54,7 +54,7 @@ async def connect_raw(path, *headers):
 
 async def test_unauthenticated_socket_is_closed():
     board, _, _ = await setup_board()
-    communicator, connected, code = await connect(f"/ws/boards/{board.pk}/", ORIGIN)
+    _communicator, connected, code = await connect(f"/ws/boards/{board.pk}/", ORIGIN)
     assert not connected
     assert code == 4403
 
@@ -62,7 +62,7 @@ async def test_unauthenticated_socket_is_closed():
 async def test_foreign_origin_is_rejected():
     board, member, _ = await setup_board()
     cookie = await database_sync_to_async(session_cookie)(member)
-    communicator, connected, _ = await connect(f"/ws/boards/{board.pk}/", (b"origin", b"http://evil.example"), cookie)
+    _communicator, connected, _ = await connect(f"/ws/boards/{board.pk}/", (b"origin", b"http://evil.example"), cookie)
     assert not connected
 
 
@@ -72,7 +72,7 @@ async def test_another_workspaces_operator_cannot_subscribe():
     communicator, connected, code = await connect(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
     assert (connected, code) == (False, 4403)
     assert await communicator.receive_nothing(), "a refused socket is sent no catch-up"
-    task_socket, connected, code = await connect("/ws/tasks/1/", ORIGIN, cookie)
+    _task_socket, connected, code = await connect("/ws/tasks/1/", ORIGIN, cookie)
     assert (connected, code) == (False, 4403)
 
 
@@ -143,15 +143,18 @@ async def test_a_change_to_another_task_sends_only_its_card_and_row():
     cookie = await database_sync_to_async(session_cookie)(member)
     task_page, connected, _ = await connect(f"/ws/tasks/{watched.pk}/", ORIGIN, cookie)
     board_page, board_connected, _ = await connect(f"/ws/boards/{board.pk}/", ORIGIN, cookie)
-    assert connected and board_connected
+    assert connected
+    assert board_connected
     await database_sync_to_async(services.update_task)(changed, title="Renamed", description="")
 
     row = await task_page.receive_from(timeout=20)
-    assert f'id="task-row-{changed.pk}"' in row and "Renamed" in row
+    assert f'id="task-row-{changed.pk}"' in row
+    assert "Renamed" in row
     assert row.count('<li id="task-row-') == 1
     assert 'class="task-row"' in row, "the changed row is not the page's current task"
     card = await board_page.receive_from(timeout=20)
-    assert f'id="task-card-{changed.pk}"' in card and "Renamed" in card
+    assert f'id="task-card-{changed.pk}"' in card
+    assert "Renamed" in card
     assert card.count('<li id="task-card-') == 1
     assert await task_page.receive_nothing(timeout=0.2), "a task.changed for another task reached this page"
     await task_page.disconnect()

@@ -81,7 +81,8 @@ def test_a_pinned_task_past_its_columns_first_page_is_read_in_the_same_queries(b
         columns = board_columns(board, pinned_task_id=far.pk)
     assert len(pinned) == len(plain)
     column = next(c for c in columns if c.step.pk == far.step_id)
-    assert column.pinned.task.pk == far.pk and far.pk not in [card.task.pk for card in column.cards]
+    assert column.pinned.task.pk == far.pk
+    assert far.pk not in [card.task.pk for card in column.cards]
     assert column.through == column.cards[-1].task.sort_key, "Show more still resumes after the first page"
     assert [c.pinned for c in columns if c is not column] == [None] * 3
     # On the first page already: not pinned a second time.

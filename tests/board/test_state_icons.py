@@ -31,9 +31,7 @@ def test_pending_clarification_on_a_running_session_is_waiting_for_input_not_run
 
 def test_generating_then_background():
     assert icon(TaskState.REVIEW, SessionState.RUNNING, Activity.GENERATING).testid == "task-state-running"
-    assert icon(TaskState.REVIEW, SessionState.RUNNING, Activity.BACKGROUND).testid == (
-        "task-state-background-running"
-    )
+    assert icon(TaskState.REVIEW, SessionState.RUNNING, Activity.BACKGROUND).testid == ("task-state-background-running")
 
 
 def test_task_waiting_for_input_without_a_pending_action():

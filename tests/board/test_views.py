@@ -150,11 +150,13 @@ def test_show_more_brings_the_next_page_after_the_last_card_shown(operator_clien
     tasks[2].delete()
     second = operator_client.get(url, {"after": f"2,{last_shown}"}, **HTMX).text
     assert card_ids(second) == [t.pk for t in tasks[3:6]]
-    assert f'?after=5,{tasks[5].pk}"' in second and 'data-more="true"' in second
+    assert f'?after=5,{tasks[5].pk}"' in second
+    assert 'data-more="true"' in second
     assert column_count(second, backlog) == 6
     last = operator_client.get(url, {"after": f"5,{tasks[5].pk}"}, **HTMX).text
     assert card_ids(last) == [tasks[6].pk]
-    assert 'data-more="false"' in last and "kanban-column-show-more" not in last
+    assert 'data-more="false"' in last
+    assert "kanban-column-show-more" not in last
 
 
 def test_show_more_refuses_a_malformed_key_and_another_boards_step(operator_client, board, workspace):
@@ -189,7 +191,8 @@ def test_a_move_to_a_malformed_step_is_refused_with_a_sentence(operator_client, 
     assert response.status_code == 400
     assert "Choose a column of this board" in response.text
     htmx = operator_client.post(f"/tasks/{task.pk}/move/", {"step": step}, **HTMX)
-    assert htmx.status_code == 200 and 'data-testid="toast"' in htmx.text
+    assert htmx.status_code == 200
+    assert 'data-testid="toast"' in htmx.text
     assert "Choose a column of this board" in htmx.text
     assert Task.objects.get(pk=task.pk).step_id == task.step_id
 
@@ -232,5 +235,6 @@ def test_an_htmx_edit_racing_a_delete_gets_a_toast_and_loses_the_card(operator_c
     _deleted_after_reading(monkeypatch)
     response = operator_client.post(f"/tasks/{task.pk}/edit/", {"title": "Renamed", "description": ""}, **HTMX)
     assert response.status_code == 200
-    assert 'data-testid="toast"' in response.text and "deleted meanwhile" in response.text
+    assert 'data-testid="toast"' in response.text
+    assert "deleted meanwhile" in response.text
     assert f'data-live-remove="task-card-{task.pk}"' in response.text

@@ -112,7 +112,8 @@ def test_AC_61_a_second_answer_is_still_forwarded_and_agentctl_decides(execution
     fake = fake_runner(NotFound("no open elicitation"))
     delivery = submit(record, answers=[], rejected=False, reject_reason="")
     assert [action for action, _ in fake.sent] == ["agent.elicitations.respond"]
-    assert not delivery.delivered and "already answered" in delivery.message
+    assert not delivery.delivered
+    assert "already answered" in delivery.message
 
 
 @pytest.mark.django_db(transaction=True)
@@ -122,7 +123,8 @@ def test_AC_20a_stream_down_leaves_the_record_open(execution, fake_runner):
     delivery = submit(
         record, answers=[{"question_id": "question_0", "selected_options": ["Red"]}], rejected=False, reject_reason=""
     )
-    assert not delivery.delivered and delivery.level == "error"
+    assert not delivery.delivered
+    assert delivery.level == "error"
     record.refresh_from_db()
     assert record.status == Status.PENDING
 
@@ -253,7 +255,8 @@ def test_a_secret_for_an_agent_that_is_gone_is_not_kept(execution, fake_runner):
     record = Clarification.objects.select_related("execution").get(pk=record.pk)
     fake = fake_runner({"success": True})
     delivery = submit(record, answers=SECRET_ANSWERS, rejected=False, reject_reason="")
-    assert not delivery.delivered and fake.sent == []
+    assert not delivery.delivered
+    assert fake.sent == []
     assert not stored_anywhere(SECRET)
     assert answer_text(timeline_row("apiKey")) == "•••• (not sent, not stored)"
 
@@ -326,7 +329,8 @@ def test_of_two_racing_answers_the_one_agentctl_names_is_recorded(
         "task_page",
         "tab-1",
     )
-    assert record.response["answers"][0]["selected_options"] == ["Red"] and not record.response["rejected"]
+    assert record.response["answers"][0]["selected_options"] == ["Red"]
+    assert not record.response["rejected"]
     assert notices == [(record.pending_id, "operator")]
 
 

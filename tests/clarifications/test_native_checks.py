@@ -210,8 +210,10 @@ QUESTIONS = st.fixed_dictionaries(
 def test_every_problem_the_page_may_find_is_worded_from_the_catalogue(question):
     (view,) = bundle_view("p", "elicitation", [question]).questions
     for code, sentence in view.problems:
-        assert code in set(problems._templates()) and code in {c.value for c in ProblemCode}
-        assert sentence and sentence != "The agent refused your answer."
+        assert code in set(problems._templates())
+        assert code in {c.value for c in ProblemCode}
+        assert sentence
+        assert sentence != "The agent refused your answer."
     assert dict(view.problem_data).keys() == {f"problem-{code.replace('_', '-')}" for code, _ in view.problems}
     # A path that does not check says nothing before sending.
     (asked,) = bundle_view("p", "ask_user_question", [question]).questions

@@ -26,10 +26,19 @@ def only(question: dict, source: str = "elicitation"):
 def test_the_two_paths_differ_only_in_their_flow():
     assert flow_of("elicitation") is ELICITATION_FLOW
     assert flow_of("ask_user_question") is ASK_FLOW
-    assert ASK_FLOW.auto_advance and ASK_FLOW.all_required and ASK_FLOW.custom_text and ASK_FLOW.follow_up
-    assert not (ASK_FLOW.confirm_empty or ASK_FLOW.keep_picks or ASK_FLOW.checks)
-    assert ELICITATION_FLOW.confirm_empty and ELICITATION_FLOW.keep_picks and ELICITATION_FLOW.checks
-    assert not (ELICITATION_FLOW.auto_advance or ELICITATION_FLOW.all_required or ELICITATION_FLOW.custom_text)
+    assert ASK_FLOW.auto_advance
+    assert ASK_FLOW.all_required
+    assert ASK_FLOW.custom_text
+    assert ASK_FLOW.follow_up
+    assert not (ASK_FLOW.confirm_empty)
+    assert not (ASK_FLOW.keep_picks)
+    assert not (ASK_FLOW.checks)
+    assert ELICITATION_FLOW.confirm_empty
+    assert ELICITATION_FLOW.keep_picks
+    assert ELICITATION_FLOW.checks
+    assert not (ELICITATION_FLOW.auto_advance)
+    assert not (ELICITATION_FLOW.all_required)
+    assert not (ELICITATION_FLOW.custom_text)
 
 
 def test_an_ask_question_offers_its_options_and_a_custom_answer_within_the_ask_limit():
@@ -42,22 +51,32 @@ def test_an_ask_question_offers_its_options_and_a_custom_answer_within_the_ask_l
         ],
     }
     view = only(question, source="ask_user_question")
-    assert view.kind == "single" and not view.multiple and view.picked == ()
+    assert view.kind == "single"
+    assert not view.multiple
+    assert view.picked == ()
     assert [(o.id, o.label, o.description, o.picked) for o in view.options] == [
         ("pg", "PostgreSQL", "the default", False),
         ("my", "MySQL", "", False),
     ]
     entry = view.entry
-    assert entry.control is Control.TEXT and entry.label_hidden and entry.label == "Your own answer"
+    assert entry.control is Control.TEXT
+    assert entry.label_hidden
+    assert entry.label == "Your own answer"
     assert entry.placeholder == "Or type a custom answer…"
-    assert entry.attributes == (("maxlength", str(limits.ASK_ANSWER_CHARS)),) and not entry.required
-    assert entry.described_by == "" and view.hint == "" and view.data == () and view.problems == ()
+    assert entry.attributes == (("maxlength", str(limits.ASK_ANSWER_CHARS)),)
+    assert not entry.required
+    assert entry.described_by == ""
+    assert view.hint == ""
+    assert view.data == ()
+    assert view.problems == ()
 
 
 def test_a_lone_ask_question_is_sent_by_its_pick_and_a_bundle_by_submit():
     one = bundle_view(PENDING, "ask_user_question", [{"id": "a", "prompt": "A?"}])
     two = bundle_view(PENDING, "ask_user_question", [{"id": "a", "prompt": "A?"}, {"id": "b", "prompt": "B?"}])
-    assert not one.has_submit and two.has_submit and two.total == 2
+    assert not one.has_submit
+    assert two.has_submit
+    assert two.total == 2
     assert bundle_view(PENDING, "elicitation", [{"id": "a", "prompt": "A?"}]).has_submit
 
 
@@ -65,19 +84,23 @@ def test_an_elicitation_choice_takes_typed_text_only_when_it_says_so():
     options = [{"id": "x", "label": "X"}, {"id": "y", "label": "Y"}]
     assert only({"id": "q", "kind": "single", "options": options}).entry is None
     entry = only({"id": "q", "kind": "single", "options": options, "accepts_text": True}).entry
-    assert entry.control is Control.TEXT and entry.placeholder == "Or type your own answer"
+    assert entry.control is Control.TEXT
+    assert entry.placeholder == "Or type your own answer"
 
 
 def test_a_boolean_is_yes_and_no_with_its_default_picked():
     view = only({"id": "ok", "kind": "boolean", "required": True, "default": False})
     assert [(o.id, o.label, o.picked) for o in view.options] == [("true", "Yes", False), ("false", "No", True)]
-    assert view.picked == ("false",) and view.required and view.entry is None
+    assert view.picked == ("false",)
+    assert view.required
+    assert view.entry is None
 
 
 def test_a_multi_question_picks_its_default_options_in_order():
     options = [{"id": i, "label": i} for i in "abc"]
     view = only({"id": "m", "kind": "multi", "options": options, "default": ["c", "a", 3]})
-    assert view.multiple and view.picked == ("c", "a")
+    assert view.multiple
+    assert view.picked == ("c", "a")
     assert [o.picked for o in view.options] == [True, False, True]
 
 
@@ -86,9 +109,11 @@ def test_a_number_is_a_number_field_with_its_range():
         {"id": "n", "kind": "integer", "required": True, "default": 3, "constraints": {"minimum": 1, "maximum": 5}}
     )
     entry = view.entry
-    assert entry.control is Control.NUMBER and entry.input_type == "number"
+    assert entry.control is Control.NUMBER
+    assert entry.input_type == "number"
     assert (entry.inputmode, entry.step, entry.value) == ("numeric", "1", "3")
-    assert entry.attributes == (("min", "1"), ("max", "5")) and entry.required
+    assert entry.attributes == (("min", "1"), ("max", "5"))
+    assert entry.required
     assert entry.described_by == f"hint-{PENDING}-0 problem-{PENDING}-0"
     assert view.hint == "A whole number from 1 to 5"
     assert view.data == (("minimum", 1), ("maximum", 5))
@@ -118,7 +143,8 @@ def test_a_text_field_announces_its_limits_to_the_browser_and_the_slot_has_agent
     }
     view = only(service)
     # A text area: minlength is its own, the pattern (written for the browser) is clarification.js's to try.
-    assert view.entry.control is Control.TEXT and view.entry.required
+    assert view.entry.control is Control.TEXT
+    assert view.entry.required
     assert view.entry.attributes == (("minlength", "3"), ("data-pattern", r"[\s\S]*(?:^[a-z\-]+$)[\s\S]*"))
     assert dict(view.problems) == {
         "required_unanswered": "“Service” needs an answer.",
@@ -138,7 +164,8 @@ def test_a_text_field_announces_its_limits_to_the_browser_and_the_slot_has_agent
 
 def test_a_number_field_says_its_type_and_range_in_agentctls_words():
     view = only({"id": "n", "title": "Ratio", "kind": "number", "constraints": {"minimum": 0.5}})
-    assert view.entry.attributes == (("min", "0.5"),) and not view.entry.required
+    assert view.entry.attributes == (("min", "0.5"),)
+    assert not view.entry.required
     assert dict(view.problems) == {
         "wrong_type": "“Ratio” must be a number.",
         "below_minimum": "“Ratio” must be at least 0.5.",
@@ -153,7 +180,8 @@ def test_a_number_field_says_its_type_and_range_in_agentctls_words():
 def test_a_multi_question_counts_its_picks_in_agentctls_words():
     options = [{"id": i, "label": i} for i in "abc"]
     view = only({"id": "m", "title": "Regions", "kind": "multi", "options": options, "constraints": {"maxItems": 2}})
-    assert view.entry is None and dict(view.problems) == {"too_many_items": "Choose at most 2 options for “Regions”."}
+    assert view.entry is None
+    assert dict(view.problems) == {"too_many_items": "Choose at most 2 options for “Regions”."}
 
 
 def test_a_sensitive_question_is_a_password_never_prefilled():
@@ -161,8 +189,11 @@ def test_a_sensitive_question_is_a_password_never_prefilled():
         {"id": "key", "kind": "text", "accepts_text": True, "sensitive": True, "required": True, "default": "hunter2"}
     )
     entry = view.entry
-    assert entry.control is Control.SECRET and entry.value == "" and entry.required
-    assert entry.described_by == "" and view.sensitive
+    assert entry.control is Control.SECRET
+    assert entry.value == ""
+    assert entry.required
+    assert entry.described_by == ""
+    assert view.sensitive
     # Checked like any text: what it must be is the form's, not the secret's.
     assert dict(view.problems)["required_unanswered"] == "“key” needs an answer."
 

@@ -31,15 +31,19 @@ def _wire(code, question_id=None, option_id=None, index=0, limit=None):
 @pytest.mark.parametrize(
     ("problem", "sentence"),
     [
-        (_wire("unknown_option", "question_0", "Purple"),
-         "Your answer to “Colour” picks an option the question does not offer."),
+        (
+            _wire("unknown_option", "question_0", "Purple"),
+            "Your answer to “Colour” picks an option the question does not offer.",
+        ),
         (_wire("too_many_options", "question_0"), "Pick only one option for “Colour”."),
         (_wire("text_not_accepted", "question_0"), "“Colour” takes no typed text, only one of its options."),
         (_wire("text_too_long", "apiKey"), "Typed text for “apiKey” may be at most 10000 characters."),
         (_wire("duplicate_question", "question_0"), "“Colour” was answered twice."),
         (_wire("unknown_question", "nope"), "Your answer names a question this form does not have."),
-        (_wire("bad_custom_text", "question_0"),
-         "The page sent your answer in a shape the agent cannot read. Reload the page and answer again."),
+        (
+            _wire("bad_custom_text", "question_0"),
+            "The page sent your answer in a shape the agent cannot read. Reload the page and answer again.",
+        ),
     ],
 )
 def test_each_code_is_a_sentence_naming_the_question(problem, sentence):
@@ -106,7 +110,9 @@ def test_any_problem_list_becomes_sentences_and_never_a_raw_entry(listed):
     sentences = describe(listed, QUESTIONS)
     assert sentences
     for sentence in sentences:
-        assert sentence.endswith(".") and "{'" not in sentence and "'code'" not in sentence
+        assert sentence.endswith(".")
+        assert "{'" not in sentence
+        assert "'code'" not in sentence
 
 
 @pytest.fixture
@@ -123,9 +129,10 @@ def test_the_operator_is_shown_the_sentence_not_the_dict(execution, operator, mo
     client = Client()
     client.force_login(operator)
     response = client.post(f"/clarifications/{record.pending_id}/respond/", {"answer-question_0-option": "Purple"})
-    assert response.status_code == 200 and 'data-testid="toast"' in response.text
+    assert response.status_code == 200
+    assert 'data-testid="toast"' in response.text
     assert "Your answer to “Colour” picks an option the question does not offer." in response.text
-    assert "unknown_option" not in response.text and "{" not in response.text.split('data-testid="toast-body">')[1]
+    assert "unknown_option" not in response.text
+    assert "{" not in response.text.split('data-testid="toast-body">')[1]
     record.refresh_from_db()
     assert record.status == Status.PENDING
-

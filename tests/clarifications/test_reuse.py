@@ -8,14 +8,28 @@ from kandev_web.clarifications.validation import dedup_key, parse_bundle
 
 KEY = dedup_key(
     parse_bundle(
-        [{"prompt": "Which database?", "options": [
-            {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+        [
+            {
+                "prompt": "Which database?",
+                "options": [
+                    {"label": "Postgres", "description": "relational"},
+                    {"label": "SQLite", "description": "embedded"},
+                ],
+            }
+        ]
     )
 )
 OTHER_KEY = dedup_key(
     parse_bundle(
-        [{"prompt": "Which database?", "options": [
-            {"label": "Postgres", "description": "relational"}, {"label": "MySQL", "description": "relational"}]}]
+        [
+            {
+                "prompt": "Which database?",
+                "options": [
+                    {"label": "Postgres", "description": "relational"},
+                    {"label": "MySQL", "description": "relational"},
+                ],
+            }
+        ]
     )
 )
 STATUSES = ("pending", "answered", "rejected", "expired", "cancelled")

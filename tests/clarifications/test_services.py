@@ -20,10 +20,19 @@ pytestmark = pytest.mark.postgres
 
 QUESTIONS = parse_bundle(
     [
-        {"id": "db", "title": "Database", "prompt": "Which database?", "options": [
-            {"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "Embedded"}]},
-        {"prompt": "Which language?", "options": [
-            {"label": "Python", "description": "Known"}, {"label": "Go", "description": "Fast"}]},
+        {
+            "id": "db",
+            "title": "Database",
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        },
+        {
+            "prompt": "Which language?",
+            "options": [{"label": "Python", "description": "Known"}, {"label": "Go", "description": "Fast"}],
+        },
     ]
 )
 
@@ -45,9 +54,15 @@ def test_a_bundle_is_one_message_per_question_with_kandevs_metadata(session):
     ]
     first = timeline.asked(messages[0])
     assert (first.record.pk, first.question_id, first.index, first.total, first.record.context, first.status) == (
-        record.pk, "db", 0, 2, "New service", "pending"
+        record.pk,
+        "db",
+        0,
+        2,
+        "New service",
+        "pending",
     )
-    assert messages[0].author_type == "agent" and messages[0].content == "Which database?"
+    assert messages[0].author_type == "agent"
+    assert messages[0].content == "Which database?"
     session.refresh_from_db()
     assert session.state == SessionState.WAITING_FOR_INPUT
     assert pending_actions(TaskSession.objects.all()) == {session.pk: "clarification"}
@@ -78,7 +93,8 @@ def test_the_same_questions_in_a_later_turn_ask_the_operator_again(session, djan
     Turn.objects.create(session=session)
     with django_capture_on_commit_callbacks():
         again, created = services.request_clarification(session, QUESTIONS)
-    assert created and again.pk != first.pk
+    assert created
+    assert again.pk != first.pk
     assert again.status == Status.PENDING
     assert [row.status for row in timeline_rows()].count("pending") == 2
     assert pending_actions(TaskSession.objects.all()) == {session.pk: "clarification"}
@@ -90,7 +106,8 @@ def test_a_skipped_bundle_is_asked_again_even_in_the_same_turn(session):
     first, _ = services.request_clarification(session, QUESTIONS)
     services.respond(first.pending_id, rejected=True)
     again, created = services.request_clarification(session, QUESTIONS)
-    assert created and again.pk != first.pk
+    assert created
+    assert again.pk != first.pk
 
 
 def test_first_answer_wins(session):
@@ -130,14 +147,18 @@ def test_turn_end_marks_pending_questions_agent_disconnected_but_pending(session
 def test_late_answer_is_recorded_and_becomes_a_prompt(session):
     record, _ = services.request_clarification(session, QUESTIONS)
     services.agent_moved_on(session.pk)
-    answered = services.respond(record.pending_id, answers=[
-        {"question_id": "db", "selected_options": ["db_opt1"]},
-        {"question_id": "q2", "custom_text": "Go, probably"},
-    ])
-    assert answered.status == Status.ANSWERED and answered.agent_disconnected
+    answered = services.respond(
+        record.pending_id,
+        answers=[
+            {"question_id": "db", "selected_options": ["db_opt1"]},
+            {"question_id": "q2", "custom_text": "Go, probably"},
+        ],
+    )
+    assert answered.status == Status.ANSWERED
+    assert answered.agent_disconnected
     prompt = services.late_answer_prompt(answered)
     assert prompt.startswith('You previously asked the user: "Which database?". They answered: Postgres')
-    assert 'They answered: Go, probably' in prompt
+    assert "They answered: Go, probably" in prompt
 
 
 @pytest.mark.django_db(transaction=True)

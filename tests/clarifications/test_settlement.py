@@ -102,9 +102,12 @@ def test_only_the_answering_page_is_this_tab_and_the_answerer_is_named_whenever_
 ):
     ending = ended(status, reason, answered_by=answered_by, answered_via=via, answered_from=HERE if from_here else "")
     settled = describe(ending, viewer_tab=viewer)
-    assert settled is not None and settled.sentence
+    assert settled is not None
+    assert settled.sentence
     if settled.where == "this_tab":
-        assert via in ("task_page", "inbox", "board") and from_here and viewer == HERE
+        assert via in ("task_page", "inbox", "board")
+        assert from_here
+        assert viewer == HERE
     if answered_by and via and status in ("answered", "rejected"):
         assert answered_by in settled.sentence
     if not answered_by:

@@ -17,8 +17,15 @@ from testing_support.questions import REQUESTED, timeline_rows
 from testing_support.runner import FakeRunner
 
 BUNDLE = parse_bundle(
-    [{"prompt": "Which database?", "options": [{"label": "Postgres", "description": "Relational"},
-                                               {"label": "SQLite", "description": "Embedded"}]}]
+    [
+        {
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        }
+    ]
 )
 HALF_A_MEGABYTE = "why " * 131_072
 
@@ -30,7 +37,8 @@ def session(make_task, make_session):
 
 def _unchanged(record: Clarification) -> None:
     record.refresh_from_db()
-    assert record.status == Status.PENDING and record.response in (None, {})
+    assert record.status == Status.PENDING
+    assert record.response in (None, {})
     assert {row.status for row in timeline_rows()} == {Status.PENDING}
 
 
@@ -54,7 +62,8 @@ def test_a_reason_at_the_limit_reaches_the_agent_whole(operator_client, session)
     response = _skip(operator_client, record, f"  {reason}  ")
     assert response.status_code == 204
     record.refresh_from_db()
-    assert record.status == Status.REJECTED and record.response["reject_reason"] == reason
+    assert record.status == Status.REJECTED
+    assert record.response["reject_reason"] == reason
 
 
 @pytest.mark.django_db(transaction=True)
@@ -66,6 +75,8 @@ def test_an_elicitations_over_long_skip_reason_is_not_forwarded(make_task, opera
     fake = FakeRunner({"success": True, "action": "decline"})
     monkeypatch.setattr(elicitations, "runner", fake)
     delivery = async_to_sync(answering.answer)(record, answers=[], rejected=True, reject_reason=HALF_A_MEGABYTE)
-    assert not delivery.delivered and delivery.level == "error" and "reason for skipping" in delivery.message
+    assert not delivery.delivered
+    assert delivery.level == "error"
+    assert "reason for skipping" in delivery.message
     assert fake.sent == []
     _unchanged(record)

@@ -31,14 +31,32 @@ from testing_support.sockets import HOST
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 BUNDLE = parse_bundle(
-    [{"id": "db", "title": "DB", "prompt": "Which database?", "options": [
-        {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+    [
+        {
+            "id": "db",
+            "title": "DB",
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "relational"},
+                {"label": "SQLite", "description": "embedded"},
+            ],
+        }
+    ]
 )
 ELICITATION = {
-    "pending_id": "7d3c9a52-0000-4000-8000-0000000000a1", "session_id": "acp-1", "tool_call_id": "toolu_1",
-    "message": "Pick a colour", "questions": [
-        {"id": "question_0", "title": "Colour", "prompt": "Pick a colour", "kind": "single", "accepts_text": True,
-         "options": [{"id": "Red", "label": "Red"}, {"id": "Blue", "label": "Blue"}]},
+    "pending_id": "7d3c9a52-0000-4000-8000-0000000000a1",
+    "session_id": "acp-1",
+    "tool_call_id": "toolu_1",
+    "message": "Pick a colour",
+    "questions": [
+        {
+            "id": "question_0",
+            "title": "Colour",
+            "prompt": "Pick a colour",
+            "kind": "single",
+            "accepts_text": True,
+            "options": [{"id": "Red", "label": "Red"}, {"id": "Blue", "label": "Blue"}],
+        },
     ],
 }
 
@@ -90,8 +108,13 @@ async def test_a_lone_surrogate_typed_on_the_task_page_is_recorded(session, oper
         application, f"/ws/tasks/{session.task_id}/", headers=[(b"origin", b"http://127.0.0.1"), HOST, cookie]
     )
     assert (await communicator.connect())[0]
-    frame = {"type": "clarification.answer", "pending_id": record.pending_id, "HEADERS": {},
-             "answer-db-custom": "half \ud83d", "action": "submit"}
+    frame = {
+        "type": "clarification.answer",
+        "pending_id": record.pending_id,
+        "HEADERS": {},
+        "answer-db-custom": "half \ud83d",
+        "action": "submit",
+    }
     await communicator.send_to(text_data=json.dumps(frame))  # ASCII: the surrogate as \ud83d
     while 'hx-swap-oob="beforeend:#answer-outcomes"' not in (text := (await communicator.receive_output(20))["text"]):
         pass
@@ -125,8 +148,17 @@ async def test_an_mcp_question_with_a_nul_and_a_lone_surrogate_is_asked_and_answ
         pass
 
     ctx = SimpleNamespace(headers={"authorization": f"Bearer {token}"}, report_progress=no_progress)
-    questions = [{"id": "db", "title": "DB\x00", "prompt": "Which \ud83d database?\x00", "options": [
-        {"label": "Postgres\x00", "description": "rel\ud800"}, {"label": "SQLite", "description": "embedded"}]}]
+    questions = [
+        {
+            "id": "db",
+            "title": "DB\x00",
+            "prompt": "Which \ud83d database?\x00",
+            "options": [
+                {"label": "Postgres\x00", "description": "rel\ud800"},
+                {"label": "SQLite", "description": "embedded"},
+            ],
+        }
+    ]
     asked = asyncio.create_task(mcp.ask_user_question_kandev(questions, ctx, context="From \x00 binary"))
     while not (record := await database_sync_to_async(Clarification.objects.first)()):
         assert not asked.done(), asked.result()  # a tool error would end the call here

@@ -108,7 +108,8 @@ def test_any_input_is_either_a_bundle_or_a_list_of_errors(raw):
     try:
         bundle = parse_bundle(raw)
     except InvalidBundle as invalid:
-        assert invalid.errors and all(isinstance(e, str) for e in invalid.errors)
+        assert invalid.errors
+        assert all(isinstance(e, str) for e in invalid.errors)
     else:
         assert 1 <= len(bundle) <= 4
         assert all(2 <= len(q["options"]) <= 6 and q["prompt"] for q in bundle)

@@ -46,8 +46,14 @@ BURST = 50
 CSRF = "c" * 32
 
 #: What the agent asks, with a NUL as ``cat`` of a binary file would put in it.
-QUESTIONS = [{"id": "db", "title": "DB", "prompt": "Which database?\x00", "options": [
-    {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+QUESTIONS = [
+    {
+        "id": "db",
+        "title": "DB",
+        "prompt": "Which database?\x00",
+        "options": [{"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}],
+    }
+]
 
 
 @dataclass(frozen=True)
@@ -72,15 +78,22 @@ def server_url(django_db_setup, django_db_blocker, tmp_path_factory):
     port = free_port()
     log = tmp_path_factory.mktemp("races") / "server.log"
     # Short keepalives: a waiting tool call also re-reads its question between them.
-    env = server_environ(Path("unused"), {
-        "DATABASE_URL": database_url,
-        "KANDEV_MCP_KEEPALIVE_SECONDS": "0.2",
-        "KANDEV_FEATURES_ACP_ELICITATION": "true",
-    })
+    env = server_environ(
+        Path("unused"),
+        {
+            "DATABASE_URL": database_url,
+            "KANDEV_MCP_KEEPALIVE_SECONDS": "0.2",
+            "KANDEV_FEATURES_ACP_ELICITATION": "true",
+        },
+    )
     with log.open("w") as output:
         process = subprocess.Popen(
             [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-            cwd=settings.BASE_DIR, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True,
+            cwd=settings.BASE_DIR,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         try:
             wait_for_port(port, process, time.monotonic() + 30)
@@ -153,18 +166,21 @@ def waiting_agent(server_url, make_task, operator) -> WaitingAgent:
 
     async def ask() -> None:
         headers = {"Authorization": f"Bearer {token}"}
-        async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None)) as http:
-            async with streamable_http_client(f"{server_url}/mcp/", http_client=http) as (read, write):
-                async with ClientSession(read, write) as mcp:
-                    await mcp.initialize()
-                    result = await mcp.call_tool("ask_user_question_kandev", {"questions": QUESTIONS})
-                    results.append(result)
+        async with (
+            httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=None)) as http,
+            streamable_http_client(f"{server_url}/mcp/", http_client=http) as (read, write),
+            ClientSession(read, write) as mcp,
+        ):
+            await mcp.initialize()
+            result = await mcp.call_tool("ask_user_question_kandev", {"questions": QUESTIONS})
+            results.append(result)
 
     thread = threading.Thread(target=asyncio.run, args=(ask(),))
     thread.start()
     deadline = time.monotonic() + 30
     while (question := Clarification.objects.filter(session=session).first()) is None:
-        assert thread.is_alive() and time.monotonic() < deadline, results or "the question was never asked"
+        assert thread.is_alive(), results or "the question was never asked"
+        assert time.monotonic() < deadline, results or "the question was never asked"
         time.sleep(0.05)
     return WaitingAgent(question, thread, results)
 
@@ -175,7 +191,9 @@ def settled_once(record: Clarification) -> Clarification:
     assert record.status != Status.PENDING
     [message] = Message.objects.filter(type=MessageType.CLARIFICATION_REQUEST, metadata__pending_id=record.pending_id)
     row = timeline.asked(message)
-    assert row is not None and row.status == record.status and row.record.response == record.response
+    assert row is not None
+    assert row.status == record.status
+    assert row.record.response == record.response
     return record
 
 
@@ -216,7 +234,8 @@ def test_answers_racing_skips_reach_the_waiting_agent_once_as_the_winner_said(po
         assert (record.status, record.response["reject_reason"]) == (Status.REJECTED, "not now")
         assert "not now" in json.dumps(result)
     else:
-        assert record.status == Status.ANSWERED and record.response["answers"][0]["selected_options"] == [option]
+        assert record.status == Status.ANSWERED
+        assert record.response["answers"][0]["selected_options"] == [option]
         assert result == {"db": {"selected_option": option}}
 
 
@@ -255,8 +274,10 @@ def test_fifty_answers_to_an_elicitation_reach_the_agent_once(post, make_task, w
 def test_creates_racing_moves_lose_no_task(post, board, make_task):
     backlog, *_, done = board.steps.all()
     moved = [make_task(f"old {n}", step=backlog, position=n) for n in range(BURST // 2)]
-    creates = [(f"/boards/{board.pk}/tasks/", {"title": f"new {n}", "description": "", "step": backlog.pk})
-               for n in range(BURST // 2)]
+    creates = [
+        (f"/boards/{board.pk}/tasks/", {"title": f"new {n}", "description": "", "step": backlog.pk})
+        for n in range(BURST // 2)
+    ]
     moves = [(f"/tasks/{task.pk}/move/", {"step": done.pk}) for task in moved]
     statuses = no_5xx(post([request for pair in zip(creates, moves, strict=True) for request in pair]))
     assert statuses == {200: BURST}
@@ -270,8 +291,10 @@ def test_deletes_racing_edits_are_never_a_5xx(post, make_task):
     tasks = [make_task(f"task {n}") for n in range(BURST // 2)]
     requests = []
     for task in tasks:
-        requests += [(f"/tasks/{task.pk}/edit/", {"title": f"{task.title} edited", "description": ""}),
-                     (f"/tasks/{task.pk}/delete/", {})]
+        requests += [
+            (f"/tasks/{task.pk}/edit/", {"title": f"{task.title} edited", "description": ""}),
+            (f"/tasks/{task.pk}/delete/", {}),
+        ]
     statuses = no_5xx(post(requests))
     assert set(statuses) <= {200, 404}, statuses
     assert not Task.objects.exists()

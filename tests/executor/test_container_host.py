@@ -307,8 +307,10 @@ def test_a_task_worktree_is_made_on_the_executor_volume_by_kandev_checkout_over_
         made = SshCheckouts(address(host_user, host, login_key)).perform(
             "make", {"repo": str(repository), "base": "main", "task_id": 5, "branch_stem": "kandev/task-5", "taken": []}
         )
-    assert made["branch"] == "kandev/task-5" and made["path"] == str(host_user.state / "worktrees" / "task-5")
-    assert Path(made["path"], ".git").exists() and Path(made["path"]).stat().st_uid == host_user.uid
+    assert made["branch"] == "kandev/task-5"
+    assert made["path"] == str(host_user.state / "worktrees" / "task-5")
+    assert Path(made["path"], ".git").exists()
+    assert Path(made["path"]).stat().st_uid == host_user.uid
 
 
 def _connect(user: HostUser, host: RunningHost, **options):
@@ -332,7 +334,7 @@ async def test_the_host_lets_in_only_the_login_key_and_tunnels_only_to_its_own_l
             port = listener.sockets[0].getsockname()[1]
             try:
                 # agentctl's loopback, by the address the web side asks for: open...
-                reader, writer = await connection.open_connection("127.0.0.1", port)
+                _reader, writer = await connection.open_connection("127.0.0.1", port)
                 writer.close()
                 # ...anything else, even this machine by another name, is refused: no hop onto the network.
                 with pytest.raises(asyncssh.ChannelOpenError):
@@ -368,7 +370,8 @@ def test_the_host_does_not_start_without_a_login_key(host_user, tmp_path):
         KANDEV_SSHD_LISTEN="127.0.0.1",
         KANDEV_SSHD_AUTHORIZED_KEYS=str(host_user.home / "no-such.pub"),
     )
-    assert done.returncode != 0 and "no login key" in done.stderr
+    assert done.returncode != 0
+    assert "no login key" in done.stderr
 
 
 def test_sshd_reads_the_shipped_config_as_keys_only_without_root_or_forwarding_beyond_loopback(tmp_path):
@@ -384,8 +387,10 @@ def test_sshd_reads_the_shipped_config_as_keys_only_without_root_or_forwarding_b
     settings = dict(line.split(" ", 1) for line in effective.splitlines() if " " in line)
     assert settings["authenticationmethods"] == "publickey"
     assert settings["passwordauthentication"] == settings["kbdinteractiveauthentication"] == "no"
-    assert settings["permitrootlogin"] == "no" and settings["strictmodes"] == "yes"
-    assert settings["allowtcpforwarding"] == "local" and settings["permitopen"] == "127.0.0.1:*"
+    assert settings["permitrootlogin"] == "no"
+    assert settings["strictmodes"] == "yes"
+    assert settings["allowtcpforwarding"] == "local"
+    assert settings["permitopen"] == "127.0.0.1:*"
     for refused in ("allowagentforwarding", "x11forwarding", "permittunnel", "permittty", "allowstreamlocalforwarding"):
         assert settings[refused] == "no", refused
     assert "subsystem" not in settings  # no sftp

@@ -61,7 +61,8 @@ async def test_agentctl_starts_over_ssh_listens_on_loopback_and_is_reached_throu
         remote, local = urlsplit(agentctl.remote_url), urlsplit(agentctl.url)
         # agentctl listens on the host's loopback only, and nowhere else...
         listening = {c.laddr for c in psutil.Process(agentctl.pid).net_connections() if c.status == psutil.CONN_LISTEN}
-        assert listening == {(remote.hostname, remote.port)} and remote.hostname == "127.0.0.1"
+        assert listening == {(remote.hostname, remote.port)}
+        assert remote.hostname == "127.0.0.1"
         # ...it was started by sshd, not by this process...
         assert any(name.startswith("sshd") for name in ancestors(agentctl.pid))
         assert os.getpid() not in [parent.pid for parent in psutil.Process(agentctl.pid).parents()]
@@ -69,7 +70,8 @@ async def test_agentctl_starts_over_ssh_listens_on_loopback_and_is_reached_throu
         assert local.port != remote.port
         tunnel = {c.laddr.port for c in psutil.Process().net_connections() if c.status == psutil.CONN_LISTEN}
         assert local.port in tunnel
-        assert agentctl.cwd == str(tmp_path / "workdirs" / "task-7") and Path(agentctl.cwd).is_dir()
+        assert agentctl.cwd == str(tmp_path / "workdirs" / "task-7")
+        assert Path(agentctl.cwd).is_dir()
 
         inbox = Inbox()
         async with AgentStreamClient(agentctl.url, "per-execution-token", on_notification=inbox) as stream:
@@ -79,10 +81,12 @@ async def test_agentctl_starts_over_ssh_listens_on_loopback_and_is_reached_throu
             assert message_text(inbox, session_id)
         # Secrets reached the agent, but through stdin: not in anybody's argv on that host.
         env = dict(line.split("=", 1) for line in seen_env.read_text().splitlines() if "=" in line)
-        assert env["PROFILE_VAR"] == "from-profile" and env["API_KEY"] == "sk-secret-value"
+        assert env["PROFILE_VAR"] == "from-profile"
+        assert env["API_KEY"] == "sk-secret-value"
         assert "KANDEV_AGENTCTL_TOKEN" not in env
         argv = " ".join(psutil.Process(agentctl.pid).cmdline())
-        assert "per-execution-token" not in argv and "sk-secret-value" not in argv
+        assert "per-execution-token" not in argv
+        assert "sk-secret-value" not in argv
     finally:
         assert await agentctl.stop() == 0  # SIGTERM there: agentctl shuts down cleanly
         await host.close()
@@ -123,7 +127,8 @@ async def test_a_request_from_a_process_that_does_not_own_the_stream_uses_a_tunn
     other = SshExecutor(ssh_test_host())
     async with other.transient_tunnel(started.remote_url) as url:
         port = urlsplit(url).port
-        assert port in listening_ports() and port != urlsplit(started.url).port
+        assert port in listening_ports()
+        assert port != urlsplit(started.url).port
         async with AgentStreamClient(url, "t") as stream:
             await open_session(stream, agent_id="mock-agent")
     assert port not in listening_ports()
@@ -206,8 +211,7 @@ async def test_a_process_adopting_more_agents_than_the_host_s_max_sessions_follo
         ]
         try:
             adopted = [
-                await adopter.attach(agentctl.launch_id, agentctl.remote_url, agentctl.pid, "t")
-                for agentctl in started
+                await adopter.attach(agentctl.launch_id, agentctl.remote_url, agentctl.pid, "t") for agentctl in started
             ]
             for agentctl in adopted:
                 async with AgentStreamClient(agentctl.url, "t") as stream:
@@ -254,7 +258,8 @@ async def test_a_missing_agentctl_on_the_host_fails_the_launch_saying_so():
     host = SshExecutor(ssh_test_host(agentctl="/nonexistent/kandev-agentctl"))
     with pytest.raises(SshError) as refused:
         await host.launch(MOCK_AGENT, env={}, token="t", workdir="", workdir_name="task-1")
-    assert refused.value.failure is SshFailure.NOT_STARTED and "/nonexistent/kandev-agentctl" in str(refused.value)
+    assert refused.value.failure is SshFailure.NOT_STARTED
+    assert "/nonexistent/kandev-agentctl" in str(refused.value)
     await host.close()
 
 
@@ -279,4 +284,5 @@ def test_kandev_checkout_answers_any_request_with_a_result_or_an_error(request_t
     reply = checkout_answer(request_text, Path("/nonexistent-root"))
     assert set(reply) in ({"result"}, {"error"})
     if "error" in reply:
-        assert isinstance(reply["error"]["failure"], str) and isinstance(reply["error"]["detail"], str)
+        assert isinstance(reply["error"]["failure"], str)
+        assert isinstance(reply["error"]["detail"], str)

@@ -28,8 +28,16 @@ OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pytest.mark.postgres]
 
 BUNDLE = parse_bundle(
-    [{"id": "db", "prompt": "Which <b>database</b>?", "options": [
-        {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+    [
+        {
+            "id": "db",
+            "prompt": "Which <b>database</b>?",
+            "options": [
+                {"label": "Postgres", "description": "relational"},
+                {"label": "SQLite", "description": "embedded"},
+            ],
+        }
+    ]
 )
 
 
@@ -70,7 +78,8 @@ def _answer(pending_id, **fields) -> str:
 async def test_an_anonymous_socket_is_refused():
     communicator = WebsocketCommunicator(application, "/ws/inbox/", headers=[ORIGIN, HOST])
     connected, code = await communicator.connect()
-    assert not connected and code == 4403
+    assert not connected
+    assert code == 4403
 
 
 async def test_the_first_frame_lists_what_waits_in_the_viewers_workspaces_only_with_its_count():
@@ -78,10 +87,12 @@ async def test_the_first_frame_lists_what_waits_in_the_viewers_workspaces_only_w
     record, foreign = await _ask(mine), await _ask(theirs)
     communicator, frame = await _open(cookie)
     assert _listed(frame) == [record.pending_id]
-    assert foreign.pending_id not in frame and "Theirs task" not in frame
+    assert foreign.pending_id not in frame
+    assert "Theirs task" not in frame
     assert re.search(r'id="inbox-count"[^>]*data-count="1"', frame)
     # The agent's words are text, never markup.
-    assert "Which &lt;b&gt;database&lt;/b&gt;?" in frame and "<b>database</b>" not in frame
+    assert "Which &lt;b&gt;database&lt;/b&gt;?" in frame
+    assert "<b>database</b>" not in frame
     await communicator.disconnect()
 
 
@@ -91,15 +102,18 @@ async def test_a_question_asked_and_answered_elsewhere_arrives_and_leaves_live()
     assert _listed(frame) == []
     await _ask(theirs)  # another workspace's: never heard here
     record = await _ask(mine)
-    arrived = await _frame_with(communicator, "<li id=\"inbox-item-")
-    assert _listed(arrived) == [record.pending_id] and 'hx-swap-oob="beforeend:#inbox-items"' in arrived
+    arrived = await _frame_with(communicator, '<li id="inbox-item-')
+    assert _listed(arrived) == [record.pending_id]
+    assert 'hx-swap-oob="beforeend:#inbox-items"' in arrived
     # The item first, as rendered once for every member; then the count, and never the item twice.
     counted = await _frame_with(communicator, 'id="inbox-count"')
-    assert re.search(r'id="inbox-count"[^>]*data-count="1"', counted) and "<li id=" not in counted
+    assert re.search(r'id="inbox-count"[^>]*data-count="1"', counted)
+    assert "<li id=" not in counted
 
     await database_sync_to_async(services.respond)(record.pending_id, rejected=True)
     left = await _frame_with(communicator, 'data-state="left"')
-    assert f'id="inbox-item-{record.pending_id}"' in left and 'data-reason="operator_skipped"' in left
+    assert f'id="inbox-item-{record.pending_id}"' in left
+    assert 'data-reason="operator_skipped"' in left
     assert "Skipped" in left
     await communicator.disconnect()
 
@@ -111,7 +125,8 @@ async def test_an_answer_frame_is_delivered_and_recorded_as_from_the_inbox():
     await communicator.send_to(text_data=_answer(record.pending_id, **{"answer-db-option": "db_opt1"}))
     assert 'data-outcome="delivered"' in await _frame_with(communicator, OUTCOME)
     answered = await _record(record)
-    assert answered.status == Status.ANSWERED and answered.answered_via == Surface.INBOX
+    assert answered.status == Status.ANSWERED
+    assert answered.answered_via == Surface.INBOX
     await communicator.disconnect()
 
 
@@ -141,7 +156,8 @@ async def test_a_permission_request_is_listed_while_its_session_runs():
 
     await request_permission()
     communicator, frame = await _open(cookie)
-    assert _listed(frame) == ["perm-1"] and 'data-testid="permission-card"' in frame
+    assert _listed(frame) == ["perm-1"]
+    assert 'data-testid="permission-card"' in frame
     await communicator.disconnect()
     await database_sync_to_async(TaskSession.objects.filter(task=mine).update)(state=SessionState.FAILED)
     communicator, frame = await _open(cookie)
@@ -166,5 +182,5 @@ async def test_an_operator_taken_out_of_a_workspace_hears_no_more_of_its_questio
     frames = []
     while not await communicator.receive_nothing(timeout=1):
         frames.append((await communicator.receive_output()).get("text", ""))
-    assert not any("<li id=\"inbox-item-" in frame for frame in frames), frames
+    assert not any('<li id="inbox-item-' in frame for frame in frames), frames
     await communicator.disconnect()

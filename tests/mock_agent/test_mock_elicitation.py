@@ -160,7 +160,8 @@ async def test_elicit_eleven(mock) -> None:
     form = json.loads((SCENARIOS_DIR / "forms" / "eleven-questions.json").read_text())
     declared = list(form["requestedSchema"]["properties"])
     in_order = [f"question_{n}" for n in range(11)]
-    assert sorted(declared) == sorted(in_order) and declared != in_order
+    assert sorted(declared) == sorted(in_order)
+    assert declared != in_order
 
     session = await mock()
     await session.play("elicit-eleven")
@@ -182,8 +183,7 @@ async def test_elicit_twice(mock) -> None:
     assert await session.client.request("agent.elicitations.list") == {"pending": [second]}
     await session.respond(second["pending_id"], [], rejected=True)
     assert await session.said() == (
-        'First answer: {"action": "accept", "content": {"question_0": "Blue"}}\n'
-        'Second answer: {"action": "decline"}'
+        'First answer: {"action": "accept", "content": {"question_0": "Blue"}}\nSecond answer: {"action": "decline"}'
     )
 
 

@@ -67,7 +67,8 @@ async def test_rich_timeline_sends_markdown_a_diff_and_a_terminal(mock_session) 
     await mock_session.prompt("/e2e:rich-timeline")
     assert (await mock_session.inbox.next("turn.completed"))["stop_reason"] == "end_turn"
     text = _text(mock_session.updates("agent_message_chunk"))
-    assert text.startswith("# Release notes\n") and text.endswith("END-OF-TIMELINE")
+    assert text.startswith("# Release notes\n")
+    assert text.endswith("END-OF-TIMELINE")
     [edit, command] = mock_session.updates("tool_call")
     assert [item["type"] for item in edit["content"]] == ["diff"]
     assert command["content"] == [{"type": "terminal", "terminalId": command["toolCallId"]}]

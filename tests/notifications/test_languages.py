@@ -54,4 +54,3 @@ async def test_each_page_says_the_notification_in_its_viewers_language():
     assert "Der Agent hat seinen Durchlauf an „Parser &lt;bauen&gt;“ beendet." in toast
     for communicator in (english, german):
         await communicator.disconnect()
-

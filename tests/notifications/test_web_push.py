@@ -85,13 +85,15 @@ def test_markup_in_a_task_title_stays_literal_text_and_a_long_one_is_cut():
     )
     assert payload["body"] == "On <img src=x onerror=alert(1)> evil"
     long = webpush.build(title="T", body="%(title)s", task_title="x" * 1000, url="/", tag="t")["body"]
-    assert len(long) == webpush.TASK_TITLE_CHARS and long.endswith("…")
+    assert len(long) == webpush.TASK_TITLE_CHARS
+    assert long.endswith("…")
 
 
 def test_only_a_browsers_subscription_shape_is_taken():
     good = FakeBrowser().subscription("https://push.example.com/send/abc")
     parsed = webpush.parse_subscription(good, allow_http=False)
-    assert parsed.endpoint == good["endpoint"] and parsed.auth == good["keys"]["auth"]
+    assert parsed.endpoint == good["endpoint"]
+    assert parsed.auth == good["keys"]["auth"]
     assert webpush.parse_subscription({**good, "endpoint": "http://push.example.com/x"}, allow_http=False) is None
     assert webpush.parse_subscription({**good, "endpoint": "http://127.0.0.1:9/x"}, allow_http=True) is not None
     assert webpush.parse_subscription({**good, "endpoint": "javascript:alert(1)"}, allow_http=True) is None
@@ -135,7 +137,8 @@ def test_a_vapid_key_named_in_the_settings_wins(settings, tmp_path):
 
 def test_the_settings_page_offers_push_with_the_deployments_key(operator_client):
     page = operator_client.get("/settings/notifications/").text
-    assert 'data-testid="push-notifications"' in page and f'data-vapid-key="{vapid.public_key()}"' in page
+    assert 'data-testid="push-notifications"' in page
+    assert f'data-vapid-key="{vapid.public_key()}"' in page
 
 
 def test_a_subscription_belongs_to_the_operator_who_posted_it(operator_client, operator, make_operator, workspace):
@@ -172,7 +175,8 @@ def test_a_bad_subscription_is_refused(operator_client):
 def test_subscribing_needs_a_login_and_the_csrf_token(operator):
     subscription = FakeBrowser().subscription("https://push.example.com/send/two")
     anonymous = Client().post("/settings/notifications/push/", subscription, content_type="application/json")
-    assert anonymous.status_code == 302 and "/login/" in anonymous["Location"]
+    assert anonymous.status_code == 302
+    assert "/login/" in anonymous["Location"]
     forged = Client(enforce_csrf_checks=True)
     forged.force_login(operator)
     assert (
@@ -243,8 +247,10 @@ def test_a_gone_browser_is_forgotten_and_a_failing_one_does_not_stop_the_others(
     assert sorted(PushSubscription.objects.values_list("endpoint", flat=True)) == sorted(
         [push_service.endpoint("failing-secret-token", 500), fine_endpoint]
     )
-    assert "HTTP 500" in caplog.text and "gone (HTTP 410)" in caplog.text
-    assert "secret-token" not in caplog.text and "Quiet task" not in caplog.text
+    assert "HTTP 500" in caplog.text
+    assert "gone (HTTP 410)" in caplog.text
+    assert "secret-token" not in caplog.text
+    assert "Quiet task" not in caplog.text
 
 
 def test_an_unreachable_push_service_is_logged_without_its_address(operator, make_task, caplog):
@@ -252,7 +258,8 @@ def test_an_unreachable_push_service_is_logged_without_its_address(operator, mak
     with caplog.at_level(logging.INFO, logger="kandev_web.notifications"):
         services.clarification_requested(_ask(make_task))
         PushSender().run_once()
-    assert "failed: ConnectionError" in caplog.text and "private-token" not in caplog.text
+    assert "failed: ConnectionError" in caplog.text
+    assert "private-token" not in caplog.text
     assert not Delivery.objects.filter(provider=WEB_PUSH, pending=True).exists()
 
 
@@ -261,7 +268,8 @@ def test_an_operator_who_turned_questions_off_gets_no_push(operator, make_task, 
     services.set_enabled(operator, Event.CLARIFICATION_REQUESTED, False)
     services.clarification_requested(_ask(make_task))
     assert PushSender().run_once() == 0
-    assert not Delivery.objects.exists() and push_service.pushes_to(endpoint) == []
+    assert not Delivery.objects.exists()
+    assert push_service.pushes_to(endpoint) == []
 
 
 def test_a_push_queued_longer_ago_than_its_ttl_is_dropped_unsent(operator, make_task, push_service):

@@ -74,8 +74,10 @@ def assert_safe(html: str) -> None:
 
 def test_headings_emphasis_and_line_breaks():
     html = render_markdown("# Plan\n## Steps\nFirst **read**, then *write*.\nNext line.")
-    assert "<h1>Plan</h1>" in html and "<h2>Steps</h2>" in html
-    assert "<strong>read</strong>" in html and "<em>write</em>" in html
+    assert "<h1>Plan</h1>" in html
+    assert "<h2>Steps</h2>" in html
+    assert "<strong>read</strong>" in html
+    assert "<em>write</em>" in html
     # A line break the agent wrote stays one.
     assert "then <em>write</em>.<br>\nNext line." in html
 

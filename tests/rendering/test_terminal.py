@@ -19,4 +19,4 @@ def test_only_the_end_is_kept():
 @given(st.text())
 def test_no_escape_or_control_character_is_left(data):
     text = plain_output(data)
-    assert not any(ord(c) < 0x20 and c not in "\t\n" or c == "\x7f" for c in text)
+    assert not any((ord(c) < 0x20 and c not in "\t\n") or c == "\x7f" for c in text)

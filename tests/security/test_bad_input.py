@@ -71,8 +71,19 @@ RAW_BODIES = [
 ]
 
 #: Fields read from ``request.POST``/``request.GET`` by hand rather than through a form.
-HAND_READ_FIELDS = {"option_id", "action", "reject_reason", "value", "enabled", "after", "next", "username",
-                    "password", "via", "preset"}
+HAND_READ_FIELDS = {
+    "option_id",
+    "action",
+    "reject_reason",
+    "value",
+    "enabled",
+    "after",
+    "next",
+    "username",
+    "password",
+    "via",
+    "preset",
+}
 
 FORMS = [TaskCreateForm, TaskEditForm, TaskMoveForm, StartSessionForm, PromptForm, AgentProfileForm]
 
@@ -126,8 +137,23 @@ def test_the_fields_are_found(member):
     """The page walk finds the fields that matter, so an empty list cannot pass the test below vacuously."""
     client, values = member
     fields = _page_fields(client, values) | _form_fields()
-    assert {"title", "description", "step", "prompt", "profile", "reject_reason", "answer-q-option",
-            "answer-q-custom", "username", "password", "command", "env", "agent_id", "auth_method", "preset"} <= fields
+    assert {
+        "title",
+        "description",
+        "step",
+        "prompt",
+        "profile",
+        "reject_reason",
+        "answer-q-option",
+        "answer-q-custom",
+        "username",
+        "password",
+        "command",
+        "env",
+        "agent_id",
+        "auth_method",
+        "preset",
+    } <= fields
 
 
 @pytest.mark.parametrize("endpoint", ENDPOINTS + EXTRA_ENDPOINTS, ids=str)

@@ -41,7 +41,8 @@ def test_prod_without_a_secret_key_refuses_to_start(tmp_path, secret_key, entry_
     result = run_clean(tmp_path, *entry_point, **env)
     assert result.returncode != 0
     last_line = result.stderr.strip().splitlines()[-1]
-    assert "ImproperlyConfigured" in last_line and "SECRET_KEY" in last_line, result.stderr
+    assert "ImproperlyConfigured" in last_line, result.stderr
+    assert "SECRET_KEY" in last_line, result.stderr
 
 
 def test_prod_never_falls_back_to_the_dev_key(tmp_path):
@@ -68,7 +69,8 @@ def test_prod_without_a_secrets_key_refuses_to_start(tmp_path, secrets_key, entr
     result = run_clean(tmp_path, *entry_point, **env)
     assert result.returncode != 0
     last_line = result.stderr.strip().splitlines()[-1]
-    assert "ImproperlyConfigured" in last_line and "KANDEV_SECRETS_KEY" in last_line, result.stderr
+    assert "ImproperlyConfigured" in last_line, result.stderr
+    assert "KANDEV_SECRETS_KEY" in last_line, result.stderr
     assert "Fernet.generate_key()" in last_line
 
 

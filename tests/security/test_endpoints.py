@@ -40,8 +40,17 @@ OBJECT_ENDPOINTS = [e for e in ENDPOINTS if set(e.parameters) - GLOBAL_PARAMETER
 def test_the_urlconf_is_enumerated():
     names = {e.name for e in ENDPOINTS}
     # A sample from every app, so an import change cannot silently empty the list.
-    assert {"login", "logout", "board:home", "board:task-delete", "sessions:start", "clarifications:respond",
-            "flags:api-flag", "notifications:set", "webhooks:delete"} <= names
+    assert {
+        "login",
+        "logout",
+        "board:home",
+        "board:task-delete",
+        "sessions:start",
+        "clarifications:respond",
+        "flags:api-flag",
+        "notifications:set",
+        "webhooks:delete",
+    } <= names
 
 
 @dataclass
@@ -141,8 +150,17 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     client = Client()
     client.force_login(operator)
     foreign = _url(world, endpoint, objects=world.theirs["values"])
-    nowhere = {"board_id": 999_999, "step_id": 999_999, "task_id": 999_999, "session_id": 999_999, "pending_id": "nope",
-               "workspace_id": 999_999, "profile_id": 999_999, "repository_id": 999_999, "webhook_id": 999_999}
+    nowhere = {
+        "board_id": 999_999,
+        "step_id": 999_999,
+        "task_id": 999_999,
+        "session_id": 999_999,
+        "pending_id": "nope",
+        "workspace_id": 999_999,
+        "profile_id": 999_999,
+        "repository_id": 999_999,
+        "webhook_id": 999_999,
+    }
     missing = _url(world, endpoint, objects=nowhere)
     data = {"prompt": "x", "option_id": "ok", "action": "skip", "title": "Hijacked", "enabled": "true"}
     for method in ("get", "post"):
@@ -163,7 +181,8 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
     assert (their_profile.name, their_profile.checked_at) == ("theirs agent", None)
     assert Repository.objects.filter(pk=world.theirs["values"]["repository_id"]).exists()
     their_webhook = Webhook.objects.get(pk=world.theirs["values"]["webhook_id"])
-    assert their_webhook.active and not their_webhook.deliveries.exists()
+    assert their_webhook.active
+    assert not their_webhook.deliveries.exists()
 
 
 def test_every_object_parameter_is_covered():

@@ -42,7 +42,7 @@ def two_workspaces(db):
 
 @pytest.mark.parametrize("model", MODELS, ids=lambda model: model.__name__)
 def test_a_member_sees_their_workspaces_rows_only(two_workspaces, make_operator, model):
-    ours, theirs = two_workspaces
+    ours, _theirs = two_workspaces
     alice = make_operator("alice", workspace=ours[Workspace])
     assert list(model.objects.for_user(alice)) == [ours[model]]
 

@@ -43,7 +43,8 @@ def test_the_right_password_is_refused_after_too_many_wrong_ones(alice, login_ur
     assert not _logged_in(client)
     text = response.content.decode()
     assert 'data-testid="login-locked-out"' in text
-    assert "locked for 15 minutes" in text and "ask an administrator to reset it" in text
+    assert "locked for 15 minutes" in text
+    assert "ask an administrator to reset it" in text
     assert 'data-testid="login-form"' in text, "the login page itself, to try again later"
 
 
@@ -63,7 +64,8 @@ def test_a_reset_lets_the_operator_in_again(alice, command):
     assert _log_in(client, "login", PASSWORD).status_code == 429
     call_command(*command, verbosity=0)
     response = _log_in(client, "login", PASSWORD)
-    assert response.status_code == 302 and _logged_in(client)
+    assert response.status_code == 302
+    assert _logged_in(client)
 
 
 def test_a_success_forgets_earlier_failures(alice):

@@ -30,6 +30,7 @@ def no_agent_runner(monkeypatch):
     other tests' executions) for the rest of the run."""
     monkeypatch.setattr(asgi, "runner", _IdleRunner())
 
+
 PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'
 
 

@@ -132,6 +132,7 @@ def test_no_header_value_makes_the_check_fail_open_or_raise(origin, host, scheme
 
 # The middleware on the app, with a deployment's settings.
 
+
 async def _socket():
     """A connect function for a task socket Alice may watch, with her cookie: accepted or not."""
     mine, _, alice, _ = await two_workspaces()

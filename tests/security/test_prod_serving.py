@@ -32,7 +32,8 @@ def test_prod_pages_name_hashed_static_files_served_compressed_and_cached_for_go
     served = json.loads(result.stdout)
     assert served["status"] == 200
     assert served["encoding"] == "gzip"
-    assert "immutable" in served["cache"] and "max-age=315360000" in served["cache"]
+    assert "immutable" in served["cache"]
+    assert "max-age=315360000" in served["cache"]
     assert re.fullmatch(r"/static/css/app\.[0-9a-f]{12}\.css", served["stylesheet"])
 
 

@@ -35,9 +35,9 @@ async def _connect(path, *headers):
 
 
 async def test_another_workspaces_operator_cannot_watch_a_real_task():
-    mine, theirs, alice, mallory = await two_workspaces()
+    mine, theirs, _alice, mallory = await two_workspaces()
     cookie = await session_cookie(mallory)
-    communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN, cookie)
+    _communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN, cookie)
     assert (connected, code) == (False, FORBIDDEN)
     # The same operator may watch their own task: the refusal is about the workspace.
     own, connected, _ = await _connect(f"/ws/tasks/{theirs.pk}/", ORIGIN, cookie)
@@ -47,13 +47,13 @@ async def test_another_workspaces_operator_cannot_watch_a_real_task():
 
 async def test_an_unauthenticated_task_socket_is_closed():
     mine, *_ = await two_workspaces()
-    communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN)
+    _communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN)
     assert (connected, code) == (False, FORBIDDEN)
 
 
 async def test_a_forged_session_cookie_is_unauthenticated():
     mine, *_ = await two_workspaces()
-    communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN, (b"cookie", b"sessionid=forged"))
+    _communicator, connected, code = await _connect(f"/ws/tasks/{mine.pk}/", ORIGIN, (b"cookie", b"sessionid=forged"))
     assert (connected, code) == (False, FORBIDDEN)
 
 
@@ -73,7 +73,7 @@ async def test_the_task_socket_refuses_foreign_or_missing_origins(origin):
     mine, _, alice, _ = await two_workspaces()
     cookie = await session_cookie(alice)
     headers = [cookie] if origin is None else [(b"origin", origin), cookie]
-    communicator, connected, _ = await _connect(f"/ws/tasks/{mine.pk}/", *headers)
+    _communicator, connected, _ = await _connect(f"/ws/tasks/{mine.pk}/", *headers)
     assert not connected
 
 

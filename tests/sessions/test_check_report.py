@@ -121,7 +121,8 @@ def test_agent_text_is_one_short_line_and_rendered_escaped():
     assert "\n" not in agent.text
     assert len(agent.text) <= AGENT_TEXT_CHARS + len(" answered on this machine; it gives no version.")
     html = Template("{{ text }}").render(Context({"text": agent.text}))
-    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
 
 
 JSON = st.recursive(
@@ -172,11 +173,16 @@ def test_any_json_gives_plain_one_line_sentences_and_never_raises(check):
     assert result.facts
     for fact in result.facts:
         # Plain str: a template escapes it. A SafeString would reach the page as markup.
-        assert type(fact.text) is str and not isinstance(fact.text, SafeData)
-        assert fact.text.strip() and "\n" not in fact.text
-    assert isinstance(result.stderr_tail, str) and len(result.stderr_tail) <= STDERR_CHARS
+        assert type(fact.text) is str
+        assert not isinstance(fact.text, SafeData)
+        assert fact.text.strip()
+        assert "\n" not in fact.text
+    assert isinstance(result.stderr_tail, str)
+    assert len(result.stderr_tail) <= STDERR_CHARS
     for ident, label in result.auth_choices:
-        assert ident and label and "\n" not in ident + label
+        assert ident
+        assert label
+        assert "\n" not in ident + label
 
 
 @given(st.text())

@@ -27,8 +27,16 @@ ORIGIN = (b"origin", b"http://127.0.0.1")
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 QUESTIONS = parse_bundle(
-    [{"id": "db", "prompt": "Which database?", "options": [
-        {"label": "Postgres", "description": "Relational"}, {"label": "SQLite", "description": "Embedded"}]}]
+    [
+        {
+            "id": "db",
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "Relational"},
+                {"label": "SQLite", "description": "Embedded"},
+            ],
+        }
+    ]
 )
 
 
@@ -70,7 +78,8 @@ async def test_a_question_asked_while_the_tab_was_away_is_in_its_first_frame():
     frame = await catch_up(f"/ws/tasks/{task.pk}/?after={seen.pk}", cookie)
 
     assert re.search(rf'data-testid="clarification-overlay"\s+data-pending-id="{record.pending_id}"', frame)
-    assert 'id="composer"' in frame and 'data-mode="clarification"' in frame
+    assert 'id="composer"' in frame
+    assert 'data-mode="clarification"' in frame
     assert 'data-session-state="WAITING_FOR_INPUT"' in frame
     assert 'data-testid="task-state-waiting-for-input"' in frame
     question = await database_sync_to_async(Message.objects.get)(type=MessageType.CLARIFICATION_REQUEST)
@@ -78,7 +87,7 @@ async def test_a_question_asked_while_the_tab_was_away_is_in_its_first_frame():
 
 
 async def test_a_question_settled_while_the_tab_was_away_leaves_its_overlay():
-    task, session, seen, cookie = await setup_task()
+    task, session, _seen, cookie = await setup_task()
     record, _ = await database_sync_to_async(clarifications.request_clarification)(session, QUESTIONS)
     question = await database_sync_to_async(Message.objects.get)(type=MessageType.CLARIFICATION_REQUEST)
     # The tab had the question; then someone skipped it.
@@ -86,11 +95,13 @@ async def test_a_question_settled_while_the_tab_was_away_leaves_its_overlay():
 
     frame = await catch_up(f"/ws/tasks/{task.pk}/?after={question.pk}", cookie)
 
-    assert 'id="composer"' in frame and 'data-testid="clarification-overlay"' not in frame
+    assert 'id="composer"' in frame
+    assert 'data-testid="clarification-overlay"' not in frame
     assert 'data-mode="clarification"' not in frame
     replaced = re.search(rf'<li id="message-{question.pk}"[^>]*hx-swap-oob="true"', frame)
     assert replaced, "the record is replaced in place"
-    assert 'data-testid="clarification-record" data-pending-id="' in frame and 'data-status="rejected"' in frame
+    assert 'data-testid="clarification-record" data-pending-id="' in frame
+    assert 'data-status="rejected"' in frame
     assert appended(frame) == []
 
 
@@ -99,8 +110,13 @@ async def test_a_permission_card_answered_while_the_tab_was_away_is_replaced():
 
     @database_sync_to_async
     def answered_card():
-        metadata = {"pending_id": "p-1", "status": "approved", "outcome": "selected", "option_id": "allow",
-                    "options": [{"optionId": "allow", "name": "Allow once", "kind": "allow_once"}]}
+        metadata = {
+            "pending_id": "p-1",
+            "status": "approved",
+            "outcome": "selected",
+            "option_id": "allow",
+            "options": [{"optionId": "allow", "name": "Allow once", "kind": "allow_once"}],
+        }
         # A permission card of an earlier turn: not re-sent as part of the latest turn.
         card = Message.objects.create(
             session=session, type=MessageType.PERMISSION_REQUEST, content="rm -rf build", metadata=metadata

@@ -116,7 +116,8 @@ def test_agent_exit_without_a_stop_is_a_failure_told_once_with_what_the_agent_pr
     assert session.error == "The agent exited unexpectedly with code 3."
     assert session.error_output == "Traceback …\nKeyError: 'ANTHROPIC_API_KEY'"
     [marker] = Message.objects.filter(type=MessageType.ERROR)
-    assert "code 3" not in marker.content and "KeyError" not in marker.content
+    assert "code 3" not in marker.content
+    assert "KeyError" not in marker.content
 
 
 def test_a_signal_reads_as_one(session):

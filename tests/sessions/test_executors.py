@@ -20,9 +20,11 @@ def test_an_agent_on_an_executor_host_gets_its_path_and_home_from_that_host(monk
     monkeypatch.setenv("KANDEV_ELICITATION_ANSWER_TIMEOUT", "90s")
     here = agent_environment({"ANTHROPIC_MODEL": "x"})
     there = agent_environment({"ANTHROPIC_MODEL": "x"}, remote=True)
-    assert here["PATH"] == "/web/bin" and "PATH" not in there
+    assert here["PATH"] == "/web/bin"
+    assert "PATH" not in there
     for env in (here, there):
-        assert env["KANDEV_ELICITATION_ANSWER_TIMEOUT"] == "90s" and env["ANTHROPIC_MODEL"] == "x"
+        assert env["KANDEV_ELICITATION_ANSWER_TIMEOUT"] == "90s"
+        assert env["ANTHROPIC_MODEL"] == "x"
 
 
 HOST_KEY = "[gpu-2.lan]:2222 ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIN6BomRUofCii6uq7xl1awFsIlQPttCEDhQ/+cBNkQyt"
@@ -67,7 +69,8 @@ def test_the_command_registers_an_ssh_host_with_its_host_key_and_a_sealed_privat
     address = executor.address
     assert (address.user, address.host, address.port, address.host_key) == ("kandev", "gpu-2.lan", 2222, HOST_KEY)
     assert address.agentctl == "/srv/kandev/.venv/bin/kandev-agentctl"
-    assert address.private_key == key_file.read_text() and "not-a-real-key" not in repr(address)
+    assert address.private_key == key_file.read_text()
+    assert "not-a-real-key" not in repr(address)
     with connection.cursor() as cursor:
         cursor.execute("SELECT private_key FROM agent_sessions_executor WHERE id = %s", [executor.pk])
         assert "not-a-real-key" not in cursor.fetchone()[0]  # sealed at rest
@@ -96,11 +99,13 @@ def test_the_command_assigns_that_workspace_s_profiles_only_and_updates_a_host_i
     call_command("executor", "gpu-2", *ssh, "--assign", "Claude", "--workspace", "Platform")
     executor = Executor.objects.get(name="gpu-2")
     claude.refresh_from_db(), elsewhere.refresh_from_db()
-    assert claude.executor == executor and elsewhere.executor is None
+    assert claude.executor == executor
+    assert elsewhere.executor is None
 
     call_command("executor", "gpu-2", "--ssh", "kandev@gpu-2.lan:2222", "--host-key", HOST_KEY)
     executor.refresh_from_db()
-    assert executor.port == 2222 and Executor.objects.count() == 1
+    assert executor.port == 2222
+    assert Executor.objects.count() == 1
 
     with pytest.raises(CommandError, match="Nope"):
         call_command("executor", "gpu-3", "--ssh", "kandev@gpu-3.lan", "--host-key", HOST_KEY, "--assign", "Nope")

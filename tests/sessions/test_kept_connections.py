@@ -177,7 +177,7 @@ def an_execution(task, url: str, token: str) -> tuple[int, int]:
 
 
 async def test_a_non_owning_process_sends_its_successive_requests_over_one_connection(agentctl):
-    process, owner = agentctl
+    process, _owner = agentctl
     others = accepted(process.pid, process.url)
     runner = Runner()
     endpoint = Endpoint(7, process.url, process.token)
@@ -190,7 +190,7 @@ async def test_a_non_owning_process_sends_its_successive_requests_over_one_conne
 
 
 async def test_two_requests_at_once_share_the_connection_and_both_get_their_answer(agentctl):
-    process, owner = agentctl
+    process, _owner = agentctl
     others = accepted(process.pid, process.url)
     runner = Runner()
     endpoint = Endpoint(7, process.url, process.token)
@@ -207,7 +207,8 @@ async def test_a_connection_broken_between_requests_is_replaced_and_the_next_req
     await until(lambda: not relayed.held())
     assert await relayed.ask() == {"pending": []}
     after = relayed.held()
-    assert len(after) == 1 and after != before
+    assert len(after) == 1
+    assert after != before
 
 
 async def test_a_request_on_a_connection_agentctl_was_closing_is_sent_again_on_a_new_one(relayed):
@@ -234,7 +235,7 @@ async def test_a_request_whose_answer_was_lost_is_not_sent_again(relayed):
 
 
 async def test_an_idle_kept_connection_is_closed_after_the_idle_time(agentctl):
-    process, owner = agentctl
+    process, _owner = agentctl
     others = accepted(process.pid, process.url)
     runner = Runner(kept_idle_seconds=0.5)
     await runner.request(Endpoint(7, process.url, process.token), "agent.permissions.list", {})
@@ -246,13 +247,14 @@ async def test_an_idle_kept_connection_is_closed_after_the_idle_time(agentctl):
 async def test_a_connection_opened_ahead_carries_the_first_request(relayed):
     """A question shown here whose stream another process holds: the connection is opened before Submit."""
     await relayed.runner.reach(relayed.endpoint)
-    assert relayed.relay.accepted == 1 and len(relayed.held()) == 1
+    assert relayed.relay.accepted == 1
+    assert len(relayed.held()) == 1
     assert await relayed.ask() == {"pending": []}
     assert relayed.relay.accepted == 1  # the answer found it open
 
 
 async def test_a_connection_opened_ahead_and_not_used_is_closed_after_the_idle_time(agentctl):
-    process, owner = agentctl
+    process, _owner = agentctl
     others = accepted(process.pid, process.url)
     runner = Runner(kept_idle_seconds=0.5)
     await runner.reach(Endpoint(7, process.url, process.token))
@@ -283,7 +285,7 @@ async def test_a_kept_connection_ends_when_agentctl_does():
 
 
 async def test_a_process_that_adopts_the_execution_serves_its_requests_from_the_owned_stream(agentctl, make_task):
-    process, owner = agentctl
+    process, _owner = agentctl
     task = await database_sync_to_async(make_task)()
     execution_id, session_id = await an_execution(task, process.url, process.token)
     others = accepted(process.pid, process.url)
@@ -293,7 +295,8 @@ async def test_a_process_that_adopts_the_execution_serves_its_requests_from_the_
     kept = accepted(process.pid, process.url) - others
     await runner._adopt(ownership.Orphan(execution_id, session_id, process.url, process.token))
     owned = accepted(process.pid, process.url) - others
-    assert len(owned) == 1 and owned != kept  # the kept connection closed; the owned stream is open
+    assert len(owned) == 1
+    assert owned != kept  # the kept connection closed; the owned stream is open
     assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}
     assert accepted(process.pid, process.url) - others == owned
     await runner._stop_process(execution_id)
@@ -328,7 +331,8 @@ async def test_over_ssh_successive_requests_share_one_tunnel_and_one_connection(
     endpoint = Endpoint(7, started.remote_url, "t", via=ssh_test_host())
     await runner.request(endpoint, "agent.permissions.list", {})
     first, tunnel = accepted(started.pid, started.remote_url) - others, listening_ports() - tunnels_before
-    assert len(first) == 1 and len(tunnel) == 1  # both kept after the request
+    assert len(first) == 1
+    assert len(tunnel) == 1  # both kept after the request
     assert await runner.request(endpoint, "agent.permissions.list", {}) == {"pending": []}
     assert accepted(started.pid, started.remote_url) - others == first
     assert listening_ports() - tunnels_before == tunnel

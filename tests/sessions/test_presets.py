@@ -26,7 +26,8 @@ def test_every_agent_the_issue_names_has_a_preset_and_custom_is_empty():
 def test_each_preset_has_the_agents_documented_command_id_and_variables(key, command, agent_id, env_vars):
     chosen = preset(key)
     assert (chosen.command, chosen.agent_id, chosen.env_vars) == (command, agent_id, env_vars)
-    assert str(chosen.label) and str(chosen.hint)
+    assert str(chosen.label)
+    assert str(chosen.hint)
 
 
 def test_a_preset_fills_the_form_with_its_command_and_variable_names_left_empty(workspace):

@@ -33,7 +33,8 @@ def url(workspace, rest=""):
 
 def test_login_is_required(db, workspace):
     response = Client().get(url(workspace))
-    assert response.status_code == 302 and response.url.startswith("/login/")
+    assert response.status_code == 302
+    assert response.url.startswith("/login/")
 
 
 def test_only_staff_members_of_the_workspace_reach_it(staff_client, make_operator, workspace, profile):
@@ -83,10 +84,12 @@ def test_adding_a_profile_stores_argv_and_environment(staff_client, workspace):
         },
     )
     profile = AgentProfile.objects.get(name="Codex")
-    assert response.status_code == 302 and response.url == url(workspace) + f"#profile-{profile.pk}"
+    assert response.status_code == 302
+    assert response.url == url(workspace) + f"#profile-{profile.pk}"
     assert profile.command == ["npx", "-y", "@zed-industries/codex-acp"]
     assert profile.env == {"RUST_LOG": "info"}
-    assert profile.secret_names == ["OPENAI_API_KEY"] and SECRET not in str(profile.secret_env)
+    assert profile.secret_names == ["OPENAI_API_KEY"]
+    assert SECRET not in str(profile.secret_env)
     assert secret_box().open("OPENAI_API_KEY", profile.secret_env["OPENAI_API_KEY"]) == SECRET
     assert profile.workspace == workspace
 
@@ -152,7 +155,8 @@ def test_the_auth_method_is_chosen_among_the_last_checks(staff_client, workspace
         url(workspace, f"{profile.pk}/edit/"),
         {"name": "Claude", "agent_id": "claude-acp", "command": "claude", "env": "", "auth_method": "made-up"},
     )
-    assert refused.status_code == 200 and "Select a valid choice" in refused.text
+    assert refused.status_code == 200
+    assert "Select a valid choice" in refused.text
 
 
 def test_removing_says_what_becomes_of_its_sessions_and_keeps_them(staff_client, workspace, profile, make_task):

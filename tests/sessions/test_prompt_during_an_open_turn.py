@@ -67,7 +67,8 @@ def _permission_pending(session):
 def _unchanged(session, before):
     session.refresh_from_db()
     assert (session.state, session.task.state) == before
-    assert session.turns.count() == 1 and session.turns.get().completed_at is None
+    assert session.turns.count() == 1
+    assert session.turns.get().completed_at is None
     assert not Message.objects.filter(author_type="user").exists()
     assert not Message.objects.filter(type=MessageType.ERROR).exists()
     assert not Delivery.objects.exists()
@@ -92,7 +93,8 @@ def test_a_prompt_during_an_open_turn_is_refused_with_the_reason_and_changes_not
 
     assert response.status_code == 200
     assert response["HX-Reswap"] == "none"
-    assert 'data-testid="toast"' in response.text and 'data-reason="turn_open"' in response.text
+    assert 'data-testid="toast"' in response.text
+    assert 'data-reason="turn_open"' in response.text
     assert reason in response.text
     assert runner.calls == []
     _unchanged(session, before)

@@ -40,7 +40,8 @@ def test_registering_a_repository_detects_its_branch_and_lists_it(staff_client, 
     repository = Repository.objects.get(workspace=workspace, name="shop")
     assert (repository.path, repository.default_branch) == (str(git_repository), "trunk")
     page = staff_client.get(url(workspace)).text
-    assert 'data-testid="repository-card"' in page and "From trunk; 0 tasks on it." in page
+    assert 'data-testid="repository-card"' in page
+    assert "From trunk; 0 tasks on it." in page
 
 
 def test_a_path_that_is_no_git_repository_is_refused_with_a_sentence(staff_client, workspace, tmp_path):

@@ -35,7 +35,8 @@ def test_tokens_are_stored_sealed_and_read_back_opened(make_task):
         ("agent_sessions_agentexecution", "token", execution.pk, agentctl_token),
     ]:
         stored = raw(table, pk, column)
-        assert token not in stored and stored.startswith("gAAAA")  # a Fernet token
+        assert token not in stored
+        assert stored.startswith("gAAAA")  # a Fernet token
     assert Executor.objects.get(pk=executor.pk).address.private_key == private_key
     assert AgentExecution.objects.get(pk=execution.pk).token == agentctl_token
     assert AgentExecution.objects.filter(pk=execution.pk).values_list("token", flat=True).get() == agentctl_token
@@ -52,7 +53,8 @@ def test_a_token_no_key_opens_reads_as_empty_and_is_logged_by_field_name_only(ma
         assert AgentExecution.objects.get(pk=execution.pk).token == ""
 
     assert "AgentExecution.token: a stored value opens with no key of KANDEV_SECRETS_KEY" in caplog.text
-    assert foreign not in caplog.text and "long-gone" not in caplog.text
+    assert foreign not in caplog.text
+    assert "long-gone" not in caplog.text
 
 
 @pytest.mark.django_db(transaction=True)

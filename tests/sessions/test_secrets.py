@@ -72,7 +72,8 @@ def test_a_secret_is_stored_sealed_and_opens_to_its_value(profile):
     assert KEY not in _raw_row(profile)
     assert profile.secret_names == ["ANTHROPIC_API_KEY"]
     assert launch_environment({}, profile.secret_env)["ANTHROPIC_API_KEY"] == KEY
-    assert KEY not in repr(profile) and KEY not in str(profile)
+    assert KEY not in repr(profile)
+    assert KEY not in str(profile)
 
 
 def test_the_change_page_says_set_and_never_holds_the_value(admin_client, profile):
@@ -103,9 +104,11 @@ def test_adding_replacing_and_clearing_from_the_admin_leaves_no_value_in_its_his
     assert profile.secret_names == ["ANTHROPIC_API_KEY"]
 
     history = list(LogEntry.objects.values_list("change_message", "object_repr"))
-    assert len(history) == 3 and all("Secrets" in message for message, _ in history)
+    assert len(history) == 3
+    assert all("Secrets" in message for message, _ in history)
     for value in (KEY, OTHER, "ghp_added_0123456789"):
-        assert value not in repr(history) and value not in _raw_row(profile)
+        assert value not in repr(history)
+        assert value not in _raw_row(profile)
     assert KEY not in admin_client.get(_change_url(profile) + "../history/").content.decode()
 
 
@@ -114,7 +117,8 @@ def test_leaving_the_inputs_empty_keeps_the_secret(admin_client, profile):
     response = admin_client.post(_change_url(profile), _form_data(profile, name="Claude 2"))
     assert response.status_code == 302
     profile.refresh_from_db()
-    assert profile.name == "Claude 2" and profile.secret_env["ANTHROPIC_API_KEY"] == token
+    assert profile.name == "Claude 2"
+    assert profile.secret_env["ANTHROPIC_API_KEY"] == token
 
 
 def test_a_refused_form_never_sends_what_was_typed_back(admin_client, profile):
@@ -126,16 +130,21 @@ def test_a_refused_form_never_sends_what_was_typed_back(admin_client, profile):
     )
     page = admin_client.post(_change_url(profile), data).content.decode()
     assert "OPENAI_API_KEY looks like a credential: add it under Secrets" in page
-    assert typed not in page and KEY not in page
+    assert typed not in page
+    assert KEY not in page
     profile.refresh_from_db()
     assert launch_environment({}, profile.secret_env)["ANTHROPIC_API_KEY"] == KEY
 
 
 def test_a_variable_both_in_env_and_among_the_secrets_is_refused(admin_client, profile):
-    data = _form_data(profile, env=json.dumps({"MODEL_NAME": "x"}), **{"secrets-new-0-name": "MODEL_NAME",
-                                                                        "secrets-new-0-value": "also-secret"})
+    data = _form_data(
+        profile,
+        env=json.dumps({"MODEL_NAME": "x"}),
+        **{"secrets-new-0-name": "MODEL_NAME", "secrets-new-0-value": "also-secret"},
+    )
     page = admin_client.post(_change_url(profile), data).content.decode()
-    assert "MODEL_NAME is also a secret" in page and "also-secret" not in page
+    assert "MODEL_NAME is also a secret" in page
+    assert "also-secret" not in page
 
 
 @pytest.mark.parametrize(
@@ -162,14 +171,16 @@ def test_the_field_refuses_what_no_environment_could_hold_with_a_sentence(data, 
 def test_the_field_makes_values_storable_and_its_change_never_shows_them():
     change = SecretEnvField().clean({"replace": {"A_TOKEN": "", "B_TOKEN": "lone\ud800surrogate"}, "clear": ["C"]})
     assert change == SecretEnvChange(values={"B_TOKEN": "lone\ufffdsurrogate"}, cleared=frozenset({"C"}))
-    assert "surrogate" not in repr(change) and "B_TOKEN" in repr(change)
+    assert "surrogate" not in repr(change)
+    assert "B_TOKEN" in repr(change)
     assert not SecretEnvField().clean({"replace": {"A_TOKEN": ""}, "new": [("", "")]})
 
 
 def test_the_widget_shows_expected_names_as_not_set():
     html = SecretEnvField(expected_names=["GEMINI_API_KEY"]).widget.render("secrets", ["ANTHROPIC_API_KEY"])
     assert 'data-secret-name="ANTHROPIC_API_KEY" data-secret-set="true"' in html
-    assert 'data-secret-name="GEMINI_API_KEY" data-secret-set="false"' in html and "not set" in html
+    assert 'data-secret-name="GEMINI_API_KEY" data-secret-set="false"' in html
+    assert "not set" in html
 
 
 class _Recorder:
@@ -190,9 +201,12 @@ def test_the_launch_plan_carries_it_sealed_and_the_launch_env_opened(profile, ma
     monkeypatch.setattr(services, "ensure_worktree", lambda task_id, profile: None)
     services.start_session(make_task(), profile, "go", "http://testserver/mcp/")
     (plan,) = recorder.plans
-    assert KEY not in repr(plan) and KEY not in repr(plan.env) and "ANTHROPIC_API_KEY" not in plan.env
+    assert KEY not in repr(plan)
+    assert KEY not in repr(plan.env)
+    assert "ANTHROPIC_API_KEY" not in plan.env
     env = launch_environment(plan.env, plan.secret_env)
-    assert env["ANTHROPIC_API_KEY"] == KEY and env[SECRET_NAMES_VAR] == "ANTHROPIC_API_KEY"
+    assert env["ANTHROPIC_API_KEY"] == KEY
+    assert env[SECRET_NAMES_VAR] == "ANTHROPIC_API_KEY"
     assert env["PATH"]  # what the web process gives every agent is still there
 
 
@@ -245,5 +259,7 @@ def test_checking_a_profile_gives_the_agent_its_secret_and_shows_it_masked(make_
     profile.refresh_from_db()
     assert profile.last_check["outcome"] == "exited"
     # The agent had it (the line is not "key="), and what it printed is masked in the stored check and the page.
-    assert "key=[secret]" in json.dumps(profile.last_check) and "key=[secret]" in response.text
-    assert KEY not in json.dumps(profile.last_check) and KEY not in response.text
+    assert "key=[secret]" in json.dumps(profile.last_check)
+    assert "key=[secret]" in response.text
+    assert KEY not in json.dumps(profile.last_check)
+    assert KEY not in response.text

@@ -68,7 +68,8 @@ def test_each_step_shows_its_first_page_with_a_count_and_show_more(operator_clie
         last = ours[2]
         assert f'/tasks/{tasks[0].pk}/steps/{step.pk}/rows/?after={last.position},{last.pk}"' in html
     assert html.count('data-testid="task-list-show-more"') == 4
-    assert 'data-current="true"' in row_tag(html, tasks[0]) and 'aria-current="page"' in html
+    assert 'data-current="true"' in row_tag(html, tasks[0])
+    assert 'aria-current="page"' in html
 
 
 def test_show_more_brings_a_steps_next_rows_after_the_last_one_shown(operator_client, board, small_pages):
@@ -81,12 +82,14 @@ def test_show_more_brings_a_steps_next_rows_after_the_last_one_shown(operator_cl
     tasks[2].delete()
     second = operator_client.get(url, {"after": f"2,{last_shown}"}, **HTMX).text
     assert row_ids(second) == [t.pk for t in tasks[3:6]]
-    assert f'?after=5,{tasks[5].pk}"' in second and 'data-more="true"' in second
+    assert f'?after=5,{tasks[5].pk}"' in second
+    assert 'data-more="true"' in second
     assert group_count(second, backlog) == 7
     assert 'data-current="true"' not in second
     last = operator_client.get(url, {"after": f"5,{tasks[5].pk}"}, **HTMX).text
     assert row_ids(last) == [tasks[6].pk, tasks[7].pk]
-    assert 'data-more="false"' in last and "task-list-show-more" not in last
+    assert 'data-more="false"' in last
+    assert "task-list-show-more" not in last
 
 
 def test_show_more_refuses_a_malformed_key_and_another_boards_step(operator_client, board, workspace, make_task):
@@ -109,8 +112,10 @@ def test_the_pages_own_task_is_shown_and_marked_even_past_its_steps_first_page(o
     assert row_ids(html, backlog) == [*(t.pk for t in tasks[:3]), current.pk]
     tag = row_tag(html, current)
     assert 'class="task-row current"' in tag
-    assert 'data-current="true"' in tag and 'data-pinned="true"' in tag and 'data-beyond="true"' in tag
-    after_current = html[html.index(tag):]
+    assert 'data-current="true"' in tag
+    assert 'data-pinned="true"' in tag
+    assert 'data-beyond="true"' in tag
+    after_current = html[html.index(tag) :]
     assert after_current.index('id="task-list-more-') < after_current.index("</ol>")
     assert f'?after=2,{tasks[2].pk}"' in html
     assert group_count(html, backlog) == 10

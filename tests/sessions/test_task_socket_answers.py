@@ -31,8 +31,17 @@ OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
 BUNDLE = parse_bundle(
-    [{"id": "db", "title": "DB", "prompt": "Which database?", "options": [
-        {"label": "Postgres", "description": "relational"}, {"label": "SQLite", "description": "embedded"}]}]
+    [
+        {
+            "id": "db",
+            "title": "DB",
+            "prompt": "Which database?",
+            "options": [
+                {"label": "Postgres", "description": "relational"},
+                {"label": "SQLite", "description": "embedded"},
+            ],
+        }
+    ]
 )
 ELICITATION = {
     "pending_id": "7d3c9a52-0000-4000-8000-00000000abcd",
@@ -40,8 +49,14 @@ ELICITATION = {
     "tool_call_id": "toolu_1",
     "message": "Pick a colour",
     "questions": [
-        {"id": "question_0", "title": "Colour", "prompt": "Pick a colour", "kind": "single", "accepts_text": True,
-         "options": [{"id": "Red", "label": "Red"}, {"id": "Blue", "label": "Blue"}]},
+        {
+            "id": "question_0",
+            "title": "Colour",
+            "prompt": "Pick a colour",
+            "kind": "single",
+            "accepts_text": True,
+            "options": [{"id": "Red", "label": "Red"}, {"id": "Blue", "label": "Blue"}],
+        },
     ],
 }
 
@@ -121,13 +136,18 @@ async def test_an_elicitation_answer_is_forwarded_to_agentctl_as_the_contract_sa
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-question_0-option": ["Blue"]}))
     assert 'data-outcome="delivered"' in await _reply(communicator, OUTCOME)
-    assert fake.sent == [("agent.elicitations.respond", {
-        "pending_id": record.pending_id,
-        "answers": [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}],
-        "rejected": False,
-        "reject_reason": "",
-        "answer_ref": ANY,
-    })]
+    assert fake.sent == [
+        (
+            "agent.elicitations.respond",
+            {
+                "pending_id": record.pending_id,
+                "answers": [{"question_id": "question_0", "selected_options": ["Blue"], "custom_text": ""}],
+                "rejected": False,
+                "reject_reason": "",
+                "answer_ref": ANY,
+            },
+        )
+    ]
     await communicator.disconnect()
 
 
@@ -148,7 +168,8 @@ async def test_every_delivery_outcome_comes_back_on_the_socket(fake_agentctl, se
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-question_0-option": "Red"}))
     reply = await _reply(communicator, OUTCOME)
-    assert f'data-outcome="{outcome}"' in reply and words in reply
+    assert f'data-outcome="{outcome}"' in reply
+    assert words in reply
     assert await _status(record) == Status.PENDING
     await communicator.disconnect()
 
@@ -187,7 +208,8 @@ async def test_a_frame_with_fields_the_question_does_not_have_changes_nothing(fi
     communicator = await _open(mine, cookie)
     await communicator.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt1", **fields}))
     reply = await _reply(communicator, OUTCOME)
-    assert 'data-outcome="bad_frame"' in reply and 'data-testid="toast"' in reply
+    assert 'data-outcome="bad_frame"' in reply
+    assert 'data-testid="toast"' in reply
     assert await _status(record) == Status.PENDING
     await communicator.disconnect()
 
@@ -298,7 +320,8 @@ async def test_the_record_says_who_answered_from_which_tab_and_the_other_tab_is_
 
     # The answering tab: its outcome, its timeline line in its own words, and no notice.
     here = await _frames_until(answering, OUTCOME, "clarification-record-settlement")
-    assert 'data-outcome="delivered"' in here and "Answered by alice in this tab" in here
+    assert 'data-outcome="delivered"' in here
+    assert "Answered by alice in this tab" in here
     assert "already answered" not in here
     # Another tab: the same line in its words, and a notice saying who and where.
     there = await _frames_until(watching, "clarification-record-settlement", 'data-testid="toast"')
@@ -307,7 +330,8 @@ async def test_the_record_says_who_answered_from_which_tab_and_the_other_tab_is_
     assert 'data-reason="operator"' in there
 
     user, via, tab = await _answerer(record)
-    assert (user, via) == ("alice", "task_page") and tab
+    assert (user, via) == ("alice", "task_page")
+    assert tab
     for communicator in (answering, watching):
         await communicator.disconnect()
 
@@ -323,7 +347,8 @@ async def test_a_late_answer_from_another_tab_is_told_once_with_who_answered_fir
     # The second tab answers anyway: it learns nothing new, so no second toast.
     await second.send_to(text_data=_answer(record, **{"answer-db-option": "db_opt2"}))
     reply = await _reply(second, OUTCOME)
-    assert 'data-outcome="already_settled"' in reply and 'data-testid="toast"' not in reply
+    assert 'data-outcome="already_settled"' in reply
+    assert 'data-testid="toast"' not in reply
     for communicator in (first, second):
         await communicator.disconnect()
 

@@ -59,9 +59,11 @@ def test_agent_markdown_is_formatted_and_its_markup_is_text(session, task_page):
     say(session, "# not a heading: the operator's prompt is text", author_type=AuthorType.USER)
     say(session, "# Plan\n\n- read\n- `test`\n\n<script>alert(1)</script><img src=x onerror=alert(1)>")
     html = timeline(task_page())
-    assert "<h1>Plan</h1>" in html and "<li><code>test</code></li>" in html
+    assert "<h1>Plan</h1>" in html
+    assert "<li><code>test</code></li>" in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;&lt;img src=x onerror=alert(1)&gt;" in html
-    assert "<script" not in html and "<img" not in html
+    assert "<script" not in html
+    assert "<img" not in html
     assert "# not a heading: the operator&#x27;s prompt is text" in html
 
 
@@ -163,7 +165,8 @@ def test_the_overlay_renders_the_agents_markdown_safely(session, task_page):
     assert re.search(r'data-testid="clarification-context"><p>Setting up <strong>billing</strong>\. &lt;img', overlay)
     assert "<p>Pick a <code>colour</code></p>" in overlay
     assert '<span class="clarification-title">Colour</span>' in overlay
-    assert "<img" not in overlay and "javascript:" not in overlay.split("[docs](", 1)[0]
+    assert "<img" not in overlay
+    assert "javascript:" not in overlay.split("[docs](", 1)[0]
     assert "<a " not in overlay.split('data-testid="clarification-context"', 1)[1]
 
 

@@ -26,9 +26,11 @@ def test_fields_and_text_are_kept_as_reported():
         {"toolCallId": "t1", "title": "Run pytest", "kind": "execute", "status": "pending"},
         {"toolCallId": "t1", "status": "completed", "content": [text("3 passed"), text("in 0.1s")]},
     )
-    assert record["title"] == "Run pytest" and record["status"] == "completed"
+    assert record["title"] == "Run pytest"
+    assert record["status"] == "completed"
     assert record["output"] == "3 passed\nin 0.1s"
-    assert "diffs" not in record and "terminals" not in record
+    assert "diffs" not in record
+    assert "terminals" not in record
 
 
 def test_a_diff_is_kept_as_the_lines_of_the_edit():
@@ -89,10 +91,14 @@ def test_a_long_terminal_output_keeps_its_end(monkeypatch):
 def test_content_is_replaced_as_a_whole_and_kept_when_an_update_has_none():
     edit = {"type": "diff", "path": "a", "oldText": "1", "newText": "2"}
     record = apply({"content": [edit, {"type": "terminal", "terminalId": "x"}, text("note")]})
-    assert record["output"] == "note" and len(record["diffs"]) == 1 and len(record["terminals"]) == 1
+    assert record["output"] == "note"
+    assert len(record["diffs"]) == 1
+    assert len(record["terminals"]) == 1
     assert merge_update(record, {"status": "completed"}) == record | {"status": "completed"}
     replaced = merge_update(record, {"content": [text("denied")]})
-    assert replaced["output"] == "denied" and "diffs" not in replaced and "terminals" not in replaced
+    assert replaced["output"] == "denied"
+    assert "diffs" not in replaced
+    assert "terminals" not in replaced
 
 
 json_values = st.recursive(

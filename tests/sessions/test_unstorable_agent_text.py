@@ -35,40 +35,104 @@ def notification(action: str, payload: dict) -> str:
     surrogate or a NaN no decoder on the stream accepts (``envelope.decode``),
     so that frame is agentctl's own encoding of it (``envelope.notification``).
     """
-    frame = {"id": str(uuid.uuid4()), "type": "notification", "action": action, "payload": payload,
-             "timestamp": envelope.timestamp()}
+    frame = {
+        "id": str(uuid.uuid4()),
+        "type": "notification",
+        "action": action,
+        "payload": payload,
+        "timestamp": envelope.timestamp(),
+    }
     raw = json.dumps(frame)  # ensure_ascii: a NUL as \u0000, a lone surrogate as \ud83d
     return envelope.notification(action, payload) if "\\ud" in raw or "NaN" in raw else raw
 
 
 NOTIFICATIONS = [
-    ("session.update", {"update": {"sessionUpdate": "agent_message_chunk",
-                                   "content": {"type": "text", "text": f"The file starts {BINARY}"}}}),
+    (
+        "session.update",
+        {
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": f"The file starts {BINARY}"},
+            }
+        },
+    ),
     ("session.update", {"update": {"sessionUpdate": "agent_thought_chunk", "content": {"type": "text", "text": HALF}}}),
-    ("session.update", {"update": {"sessionUpdate": "tool_call", "toolCallId": "cat-1", "title": "cat a.out\x00",
-                                   "kind": "read", "status": "in_progress", "rawInput": {"path": "a.out\x00"}}}),
-    ("session.update", {"update": {
-        "sessionUpdate": "tool_call_update", "toolCallId": "cat-1", "status": "completed",
-        "content": [{"type": "content", "content": {"type": "text", "text": BINARY}},
-                    {"type": "diff", "path": "bin\x00", "oldText": "a\x00", "newText": HALF}],
-        "rawOutput": {"stdout": BINARY, "\x00key": 1, "ratio": float("nan")},
-    }}),
-    ("session.update", {"update": {
-        "sessionUpdate": "tool_call", "toolCallId": "run-1", "title": "Run it", "kind": "execute",
-        "status": "completed", "content": [{"type": "terminal", "terminalId": "term-1"}],
-        "_meta": {"terminal_output": {"terminal_id": "term-1", "data": f"out {BINARY}"},
-                  "terminal_exit": {"terminal_id": "term-1", "exit_code": 0}},
-    }}),
-    ("permission.requested", {"pending_id": "perm-1", "tool_call": {"toolCallId": "rm-1", "title": "rm \x00 -rf"},
-                              "options": [{"optionId": "allow", "name": f"Allow {HALF}", "kind": "allow_once"}]}),
-    ("elicitation.requested", {
-        "pending_id": "7d3c9a52-0000-4000-8000-0000000000e1", "session_id": "acp-1", "tool_call_id": "toolu_1",
-        "message": "Pick\x00", "questions": [{
-            "id": "question_0", "title": "Colour\x00", "prompt": f"Pick {HALF}", "kind": "single",
-            "accepts_text": True, "sensitive": False,
-            "options": [{"id": "Red", "label": "Red\x00", "description": HALF}, {"id": "Blue", "label": "Blue"}],
-        }],
-    }),
+    (
+        "session.update",
+        {
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "cat-1",
+                "title": "cat a.out\x00",
+                "kind": "read",
+                "status": "in_progress",
+                "rawInput": {"path": "a.out\x00"},
+            }
+        },
+    ),
+    (
+        "session.update",
+        {
+            "update": {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": "cat-1",
+                "status": "completed",
+                "content": [
+                    {"type": "content", "content": {"type": "text", "text": BINARY}},
+                    {"type": "diff", "path": "bin\x00", "oldText": "a\x00", "newText": HALF},
+                ],
+                "rawOutput": {"stdout": BINARY, "\x00key": 1, "ratio": float("nan")},
+            }
+        },
+    ),
+    (
+        "session.update",
+        {
+            "update": {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "run-1",
+                "title": "Run it",
+                "kind": "execute",
+                "status": "completed",
+                "content": [{"type": "terminal", "terminalId": "term-1"}],
+                "_meta": {
+                    "terminal_output": {"terminal_id": "term-1", "data": f"out {BINARY}"},
+                    "terminal_exit": {"terminal_id": "term-1", "exit_code": 0},
+                },
+            }
+        },
+    ),
+    (
+        "permission.requested",
+        {
+            "pending_id": "perm-1",
+            "tool_call": {"toolCallId": "rm-1", "title": "rm \x00 -rf"},
+            "options": [{"optionId": "allow", "name": f"Allow {HALF}", "kind": "allow_once"}],
+        },
+    ),
+    (
+        "elicitation.requested",
+        {
+            "pending_id": "7d3c9a52-0000-4000-8000-0000000000e1",
+            "session_id": "acp-1",
+            "tool_call_id": "toolu_1",
+            "message": "Pick\x00",
+            "questions": [
+                {
+                    "id": "question_0",
+                    "title": "Colour\x00",
+                    "prompt": f"Pick {HALF}",
+                    "kind": "single",
+                    "accepts_text": True,
+                    "sensitive": False,
+                    "options": [
+                        {"id": "Red", "label": "Red\x00", "description": HALF},
+                        {"id": "Blue", "label": "Blue"},
+                    ],
+                }
+            ],
+        },
+    ),
 ]
 
 
@@ -122,7 +186,8 @@ def test_a_binary_tool_result_completes_its_tool_call_and_every_message_is_kept(
     [diff] = read.metadata["diffs"]
     assert diff["new_path"].endswith("bin\ufffd")
     [terminal] = by_type[MessageType.TOOL_EXECUTE].metadata["terminals"]
-    assert "\x00" not in terminal["output"] and terminal["exited"]
+    assert "\x00" not in terminal["output"]
+    assert terminal["exited"]
     permission = by_type[MessageType.PERMISSION_REQUEST]
     assert permission.content == "rm \ufffd -rf"
     assert permission.metadata["options"][0]["name"] == "Allow half a pair: \ufffd"

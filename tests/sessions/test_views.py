@@ -84,7 +84,8 @@ def test_the_longest_description_is_a_default_prompt_that_starts_the_agent(opera
     task = make_task(description="d" * limits.TASK_DESCRIPTION_CHARS)
     page = operator_client.get(f"/tasks/{task.pk}/").text
     default = re.search(r'<textarea name="prompt"[^>]*session-start-prompt[^>]*>\n?(.*?)</textarea>', page, re.S)
-    assert default is not None and default.group(1) == task.description
+    assert default is not None
+    assert default.group(1) == task.description
     response = operator_client.post(f"/tasks/{task.pk}/sessions/", {"profile": profile.pk, "prompt": default.group(1)})
     assert response.status_code == 204
     assert TaskSession.objects.filter(task=task).exists()

@@ -59,13 +59,19 @@ def test_a_question_asked_then_answered_and_a_turn_finished_reach_the_receiver_s
 
     asked, answered, finished = receiver.verified(hook.signing_secret())
     assert [asked["event"], answered["event"], finished["event"]] == [
-        "question.asked", "question.answered", "turn.finished"
+        "question.asked",
+        "question.answered",
+        "turn.finished",
     ]
     task = session.task
     for payload in (asked, answered, finished):
         assert payload["workspace"] == {"id": workspace.pk, "name": "Platform"}
         assert payload["board"] == {"id": board.pk, "name": "Main"}
-        assert payload["task"] == {"id": task.pk, "title": 'Ship "it" <now>', "url": f"https://kandev.example/tasks/{task.pk}/"}
+        assert payload["task"] == {
+            "id": task.pk,
+            "title": 'Ship "it" <now>',
+            "url": f"https://kandev.example/tasks/{task.pk}/",
+        }
         assert payload["session"] == {"id": session.pk}
     assert asked["question"] == {"id": record.pending_id, "source": "ask_user_question", "status": "pending"}
     assert answered["question"] == {"id": record.pending_id, "source": "ask_user_question", "status": "answered"}
@@ -90,7 +96,8 @@ def test_a_question_that_ends_unanswered_is_withdrawn_and_each_occurrence_is_sen
     Sender().run_once()
     payloads = receiver.verified(hook.signing_secret())
     assert [(p["event"], p.get("question", {}).get("status")) for p in payloads] == [
-        ("question.withdrawn", "expired"), ("turn.finished", None)
+        ("question.withdrawn", "expired"),
+        ("turn.finished", None),
     ]
 
 
@@ -113,12 +120,18 @@ def test_a_failing_receiver_is_retried_with_the_same_delivery_and_the_log_shows_
     Sender().run_once()
     delivery = WebhookDelivery.objects.get()
     assert (delivery.state, delivery.attempts, delivery.last_status, delivery.last_error) == (
-        DeliveryState.PENDING, 1, 500, "HTTP 500"
+        DeliveryState.PENDING,
+        1,
+        500,
+        "HTTP 500",
     )
     Sender().run_once()
     delivery.refresh_from_db()
     assert (delivery.state, delivery.attempts, delivery.last_status, delivery.last_error) == (
-        DeliveryState.DELIVERED, 2, 200, ""
+        DeliveryState.DELIVERED,
+        2,
+        200,
+        "",
     )
     first, second = receiver.verified(hook.signing_secret())
     assert first == second  # the same delivery id and body: the receiver can drop the repeat

@@ -22,21 +22,27 @@ def test_adding_a_webhook_shows_its_secret_once(staff, workspace, make_client):
     response = client.get(response.url)
     hook = Webhook.objects.get()
     assert (hook.name, hook.url, hook.events, hook.active) == (
-        "Team chat", "https://chat.example/hook", ["question.asked", "turn.finished"], True
+        "Team chat",
+        "https://chat.example/hook",
+        ["question.asked", "turn.finished"],
+        True,
     )
     secret = hook.signing_secret()
-    assert secret.startswith("whsec_") and secret in response.text
+    assert secret.startswith("whsec_")
+    assert secret in response.text
     assert secret not in hook.secret  # sealed at rest
     page = client.get(url(workspace))
     assert page.status_code == 200
-    assert 'data-testid="webhook-card"' in page.text and secret not in page.text
+    assert 'data-testid="webhook-card"' in page.text
+    assert secret not in page.text
 
 
 def test_a_bad_url_or_no_event_is_refused_with_the_field_named(staff, workspace, make_client):
     client = make_client(staff)
     response = add(client, workspace, url="file:///etc/passwd", events=[])
     assert response.status_code == 422
-    assert 'data-field="url"' in response.text and 'data-field="events"' in response.text
+    assert 'data-field="url"' in response.text
+    assert 'data-field="events"' in response.text
     assert not Webhook.objects.exists()
 
 
@@ -53,7 +59,8 @@ def test_switching_off_testing_and_removing(staff, workspace, make_client):
     hook.refresh_from_db()
     assert hook.active is False
     client.post(url(workspace, f"{hook.pk}/delete/"))
-    assert not Webhook.objects.exists() and not WebhookDelivery.objects.exists()
+    assert not Webhook.objects.exists()
+    assert not WebhookDelivery.objects.exists()
 
 
 def test_only_staff_members_of_the_workspace_reach_it(staff, operator, workspace, make_operator, make_client):
@@ -84,6 +91,7 @@ def test_rotate_secrets_reseals_webhook_secrets_too(staff, workspace, settings, 
     settings.KANDEV_SECRETS_KEYS = [Fernet.generate_key(), *settings.KANDEV_SECRETS_KEYS]
     call_command("rotate_secrets")
     hook.refresh_from_db()
-    assert hook.secret != sealed and hook.signing_secret() == secret
+    assert hook.secret != sealed
+    assert hook.signing_secret() == secret
     settings.KANDEV_SECRETS_KEYS = settings.KANDEV_SECRETS_KEYS[:1]  # the old key dropped
     assert hook.signing_secret() == secret

@@ -16,8 +16,14 @@ NOW = 1_800_000_000
 
 def subject(title: str) -> payloads.Subject:
     return payloads.Subject(
-        workspace_id=1, workspace_name="Platform", board_id=2, board_name="Main",
-        task_id=3, task_title=title, task_url="https://kandev.example/tasks/3/", session_id=4,
+        workspace_id=1,
+        workspace_name="Platform",
+        board_id=2,
+        board_name="Main",
+        task_id=3,
+        task_title=title,
+        task_url="https://kandev.example/tasks/3/",
+        session_id=4,
     )
 
 
@@ -56,7 +62,11 @@ def test_another_secret_an_old_signature_or_a_garbled_header_fails():
 def test_any_title_makes_valid_json_with_ids_and_no_question(title):
     at = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
     payload = payloads.build(
-        "question.asked", delivery="d-1", occurred_at=at, subject=subject(title), workspace=(1, "Platform"),
+        "question.asked",
+        delivery="d-1",
+        occurred_at=at,
+        subject=subject(title),
+        workspace=(1, "Platform"),
         question=("p-1", "elicitation", "pending"),
     )
     decoded = json.loads(payloads.encode(payload))

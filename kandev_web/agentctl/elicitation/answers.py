@@ -91,7 +91,7 @@ class Problem:
         wire["message"] = self.sentence()
         return wire
 
-    def sentence(self) -> str:
+    def sentence(self) -> str:  # noqa: C901 - one flat match, a sentence per problem code
         """The problem in English, for API clients and agentctl's own tools (the web app translates its own)."""
         q = f"“{self.label or self.question_id}”"
         n = "?" if self.index is None else self.index + 1
@@ -364,7 +364,7 @@ def _parse_entry(index: int, entry: object) -> Answer | list[Problem]:
         problems.append(Problem(ProblemCode.BAD_SELECTED_OPTIONS, index, question_id))
     if not isinstance(text, str):
         problems.append(Problem(ProblemCode.BAD_CUSTOM_TEXT, index, question_id))
-    if value is not None and not (isinstance(value, str) or isinstance(value, bool) or is_number(value)):
+    if value is not None and not (isinstance(value, str | bool) or is_number(value)):
         problems.append(Problem(ProblemCode.BAD_VALUE, index, question_id))
     if problems:
         return problems

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,70 +14,113 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Board',
+            name="Board",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['name', 'pk'],
+                "ordering": ["name", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Step',
+            name="Step",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, verbose_name='name')),
-                ('color', models.CharField(default='slate', max_length=20, verbose_name='colour')),
-                ('position', models.PositiveIntegerField(verbose_name='position')),
-                ('is_start', models.BooleanField(default=False, help_text='Where a task goes when an agent starts on it.', verbose_name='start step')),
-                ('board', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='steps', to='board.board')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, verbose_name="name")),
+                ("color", models.CharField(default="slate", max_length=20, verbose_name="colour")),
+                ("position", models.PositiveIntegerField(verbose_name="position")),
+                (
+                    "is_start",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Where a task goes when an agent starts on it.",
+                        verbose_name="start step",
+                    ),
+                ),
+                (
+                    "board",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="steps", to="board.board"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['position', 'pk'],
+                "ordering": ["position", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Task',
+            name="Task",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(max_length=300, verbose_name='title')),
-                ('description', models.TextField(blank=True, verbose_name='description')),
-                ('position', models.PositiveIntegerField(default=0, verbose_name='position')),
-                ('state', models.CharField(choices=[('TODO', 'To do'), ('CREATED', 'Created'), ('SCHEDULING', 'Scheduling'), ('IN_PROGRESS', 'In progress'), ('REVIEW', 'Review'), ('BLOCKED', 'Blocked'), ('WAITING_FOR_INPUT', 'Waiting for input'), ('COMPLETED', 'Completed'), ('FAILED', 'Failed'), ('CANCELLED', 'Cancelled')], default='TODO', max_length=32, verbose_name='state')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('board', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tasks', to='board.board')),
-                ('step', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='tasks', to='board.step')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("title", models.CharField(max_length=300, verbose_name="title")),
+                ("description", models.TextField(blank=True, verbose_name="description")),
+                ("position", models.PositiveIntegerField(default=0, verbose_name="position")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("TODO", "To do"),
+                            ("CREATED", "Created"),
+                            ("SCHEDULING", "Scheduling"),
+                            ("IN_PROGRESS", "In progress"),
+                            ("REVIEW", "Review"),
+                            ("BLOCKED", "Blocked"),
+                            ("WAITING_FOR_INPUT", "Waiting for input"),
+                            ("COMPLETED", "Completed"),
+                            ("FAILED", "Failed"),
+                            ("CANCELLED", "Cancelled"),
+                        ],
+                        default="TODO",
+                        max_length=32,
+                        verbose_name="state",
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "board",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="tasks", to="board.board"
+                    ),
+                ),
+                (
+                    "step",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="tasks", to="board.step"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['step__position', 'position', 'pk'],
+                "ordering": ["step__position", "position", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Workspace',
+            name="Workspace",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('members', models.ManyToManyField(blank=True, related_name='workspaces', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("members", models.ManyToManyField(blank=True, related_name="workspaces", to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                'ordering': ['name', 'pk'],
+                "ordering": ["name", "pk"],
             },
         ),
         migrations.AddField(
-            model_name='board',
-            name='workspace',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='boards', to='board.workspace'),
+            model_name="board",
+            name="workspace",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="boards", to="board.workspace"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='step',
-            constraint=models.UniqueConstraint(fields=('board', 'position'), name='unique_step_position'),
+            model_name="step",
+            constraint=models.UniqueConstraint(fields=("board", "position"), name="unique_step_position"),
         ),
         migrations.AddIndex(
-            model_name='task',
-            index=models.Index(fields=['board', 'step', 'position'], name='board_task_board_i_66e250_idx'),
+            model_name="task",
+            index=models.Index(fields=["board", "step", "position"], name="board_task_board_i_66e250_idx"),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('board', '0001_initial'),
+        ("board", "0001_initial"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='task',
-            name='description',
-            field=models.TextField(blank=True, max_length=100000, verbose_name='description'),
+            model_name="task",
+            name="description",
+            field=models.TextField(blank=True, max_length=100000, verbose_name="description"),
         ),
     ]

@@ -5,35 +5,82 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('agent_sessions', '0002_executions'),
+        ("agent_sessions", "0002_executions"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Clarification',
+            name="Clarification",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('pending_id', models.CharField(max_length=64, unique=True)),
-                ('source', models.CharField(choices=[('ask_user_question', 'ask_user_question_kandev tool'), ('elicitation', 'ACP elicitation')], default='ask_user_question', max_length=32)),
-                ('questions', models.JSONField()),
-                ('context', models.TextField(blank=True)),
-                ('dedup_key', models.JSONField(blank=True, null=True)),
-                ('status', models.CharField(choices=[('pending', 'Waiting for an answer'), ('answered', 'Answered'), ('rejected', 'Skipped'), ('expired', 'Timed out'), ('cancelled', 'Cancelled')], default='pending', max_length=16)),
-                ('response', models.JSONField(blank=True, null=True)),
-                ('agent_disconnected', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('responded_at', models.DateTimeField(blank=True, null=True)),
-                ('execution', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='clarifications', to='agent_sessions.agentexecution')),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='clarifications', to='agent_sessions.tasksession')),
-                ('turn', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='agent_sessions.turn')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("pending_id", models.CharField(max_length=64, unique=True)),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("ask_user_question", "ask_user_question_kandev tool"),
+                            ("elicitation", "ACP elicitation"),
+                        ],
+                        default="ask_user_question",
+                        max_length=32,
+                    ),
+                ),
+                ("questions", models.JSONField()),
+                ("context", models.TextField(blank=True)),
+                ("dedup_key", models.JSONField(blank=True, null=True)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "Waiting for an answer"),
+                            ("answered", "Answered"),
+                            ("rejected", "Skipped"),
+                            ("expired", "Timed out"),
+                            ("cancelled", "Cancelled"),
+                        ],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("response", models.JSONField(blank=True, null=True)),
+                ("agent_disconnected", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("responded_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "execution",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="clarifications",
+                        to="agent_sessions.agentexecution",
+                    ),
+                ),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="clarifications",
+                        to="agent_sessions.tasksession",
+                    ),
+                ),
+                (
+                    "turn",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="agent_sessions.turn",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'pk'],
-                'indexes': [models.Index(fields=['session', 'status'], name='clarificati_session_c96e5a_idx')],
+                "ordering": ["created_at", "pk"],
+                "indexes": [models.Index(fields=["session", "status"], name="clarificati_session_c96e5a_idx")],
             },
         ),
     ]

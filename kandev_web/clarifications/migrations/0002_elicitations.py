@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('clarifications', '0001_initial'),
+        ("clarifications", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='clarification',
-            name='settled_reason',
+            model_name="clarification",
+            name="settled_reason",
             field=models.CharField(blank=True, max_length=32),
         ),
         migrations.AddField(
-            model_name='clarification',
-            name='tool_call_id',
+            model_name="clarification",
+            name="tool_call_id",
             field=models.CharField(blank=True, max_length=200),
         ),
     ]

@@ -6,26 +6,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('clarifications', '0002_elicitations'),
+        ("clarifications", "0002_elicitations"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='clarification',
-            name='answered_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="clarification",
+            name="answered_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='clarification',
-            name='answered_from',
+            model_name="clarification",
+            name="answered_from",
             field=models.CharField(blank=True, max_length=64),
         ),
         migrations.AddField(
-            model_name='clarification',
-            name='answered_via',
-            field=models.CharField(blank=True, choices=[('task_page', 'the task page (its live connection)'), ('form', 'the HTML form, without JavaScript'), ('api', 'the HTTP API')], max_length=16),
+            model_name="clarification",
+            name="answered_via",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("task_page", "the task page (its live connection)"),
+                    ("form", "the HTML form, without JavaScript"),
+                    ("api", "the HTTP API"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

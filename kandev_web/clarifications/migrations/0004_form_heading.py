@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('clarifications', '0003_answerer_and_surface'),
+        ("clarifications", "0003_answerer_and_surface"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='clarification',
-            name='form_description',
+            model_name="clarification",
+            name="form_description",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='clarification',
-            name='form_title',
+            model_name="clarification",
+            name="form_title",
             field=models.TextField(blank=True),
         ),
     ]

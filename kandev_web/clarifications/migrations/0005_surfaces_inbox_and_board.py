@@ -4,15 +4,24 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('clarifications', '0004_form_heading'),
+        ("clarifications", "0004_form_heading"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='clarification',
-            name='answered_via',
-            field=models.CharField(blank=True, choices=[('task_page', 'the task page (its live connection)'), ('inbox', 'the inbox (its live connection)'), ('board', 'the board (its live connection)'), ('form', 'the HTML form, without JavaScript'), ('api', 'the HTTP API')], max_length=16),
+            model_name="clarification",
+            name="answered_via",
+            field=models.CharField(
+                blank=True,
+                choices=[
+                    ("task_page", "the task page (its live connection)"),
+                    ("inbox", "the inbox (its live connection)"),
+                    ("board", "the board (its live connection)"),
+                    ("form", "the HTML form, without JavaScript"),
+                    ("api", "the HTTP API"),
+                ],
+                max_length=16,
+            ),
         ),
     ]

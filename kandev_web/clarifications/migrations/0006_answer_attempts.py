@@ -6,24 +6,52 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('clarifications', '0005_surfaces_inbox_and_board'),
+        ("clarifications", "0005_surfaces_inbox_and_board"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Attempt',
+            name="Attempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('ref', models.CharField(max_length=64, unique=True)),
-                ('response', models.JSONField()),
-                ('answered_via', models.CharField(blank=True, choices=[('task_page', 'the task page (its live connection)'), ('inbox', 'the inbox (its live connection)'), ('board', 'the board (its live connection)'), ('form', 'the HTML form, without JavaScript'), ('api', 'the HTTP API')], max_length=16)),
-                ('answered_from', models.CharField(blank=True, max_length=64)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('answered_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('clarification', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempts', to='clarifications.clarification')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("ref", models.CharField(max_length=64, unique=True)),
+                ("response", models.JSONField()),
+                (
+                    "answered_via",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("task_page", "the task page (its live connection)"),
+                            ("inbox", "the inbox (its live connection)"),
+                            ("board", "the board (its live connection)"),
+                            ("form", "the HTML form, without JavaScript"),
+                            ("api", "the HTTP API"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("answered_from", models.CharField(blank=True, max_length=64)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "answered_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "clarification",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempts",
+                        to="clarifications.clarification",
+                    ),
+                ),
             ],
         ),
     ]

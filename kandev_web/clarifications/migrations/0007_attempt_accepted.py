@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('clarifications', '0006_answer_attempts'),
+        ("clarifications", "0006_answer_attempts"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='attempt',
-            name='accepted',
+            model_name="attempt",
+            name="accepted",
             field=models.JSONField(blank=True, null=True),
         ),
     ]

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,29 +14,61 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Delivery',
+            name="Delivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('provider', models.CharField(max_length=32)),
-                ('event', models.CharField(choices=[('session.clarification_requested', 'An agent asks you a question'), ('session.turn_finished', 'An agent finished its turn')], max_length=64)),
-                ('occurrence', models.CharField(help_text='The pending id or turn id it is about.', max_length=100)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("provider", models.CharField(max_length=32)),
+                (
+                    "event",
+                    models.CharField(
+                        choices=[
+                            ("session.clarification_requested", "An agent asks you a question"),
+                            ("session.turn_finished", "An agent finished its turn"),
+                        ],
+                        max_length=64,
+                    ),
+                ),
+                ("occurrence", models.CharField(help_text="The pending id or turn id it is about.", max_length=100)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="+", to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('provider', 'event', 'occurrence', 'user'), name='notify_once')],
+                "constraints": [
+                    models.UniqueConstraint(fields=("provider", "event", "occurrence", "user"), name="notify_once")
+                ],
             },
         ),
         migrations.CreateModel(
-            name='NotificationSetting',
+            name="NotificationSetting",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('event', models.CharField(choices=[('session.clarification_requested', 'An agent asks you a question'), ('session.turn_finished', 'An agent finished its turn')], max_length=64)),
-                ('enabled', models.BooleanField()),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='notification_settings', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "event",
+                    models.CharField(
+                        choices=[
+                            ("session.clarification_requested", "An agent asks you a question"),
+                            ("session.turn_finished", "An agent finished its turn"),
+                        ],
+                        max_length=64,
+                    ),
+                ),
+                ("enabled", models.BooleanField()),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="notification_settings",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'constraints': [models.UniqueConstraint(fields=('user', 'event'), name='one_setting_per_event')],
+                "constraints": [models.UniqueConstraint(fields=("user", "event"), name="one_setting_per_event")],
             },
         ),
     ]

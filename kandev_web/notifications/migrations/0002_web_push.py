@@ -6,45 +6,48 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('notifications', '0001_initial'),
+        ("notifications", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='PushSubscription',
+            name="PushSubscription",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('endpoint', models.URLField(max_length=2000, unique=True)),
-                ('p256dh', models.CharField(max_length=100)),
-                ('auth', models.CharField(max_length=50)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("endpoint", models.URLField(max_length=2000, unique=True)),
+                ("p256dh", models.CharField(max_length=100)),
+                ("auth", models.CharField(max_length=50)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
         ),
         migrations.AddField(
-            model_name='delivery',
-            name='claimed_until',
+            model_name="delivery",
+            name="claimed_until",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='delivery',
-            name='payload',
+            model_name="delivery",
+            name="payload",
             field=models.TextField(blank=True),
         ),
         migrations.AddField(
-            model_name='delivery',
-            name='pending',
+            model_name="delivery",
+            name="pending",
             field=models.BooleanField(default=False),
         ),
         migrations.AddIndex(
-            model_name='delivery',
-            index=models.Index(fields=['pending', 'provider'], name='notificatio_pending_8dd456_idx'),
+            model_name="delivery",
+            index=models.Index(fields=["pending", "provider"], name="notificatio_pending_8dd456_idx"),
         ),
         migrations.AddField(
-            model_name='pushsubscription',
-            name='user',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='push_subscriptions', to=settings.AUTH_USER_MODEL),
+            model_name="pushsubscription",
+            name="user",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="push_subscriptions",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
     ]

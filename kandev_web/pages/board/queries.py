@@ -62,9 +62,7 @@ def cards_for(tasks) -> list[Card]:
     )
     if not tasks:
         return []
-    active = TaskSession.objects.filter(
-        task__in=[t.pk for t in tasks], state__in=ACTIVE_SESSION_STATES
-    )
+    active = TaskSession.objects.filter(task__in=[t.pk for t in tasks], state__in=ACTIVE_SESSION_STATES)
     session_tasks = dict(active.values_list("pk", "task_id"))
     by_task: dict[int, list[PendingAction]] = defaultdict(list)
     for session_id, action in pending_actions(active).items():
@@ -175,9 +173,7 @@ def column_page(board: Board, step_id: int, after: tuple[int, int]) -> Column:
     """
     column = _columns(board)[step_id]
     position, pk = after
-    following = Task.objects.filter(step=column.step).filter(
-        Q(position__gt=position) | Q(position=position, pk__gt=pk)
-    )
+    following = Task.objects.filter(step=column.step).filter(Q(position__gt=position) | Q(position=position, pk__gt=pk))
     pks = list(following.order_by("position", "pk").values_list("pk", flat=True)[: CARDS_PER_PAGE + 1])
     column.cards = _in_column_order(pks[:CARDS_PER_PAGE])
     column.more = len(pks) > CARDS_PER_PAGE
@@ -203,4 +199,3 @@ def changed_cards(board: Board | int, *, step_ids, task_ids) -> tuple[list[Colum
         columns[step_id].count = counts.get(step_id, 0)
     gone = sorted(set(task_ids) - {card.task.pk for card in cards})
     return [column for pk, column in columns.items() if pk in wanted], gone
-

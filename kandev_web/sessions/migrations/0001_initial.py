@@ -5,74 +5,184 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('board', '0001_initial'),
+        ("board", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AgentProfile',
+            name="AgentProfile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('agent_id', models.CharField(help_text="The agent's registry id, e.g. claude-acp.", max_length=100, verbose_name='agent id')),
-                ('command', models.JSONField(help_text='argv, as a JSON list of strings.', verbose_name='command')),
-                ('env', models.JSONField(blank=True, default=dict, verbose_name='environment')),
-                ('working_dir', models.CharField(blank=True, max_length=500, verbose_name='working directory')),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='agent_profiles', to='board.workspace')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                (
+                    "agent_id",
+                    models.CharField(
+                        help_text="The agent's registry id, e.g. claude-acp.", max_length=100, verbose_name="agent id"
+                    ),
+                ),
+                ("command", models.JSONField(help_text="argv, as a JSON list of strings.", verbose_name="command")),
+                ("env", models.JSONField(blank=True, default=dict, verbose_name="environment")),
+                ("working_dir", models.CharField(blank=True, max_length=500, verbose_name="working directory")),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="agent_profiles", to="board.workspace"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', 'pk'],
+                "ordering": ["name", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='TaskSession',
+            name="TaskSession",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('CREATED', 'Created'), ('STARTING', 'Starting'), ('RUNNING', 'Running'), ('IDLE', 'Idle'), ('WAITING_FOR_INPUT', 'Waiting for input'), ('COMPLETED', 'Completed'), ('FAILED', 'Failed'), ('CANCELLED', 'Cancelled')], default='CREATED', max_length=32, verbose_name='state')),
-                ('activity', models.CharField(blank=True, choices=[('', 'Nothing'), ('generating', 'Generating'), ('background', 'Working in the background')], default='', max_length=16, verbose_name='activity')),
-                ('error', models.TextField(blank=True, verbose_name='error')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('agent_profile', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='sessions', to='agent_sessions.agentprofile')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='board.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("CREATED", "Created"),
+                            ("STARTING", "Starting"),
+                            ("RUNNING", "Running"),
+                            ("IDLE", "Idle"),
+                            ("WAITING_FOR_INPUT", "Waiting for input"),
+                            ("COMPLETED", "Completed"),
+                            ("FAILED", "Failed"),
+                            ("CANCELLED", "Cancelled"),
+                        ],
+                        default="CREATED",
+                        max_length=32,
+                        verbose_name="state",
+                    ),
+                ),
+                (
+                    "activity",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("", "Nothing"),
+                            ("generating", "Generating"),
+                            ("background", "Working in the background"),
+                        ],
+                        default="",
+                        max_length=16,
+                        verbose_name="activity",
+                    ),
+                ),
+                ("error", models.TextField(blank=True, verbose_name="error")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "agent_profile",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="sessions",
+                        to="agent_sessions.agentprofile",
+                    ),
+                ),
+                (
+                    "task",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="sessions", to="board.task"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
+                "ordering": ["-created_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='Turn',
+            name="Turn",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('completed_at', models.DateTimeField(blank=True, null=True)),
-                ('stop_reason', models.CharField(blank=True, max_length=64)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='turns', to='agent_sessions.tasksession')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("completed_at", models.DateTimeField(blank=True, null=True)),
+                ("stop_reason", models.CharField(blank=True, max_length=64)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="turns",
+                        to="agent_sessions.tasksession",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['started_at', 'pk'],
+                "ordering": ["started_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('type', models.CharField(choices=[('message', 'Message'), ('content', 'Content'), ('tool_call', 'Tool Call'), ('tool_edit', 'Tool Edit'), ('tool_read', 'Tool Read'), ('tool_execute', 'Tool Execute'), ('progress', 'Progress'), ('log', 'Log'), ('error', 'Error'), ('status', 'Status'), ('permission_request', 'Permission Request'), ('clarification_request', 'Clarification Request'), ('script_execution', 'Script Execution'), ('thinking', 'Thinking'), ('agent_plan', 'Agent Plan'), ('todo', 'Todo')], default='message', max_length=32)),
-                ('author_type', models.CharField(choices=[('user', 'Operator'), ('agent', 'Agent'), ('system', 'System')], default='agent', max_length=16)),
-                ('content', models.TextField(blank=True)),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('requests_input', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='agent_sessions.tasksession')),
-                ('turn', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='agent_sessions.turn')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "type",
+                    models.CharField(
+                        choices=[
+                            ("message", "Message"),
+                            ("content", "Content"),
+                            ("tool_call", "Tool Call"),
+                            ("tool_edit", "Tool Edit"),
+                            ("tool_read", "Tool Read"),
+                            ("tool_execute", "Tool Execute"),
+                            ("progress", "Progress"),
+                            ("log", "Log"),
+                            ("error", "Error"),
+                            ("status", "Status"),
+                            ("permission_request", "Permission Request"),
+                            ("clarification_request", "Clarification Request"),
+                            ("script_execution", "Script Execution"),
+                            ("thinking", "Thinking"),
+                            ("agent_plan", "Agent Plan"),
+                            ("todo", "Todo"),
+                        ],
+                        default="message",
+                        max_length=32,
+                    ),
+                ),
+                (
+                    "author_type",
+                    models.CharField(
+                        choices=[("user", "Operator"), ("agent", "Agent"), ("system", "System")],
+                        default="agent",
+                        max_length=16,
+                    ),
+                ),
+                ("content", models.TextField(blank=True)),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("requests_input", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="messages",
+                        to="agent_sessions.tasksession",
+                    ),
+                ),
+                (
+                    "turn",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="messages",
+                        to="agent_sessions.turn",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'pk'],
-                'indexes': [models.Index(fields=['session', '-created_at', '-id'], name='agent_sessi_session_a157de_idx'), models.Index(fields=['turn', 'type'], name='agent_sessi_turn_id_097c20_idx')],
+                "ordering": ["created_at", "pk"],
+                "indexes": [
+                    models.Index(fields=["session", "-created_at", "-id"], name="agent_sessi_session_a157de_idx"),
+                    models.Index(fields=["turn", "type"], name="agent_sessi_turn_id_097c20_idx"),
+                ],
             },
         ),
     ]

@@ -5,38 +5,44 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0001_initial'),
+        ("agent_sessions", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tasksession',
-            name='acp_session_id',
-            field=models.CharField(blank=True, max_length=200, verbose_name='ACP session id'),
+            model_name="tasksession",
+            name="acp_session_id",
+            field=models.CharField(blank=True, max_length=200, verbose_name="ACP session id"),
         ),
         migrations.AddField(
-            model_name='turn',
-            name='agent_turn_id',
+            model_name="turn",
+            name="agent_turn_id",
             field=models.CharField(blank=True, max_length=100),
         ),
         migrations.CreateModel(
-            name='AgentExecution',
+            name="AgentExecution",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('url', models.CharField(blank=True, max_length=500)),
-                ('token', models.CharField(blank=True, max_length=200)),
-                ('pid', models.IntegerField(blank=True, null=True)),
-                ('runtime_flags', models.JSONField(blank=True, default=dict)),
-                ('started_at', models.DateTimeField(auto_now_add=True)),
-                ('ended_at', models.DateTimeField(blank=True, null=True)),
-                ('exit_code', models.IntegerField(blank=True, null=True)),
-                ('stop_requested', models.BooleanField(default=False)),
-                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='executions', to='agent_sessions.tasksession')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("url", models.CharField(blank=True, max_length=500)),
+                ("token", models.CharField(blank=True, max_length=200)),
+                ("pid", models.IntegerField(blank=True, null=True)),
+                ("runtime_flags", models.JSONField(blank=True, default=dict)),
+                ("started_at", models.DateTimeField(auto_now_add=True)),
+                ("ended_at", models.DateTimeField(blank=True, null=True)),
+                ("exit_code", models.IntegerField(blank=True, null=True)),
+                ("stop_requested", models.BooleanField(default=False)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="executions",
+                        to="agent_sessions.tasksession",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-started_at', '-pk'],
+                "ordering": ["-started_at", "-pk"],
             },
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0002_executions'),
+        ("agent_sessions", "0002_executions"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tasksession',
-            name='mcp_token_hash',
+            model_name="tasksession",
+            name="mcp_token_hash",
             field=models.CharField(blank=True, db_index=True, max_length=64),
         ),
     ]

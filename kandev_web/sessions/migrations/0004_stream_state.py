@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0003_mcp_token'),
+        ("agent_sessions", "0003_mcp_token"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agentexecution',
-            name='stream_connected',
+            model_name="agentexecution",
+            name="stream_connected",
             field=models.BooleanField(default=True),
         ),
     ]

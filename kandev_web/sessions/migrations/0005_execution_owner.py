@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0004_stream_state'),
+        ("agent_sessions", "0004_stream_state"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agentexecution',
-            name='owner',
+            model_name="agentexecution",
+            name="owner",
             field=models.CharField(blank=True, max_length=200),
         ),
         migrations.AddField(
-            model_name='agentexecution',
-            name='owner_heartbeat_at',
+            model_name="agentexecution",
+            name="owner_heartbeat_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
     ]

@@ -5,37 +5,62 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0005_execution_owner'),
+        ("agent_sessions", "0005_execution_owner"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Executor',
+            name="Executor",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True, verbose_name='name')),
-                ('url', models.CharField(help_text='Where kandev-executor listens, e.g. ws://gpu-1:7310/executor/stream.', max_length=500, verbose_name='URL')),
-                ('token', models.CharField(help_text='The KANDEV_EXECUTOR_TOKEN it was started with.', max_length=200, verbose_name='token')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, unique=True, verbose_name="name")),
+                (
+                    "url",
+                    models.CharField(
+                        help_text="Where kandev-executor listens, e.g. ws://gpu-1:7310/executor/stream.",
+                        max_length=500,
+                        verbose_name="URL",
+                    ),
+                ),
+                (
+                    "token",
+                    models.CharField(
+                        help_text="The KANDEV_EXECUTOR_TOKEN it was started with.", max_length=200, verbose_name="token"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.AddField(
-            model_name='agentexecution',
-            name='launch_id',
+            model_name="agentexecution",
+            name="launch_id",
             field=models.CharField(blank=True, max_length=100),
         ),
         migrations.AddField(
-            model_name='agentexecution',
-            name='executor',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='agent_sessions.executor'),
+            model_name="agentexecution",
+            name="executor",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="agent_sessions.executor",
+            ),
         ),
         migrations.AddField(
-            model_name='agentprofile',
-            name='executor',
-            field=models.ForeignKey(blank=True, help_text='The machine the agent runs on; empty runs it on the web machine that starts it.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='agent_profiles', to='agent_sessions.executor', verbose_name='executor'),
+            model_name="agentprofile",
+            name="executor",
+            field=models.ForeignKey(
+                blank=True,
+                help_text="The machine the agent runs on; empty runs it on the web machine that starts it.",
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="agent_profiles",
+                to="agent_sessions.executor",
+                verbose_name="executor",
+            ),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0006_executors'),
+        ("agent_sessions", "0006_executors"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='tasksession',
-            name='error_output',
+            model_name="tasksession",
+            name="error_output",
             field=models.TextField(blank=True, verbose_name="last lines of the agent's stderr"),
         ),
     ]

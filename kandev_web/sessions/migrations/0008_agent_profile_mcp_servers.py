@@ -6,15 +6,20 @@ import kandev_web.agents.models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0007_session_error_output'),
+        ("agent_sessions", "0007_session_error_output"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agentprofile',
-            name='mcp_servers',
-            field=models.JSONField(blank=True, default=list, help_text='Further MCP servers the agent is given when a session starts, beside Kandev\'s own: a JSON list of ACP McpServer objects, e.g. {"name": "docs", "command": "/usr/bin/docs-mcp", "args": [], "env": []}.', validators=[kandev_web.agents.models.validate_mcp_servers], verbose_name='MCP servers'),
+            model_name="agentprofile",
+            name="mcp_servers",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text='Further MCP servers the agent is given when a session starts, beside Kandev\'s own: a JSON list of ACP McpServer objects, e.g. {"name": "docs", "command": "/usr/bin/docs-mcp", "args": [], "env": []}.',
+                validators=[kandev_web.agents.models.validate_mcp_servers],
+                verbose_name="MCP servers",
+            ),
         ),
     ]

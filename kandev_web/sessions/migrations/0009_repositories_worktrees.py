@@ -5,52 +5,126 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0008_agent_profile_mcp_servers'),
-        ('board', '0002_task_description_limit'),
+        ("agent_sessions", "0008_agent_profile_mcp_servers"),
+        ("board", "0002_task_description_limit"),
     ]
 
     operations = [
         migrations.AlterField(
-            model_name='message',
-            name='type',
-            field=models.CharField(choices=[('message', 'Message'), ('content', 'Content'), ('tool_call', 'Tool Call'), ('tool_edit', 'Tool Edit'), ('tool_read', 'Tool Read'), ('tool_execute', 'Tool Execute'), ('progress', 'Progress'), ('log', 'Log'), ('error', 'Error'), ('status', 'Status'), ('permission_request', 'Permission Request'), ('clarification_request', 'Clarification Request'), ('script_execution', 'Script Execution'), ('thinking', 'Thinking'), ('agent_plan', 'Agent Plan'), ('todo', 'Todo'), ('worktree_changes', 'Worktree Changes')], default='message', max_length=32),
+            model_name="message",
+            name="type",
+            field=models.CharField(
+                choices=[
+                    ("message", "Message"),
+                    ("content", "Content"),
+                    ("tool_call", "Tool Call"),
+                    ("tool_edit", "Tool Edit"),
+                    ("tool_read", "Tool Read"),
+                    ("tool_execute", "Tool Execute"),
+                    ("progress", "Progress"),
+                    ("log", "Log"),
+                    ("error", "Error"),
+                    ("status", "Status"),
+                    ("permission_request", "Permission Request"),
+                    ("clarification_request", "Clarification Request"),
+                    ("script_execution", "Script Execution"),
+                    ("thinking", "Thinking"),
+                    ("agent_plan", "Agent Plan"),
+                    ("todo", "Todo"),
+                    ("worktree_changes", "Worktree Changes"),
+                ],
+                default="message",
+                max_length=32,
+            ),
         ),
         migrations.CreateModel(
-            name='Repository',
+            name="Repository",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, verbose_name='name')),
-                ('path', models.CharField(help_text="The repository's absolute path on its machine.", max_length=500, verbose_name='path')),
-                ('default_branch', models.CharField(blank=True, help_text="Where a task's branch starts unless the task names another; empty: detected from the repository.", max_length=200, verbose_name='default branch')),
-                ('executor', models.ForeignKey(blank=True, help_text='The machine the repository is on; empty: the web machine.', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='repositories', to='agent_sessions.executor', verbose_name='executor')),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='repositories', to='board.workspace')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=200, verbose_name="name")),
+                (
+                    "path",
+                    models.CharField(
+                        help_text="The repository's absolute path on its machine.", max_length=500, verbose_name="path"
+                    ),
+                ),
+                (
+                    "default_branch",
+                    models.CharField(
+                        blank=True,
+                        help_text="Where a task's branch starts unless the task names another; empty: detected from the repository.",
+                        max_length=200,
+                        verbose_name="default branch",
+                    ),
+                ),
+                (
+                    "executor",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="The machine the repository is on; empty: the web machine.",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="repositories",
+                        to="agent_sessions.executor",
+                        verbose_name="executor",
+                    ),
+                ),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="repositories", to="board.workspace"
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'repositories',
-                'ordering': ['name', 'pk'],
+                "verbose_name_plural": "repositories",
+                "ordering": ["name", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Worktree',
+            name="Worktree",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('base_branch', models.CharField(blank=True, help_text="Empty: the repository's default branch.", max_length=200, verbose_name='base branch')),
-                ('branch', models.CharField(blank=True, max_length=250, verbose_name='branch')),
-                ('path', models.CharField(blank=True, max_length=1000, verbose_name='path')),
-                ('base_commit', models.CharField(blank=True, max_length=64)),
-                ('created_at', models.DateTimeField(blank=True, null=True)),
-                ('repository', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='worktrees', to='agent_sessions.repository')),
-                ('task', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='worktree', to='board.task')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "base_branch",
+                    models.CharField(
+                        blank=True,
+                        help_text="Empty: the repository's default branch.",
+                        max_length=200,
+                        verbose_name="base branch",
+                    ),
+                ),
+                ("branch", models.CharField(blank=True, max_length=250, verbose_name="branch")),
+                ("path", models.CharField(blank=True, max_length=1000, verbose_name="path")),
+                ("base_commit", models.CharField(blank=True, max_length=64)),
+                ("created_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "repository",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="worktrees",
+                        to="agent_sessions.repository",
+                    ),
+                ),
+                (
+                    "task",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="worktree", to="board.task"
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='repository',
-            constraint=models.UniqueConstraint(fields=('workspace', 'name'), name='unique_repository_name'),
+            model_name="repository",
+            constraint=models.UniqueConstraint(fields=("workspace", "name"), name="unique_repository_name"),
         ),
         migrations.AddConstraint(
-            model_name='worktree',
-            constraint=models.UniqueConstraint(condition=models.Q(('branch', ''), _negated=True), fields=('repository', 'branch'), name='unique_worktree_branch'),
+            model_name="worktree",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("branch", ""), _negated=True),
+                fields=("repository", "branch"),
+                name="unique_worktree_branch",
+            ),
         ),
     ]

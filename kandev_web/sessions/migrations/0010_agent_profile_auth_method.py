@@ -4,15 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0009_repositories_worktrees'),
+        ("agent_sessions", "0009_repositories_worktrees"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agentprofile',
-            name='auth_method',
-            field=models.CharField(blank=True, help_text='The id of the ACP auth method Kandev signs in with before it opens a session, from those the agent offers (e.g. gemini-api-key); empty signs in only when the agent asks and one needs nobody.', max_length=200, verbose_name='auth method'),
+            model_name="agentprofile",
+            name="auth_method",
+            field=models.CharField(
+                blank=True,
+                help_text="The id of the ACP auth method Kandev signs in with before it opens a session, from those the agent offers (e.g. gemini-api-key); empty signs in only when the agent asks and one needs nobody.",
+                max_length=200,
+                verbose_name="auth method",
+            ),
         ),
     ]

@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('agent_sessions', '0010_agent_profile_auth_method'),
+        ("agent_sessions", "0010_agent_profile_auth_method"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='agentprofile',
-            name='checked_at',
-            field=models.DateTimeField(blank=True, editable=False, null=True, verbose_name='checked at'),
+            model_name="agentprofile",
+            name="checked_at",
+            field=models.DateTimeField(blank=True, editable=False, null=True, verbose_name="checked at"),
         ),
         migrations.AddField(
-            model_name='agentprofile',
-            name='last_check',
-            field=models.JSONField(blank=True, default=dict, editable=False, verbose_name='last check'),
+            model_name="agentprofile",
+            name="last_check",
+            field=models.JSONField(blank=True, default=dict, editable=False, verbose_name="last check"),
         ),
     ]

@@ -21,7 +21,6 @@ def to_ssh_hosts(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
         ("agent_sessions", "0014_executor_ssh"),
     ]

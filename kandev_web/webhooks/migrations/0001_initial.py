@@ -7,74 +7,104 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('board', '0002_task_description_limit'),
+        ("board", "0002_task_description_limit"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Webhook',
+            name="Webhook",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100, verbose_name='name')),
-                ('url', models.URLField(help_text='Where kandev POSTs the signed JSON.', max_length=2000, verbose_name='URL')),
-                ('secret', models.CharField(editable=False, max_length=500)),
-                ('events', models.JSONField(default=list)),
-                ('active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('workspace', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webhooks', to='board.workspace')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("name", models.CharField(max_length=100, verbose_name="name")),
+                (
+                    "url",
+                    models.URLField(
+                        help_text="Where kandev POSTs the signed JSON.", max_length=2000, verbose_name="URL"
+                    ),
+                ),
+                ("secret", models.CharField(editable=False, max_length=500)),
+                ("events", models.JSONField(default=list)),
+                ("active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "workspace",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="webhooks", to="board.workspace"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['name', 'pk'],
+                "ordering": ["name", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='WebhookDelivery',
+            name="WebhookDelivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('delivery', models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
-                ('event', models.CharField(max_length=64)),
-                ('occurrence', models.CharField(max_length=100)),
-                ('body', models.TextField()),
-                ('state', models.CharField(choices=[('pending', 'Waiting to be sent'), ('delivered', 'Delivered'), ('failed', 'Given up')], default='pending', max_length=16)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('next_attempt_at', models.DateTimeField(blank=True, null=True)),
-                ('claimed_by', models.CharField(blank=True, max_length=64)),
-                ('claimed_until', models.DateTimeField(blank=True, null=True)),
-                ('last_status', models.PositiveIntegerField(blank=True, null=True)),
-                ('last_error', models.CharField(blank=True, max_length=300)),
-                ('delivered_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('webhook', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='webhooks.webhook')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("delivery", models.UUIDField(default=uuid.uuid4, editable=False, unique=True)),
+                ("event", models.CharField(max_length=64)),
+                ("occurrence", models.CharField(max_length=100)),
+                ("body", models.TextField()),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[("pending", "Waiting to be sent"), ("delivered", "Delivered"), ("failed", "Given up")],
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("next_attempt_at", models.DateTimeField(blank=True, null=True)),
+                ("claimed_by", models.CharField(blank=True, max_length=64)),
+                ("claimed_until", models.DateTimeField(blank=True, null=True)),
+                ("last_status", models.PositiveIntegerField(blank=True, null=True)),
+                ("last_error", models.CharField(blank=True, max_length=300)),
+                ("delivered_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "webhook",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="deliveries", to="webhooks.webhook"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-pk'],
+                "ordering": ["-created_at", "-pk"],
             },
         ),
         migrations.CreateModel(
-            name='WebhookAttempt',
+            name="WebhookAttempt",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('number', models.PositiveIntegerField()),
-                ('at', models.DateTimeField()),
-                ('status', models.PositiveIntegerField(blank=True, null=True)),
-                ('error', models.CharField(blank=True, max_length=300)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('delivery', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='attempt_log', to='webhooks.webhookdelivery')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("number", models.PositiveIntegerField()),
+                ("at", models.DateTimeField()),
+                ("status", models.PositiveIntegerField(blank=True, null=True)),
+                ("error", models.CharField(blank=True, max_length=300)),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                (
+                    "delivery",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="attempt_log",
+                        to="webhooks.webhookdelivery",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['number'],
+                "ordering": ["number"],
             },
         ),
         migrations.AddIndex(
-            model_name='webhookdelivery',
-            index=models.Index(fields=['state', 'next_attempt_at'], name='webhooks_we_state_c48080_idx'),
+            model_name="webhookdelivery",
+            index=models.Index(fields=["state", "next_attempt_at"], name="webhooks_we_state_c48080_idx"),
         ),
         migrations.AddConstraint(
-            model_name='webhookdelivery',
-            constraint=models.UniqueConstraint(fields=('webhook', 'event', 'occurrence'), name='webhook_once_per_occurrence'),
+            model_name="webhookdelivery",
+            constraint=models.UniqueConstraint(
+                fields=("webhook", "event", "occurrence"), name="webhook_once_per_occurrence"
+            ),
         ),
     ]

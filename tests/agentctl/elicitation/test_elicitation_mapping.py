@@ -702,4 +702,5 @@ def test_an_id_the_web_app_cannot_store_is_declined_since_no_answer_could_name_i
 
 def test_unstorable_text_in_a_title_or_description_is_still_asked():
     form = map_elicitation(request({"colour": {"type": "string", "title": "Col\x00our", "description": "\ud800"}}))
-    assert isinstance(form, MappedForm) and [q.id for q in form.questions] == ["colour"]
+    assert isinstance(form, MappedForm)
+    assert [q.id for q in form.questions] == ["colour"]

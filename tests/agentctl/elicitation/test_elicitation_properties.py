@@ -145,7 +145,9 @@ def test_valid_answers_build_only_consts_and_trimmed_text_at_schema_keys(data: s
     assert isinstance(content, dict)
     assert set(content) <= property_keys
     for key, value in content.items():
-        assert value is not None and value != "" and value != []
+        assert value is not None
+        assert value != ""
+        assert value != []
         question = form.question(key) or next(q for q in form.questions if q.companion_key == key)
         consts = [o.id for o in question.options]
         if isinstance(value, list):

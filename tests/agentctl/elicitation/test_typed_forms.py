@@ -296,7 +296,8 @@ def test_content_is_typed_json() -> None:
     )
 
     assert sent == {"contact": "ops@example.com", "overwrite": False, "ratio": 0.25, "replicas": 3}
-    assert type(sent["overwrite"]) is bool and type(sent["replicas"]) is int
+    assert type(sent["overwrite"]) is bool
+    assert type(sent["replicas"]) is int
 
 
 def test_omission_is_the_only_unanswered() -> None:
