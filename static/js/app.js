@@ -147,18 +147,18 @@
     }).observe(toastRegion);
   }
 
-  document.addEventListener("htmx:oobAfterSwap", (event) => {
-    const target = event.detail.target;
-    if (target && target.id === "toasts") {
-      const toast = target.lastElementChild;
-      if (toast) placeToast(toast);
-    }
-    if (target && target.id === "timeline") {
-      const seen = new Set();
-      for (const item of Array.from(target.children).reverse()) {
-        if (item.id && seen.has(item.id)) item.remove();
-        else seen.add(item.id);
-      }
+  kandev.onSwap("toasts", (region) => {
+    const toast = region.lastElementChild;
+    if (toast) placeToast(toast);
+  });
+
+  // New messages are appended to the timeline (templates/sessions/task.html): one the
+  // page already shows keeps only its latest copy.
+  kandev.onSwap("timeline", (timeline) => {
+    const seen = new Set();
+    for (const item of Array.from(timeline.children).reverse()) {
+      if (item.id && seen.has(item.id)) item.remove();
+      else seen.add(item.id);
     }
   });
 
@@ -277,12 +277,11 @@
     }
   });
   document.addEventListener("htmx:afterSettle", syncScenarioPicker);
-  document.addEventListener("htmx:oobAfterSwap", syncScenarioPicker);
+  kandev.onSwap(null, syncScenarioPicker);
 
   // The count of what waits on the operator (base.html#inbox-count) leads the
   // tab's title, so a background tab says it too.
-  document.addEventListener("htmx:oobAfterSwap", (event) => {
-    if (!event.detail.target || event.detail.target.id !== "inbox-count") return;
+  kandev.onSwap("inbox-count", () => {
     const shown = document.getElementById("inbox-count");
     const count = shown ? Number(shown.dataset.count) || 0 : 0;
     const title = document.title.replace(/^\(\d+\) /, "");

@@ -437,9 +437,7 @@
   // What became of a sent answer arrives in #answer-outcomes (the overlay may
   // be gone by then: answered is answered). Show it on the overlay, if it is
   // still there, and let the operator try again after a failure.
-  document.addEventListener("htmx:oobAfterSwap", (event) => {
-    const outcomes = event.detail.target;
-    if (!outcomes || outcomes.id !== "answer-outcomes") return;
+  kandev.onSwap("answer-outcomes", (outcomes) => {
     const latest = outcomes.lastElementChild;
     while (outcomes.children.length > 5) outcomes.firstElementChild.remove();
     const overlay = latest && latest.dataset.pendingId && document.getElementById(`clarification-${latest.dataset.pendingId}`);
@@ -493,6 +491,6 @@
     });
   }
   document.addEventListener("DOMContentLoaded", () => init(document));
-  document.addEventListener("htmx:oobAfterSwap", () => init(document));
+  kandev.onSwap(null, () => init(document));
   document.addEventListener("htmx:afterSwap", () => init(document));
 })();
