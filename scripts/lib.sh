@@ -89,8 +89,9 @@ start_private_services() {
 
 stop_private_services() {
   local redis_pid sshd_pid
-  redis_pid="$(cat "$REDIS_DIR/redis.pid" 2>/dev/null)"
-  sshd_pid="$(cat "$SSH_DIR/sshd.pid" 2>/dev/null)"
+  # Called again by the EXIT trap once the services are gone: nothing to read then.
+  redis_pid="$(cat "$REDIS_DIR/redis.pid" 2>/dev/null || true)"
+  sshd_pid="$(cat "$SSH_DIR/sshd.pid" 2>/dev/null || true)"
   kill $redis_pid $sshd_pid 2>/dev/null || true
   [ -f "$PG_DIR/data/postmaster.pid" ] && runuser -u postgres -- "$PG_BIN/pg_ctl" -D "$PG_DIR/data" -m immediate stop >/dev/null 2>&1
   # Gone before anyone looks for what this run left behind (leftover_processes).
