@@ -14,7 +14,7 @@ from testing_support.browser import AGENT_STARTS_MS, open_task, start_agent, sta
 from testing_support.tcp_proxy import TcpProxy
 
 #: An upper bound on coming back once the network is: a retry is at most
-#: 3 s away (static/js/app.js), plus the handshake and catch-up on a busy machine.
+#: 3 s away (static/js/live.js), plus the handshake and catch-up on a busy machine.
 BACK_WITHIN_MS = 8000
 
 

@@ -76,7 +76,7 @@ class LiveConsumer(AsyncWebsocketConsumer):
 
     @property
     def page_state(self) -> QueryDict:
-        """What the page says it shows, in its socket URL's query string (``static/js/app.js`` writes it)."""
+        """What the page says it shows, in its socket URL's query string (``static/js/live.js`` writes it)."""
         return QueryDict(self.scope["query_string"])
 
     async def disconnect(self, code):

@@ -46,7 +46,7 @@ setup_venv() {
 }
 
 # Debian packages the named services need, installed when missing. Names:
-# chromium, redis, postgresql, sshd, gettext.
+# chromium, redis, postgresql, sshd, gettext, node (with npm).
 install_missing_packages() {
   local name need_apt=()
   for name in "$@"; do
@@ -56,6 +56,7 @@ install_missing_packages() {
       postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql) ;;
       sshd) [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server) ;;
       gettext) command -v msgfmt >/dev/null 2>&1 || need_apt+=(gettext) ;;
+      node) command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm) ;;
       *) echo "install_missing_packages: unknown name $name" >&2; return 1 ;;
     esac
   done

@@ -35,6 +35,7 @@
   const JSON_NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
   // The white space Python's str.strip() takes off, which is how the server and agentctl trim
   // (JavaScript's trim() also takes U+FEFF and leaves U+001C-U+001F and U+0085).
+  // eslint-disable-next-line no-control-regex -- U+001C-U+001F are white space to Python, so named here on purpose.
   const EDGE_SPACE = /^[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+|[\t-\r\x1c-\x20\x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]+$/g;
   const strip = (text) => text.replace(EDGE_SPACE, "");
   // Lengths as agentctl counts them: code points, not UTF-16 units.
@@ -62,8 +63,8 @@
   function patternMismatch(field) {
     if (field.validity.patternMismatch) return true;
     if (field.dataset.pattern === undefined || !field.value) return false;
-    let pattern = null;
-    try { pattern = new RegExp(`^(?:${field.dataset.pattern})$`, "v"); } catch (error) { return false; } // agentctl decides
+    let pattern;
+    try { pattern = new RegExp(`^(?:${field.dataset.pattern})$`, "v"); } catch { return false; } // agentctl decides
     return !pattern.test(field.value);
   }
 
@@ -436,9 +437,7 @@
   // What became of a sent answer arrives in #answer-outcomes (the overlay may
   // be gone by then: answered is answered). Show it on the overlay, if it is
   // still there, and let the operator try again after a failure.
-  document.addEventListener("htmx:oobAfterSwap", (event) => {
-    const outcomes = event.detail.target;
-    if (!outcomes || outcomes.id !== "answer-outcomes") return;
+  kandev.onSwap("answer-outcomes", (outcomes) => {
     const latest = outcomes.lastElementChild;
     while (outcomes.children.length > 5) outcomes.firstElementChild.remove();
     const overlay = latest && latest.dataset.pendingId && document.getElementById(`clarification-${latest.dataset.pendingId}`);
@@ -492,6 +491,6 @@
     });
   }
   document.addEventListener("DOMContentLoaded", () => init(document));
-  document.addEventListener("htmx:oobAfterSwap", () => init(document));
+  kandev.onSwap(null, () => init(document));
   document.addEventListener("htmx:afterSwap", () => init(document));
 })();

@@ -95,15 +95,14 @@
   });
 
   // The board's answer panel arrives from its socket: the keyboard goes to its first question or card.
-  document.addEventListener("htmx:oobAfterSwap", (event) => {
-    if (!event.detail.target || event.detail.target.id !== "answer-panel") return;
+  kandev.onSwap("answer-panel", () => {
     const panel = document.getElementById("answer-panel");
     const first = panel && panel.querySelector("[data-role=overlay], [data-role=permission-option]");
     if (first) first.focus();
   });
 
   // An item that leaves takes the selection with it: the next one waiting gets it.
-  document.addEventListener("htmx:oobAfterSwap", () => {
+  kandev.onSwap(null, () => {
     if (!page() || selected()) return;
     const focusLost = !document.activeElement || document.activeElement === document.body;
     const first = waiting()[0];

@@ -6,10 +6,10 @@ self.addEventListener("install", () => self.skipWaiting());
 self.addEventListener("activate", (event) => event.waitUntil(self.clients.claim()));
 
 self.addEventListener("push", (event) => {
-  let data = {};
+  let data;
   try {
     data = event.data ? event.data.json() : {};
-  } catch (error) {
+  } catch {
     data = {};
   }
   const title = typeof data.title === "string" && data.title ? data.title : "kandev";

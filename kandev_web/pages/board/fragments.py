@@ -15,7 +15,7 @@ from .queries import board_columns, changed_cards, parse_shown_through
 def render_changes(board: Board, *, step_ids, task_ids, request=None) -> str:
     """The live patch after ``task_ids`` changed: their cards, and the counts of ``step_ids``.
 
-    A page puts each card in its place by its sort key (app.js), so the same
+    A page puts each card in its place by its sort key (static/js/live.js), so the same
     patch is right for every open board whatever it shows, and applying it
     twice (the actor's response and its socket) changes nothing.
     """

@@ -76,7 +76,7 @@ class StartSessionForm(forms.Form):
         self.offers_scenarios = bool(profiles) and offers_scenarios(profiles[0][1])
         cast(forms.ChoiceField, self.fields["scenario"]).choices = scenario_choices()
         # Kept as the operator left them when the page's parts are re-rendered live.
-        # data-role is what static/js/app.js hooks on; data-testid is the tests'.
+        # data-role is what static/js/task.js hooks on; data-testid is the tests'.
         profile.widget.attrs.update(
             {"data-testid": "session-start-profile", "data-role": "start-profile", "hx-preserve": "true"}
         )

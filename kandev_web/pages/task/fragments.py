@@ -90,7 +90,7 @@ def task_list_context(task: Task, *, through=None) -> dict:
 def render_task_rows(board_id: int, current_task_id: int, *, step_ids, task_ids) -> str:
     """The live patch of a task page's task list after ``task_ids`` changed: their rows and the counts of their steps.
 
-    app.js puts each row in its place by its sort key, as it does the board's cards.
+    static/js/live.js puts each row in its place by its sort key, as it does the board's cards.
     """
     groups, gone = changed_cards(board_id, step_ids=step_ids, task_ids=task_ids)
     context = {"current_task_id": current_task_id, "groups": groups, "gone": gone}
