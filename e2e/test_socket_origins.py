@@ -15,7 +15,7 @@ from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
 from testing_support.browser import login
-from testing_support.processes import PASSWORD, free_port
+from testing_support.processes import free_port
 
 TRUSTED = "https://kandev.example.test"
 SERVER_ENV = {"CSRF_TRUSTED_ORIGINS": TRUSTED}
@@ -34,16 +34,9 @@ def operator(server):
 
 
 @pytest.fixture(scope="module")
-def cookie(playwright, server, operator):
+def cookie(server, operator):
     """The operator's session cookie, from the login form."""
-    http = playwright.request.new_context(base_url=server.url)
-    http.get("/login/")
-    token = {entry["name"]: entry["value"] for entry in http.storage_state()["cookies"]}["csrftoken"]
-    form = {"username": "watcher", "password": PASSWORD, "csrfmiddlewaretoken": token}
-    assert http.post("/login/", form=form, max_redirects=0).status == 302
-    cookies = {entry["name"]: entry["value"] for entry in http.storage_state()["cookies"]}
-    http.dispose()
-    return f"sessionid={cookies['sessionid']}"
+    return server.session_cookie("watcher")
 
 
 def board_socket(server, operator) -> str:

@@ -120,7 +120,9 @@ class Server:
         token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
         form = {"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token}
         opener.open(f"{self.url}/login/", urllib.parse.urlencode(form).encode(), timeout=20).close()
-        return "; ".join(f"{cookie.name}={cookie.value}" for cookie in jar if cookie.name == "sessionid")
+        sessions = [cookie.value for cookie in jar if cookie.name == "sessionid"]
+        assert sessions, f"{username} could not sign in"
+        return f"sessionid={sessions[0]}"
 
     def create_operator(self, username: str, *, workspace: str, staff: bool = False, tasks: bool = False) -> dict:
         # --no-showcase: no test gets the demo's flag override or repository by accident (e2e/test_demo.py does).
