@@ -58,7 +58,8 @@ CLOSE_TIMEOUT_SECONDS = 2.0
 #: Told, instead of what it asked for, to a client whose ``after_seq`` is older than what was kept.
 GAP = "stream.gap"
 
-_DIGITS = re.compile(r"[0-9]+")
+#: An ``after_seq``: ASCII digits only, and no more than Python turns into an int.
+_AFTER_SEQ = re.compile(r"[0-9]{1,4300}")
 
 RequestHandler = Callable[[Frame], Awaitable[Payload]]
 
@@ -290,9 +291,9 @@ def _after_seq(target: str) -> int | None:
     values = parse_qs(urlsplit(target).query, keep_blank_values=True).get("after_seq")
     if values is None:
         return None
-    if len(values) != 1 or not _DIGITS.fullmatch(values[0]):
-        raise ValueError(values)
-    return int(values[0])  # ValueError too, past Python's 4,300 digits
+    if len(values) != 1 or not _AFTER_SEQ.fullmatch(values[0]):
+        raise ValueError("after_seq must be one non-negative integer")
+    return int(values[0])
 
 
 async def serve_until_shutdown(

@@ -13,16 +13,18 @@ import json
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
 import pytest_asyncio
+from hypothesis import given
+from hypothesis import strategies as st
 from websockets.asyncio.client import ClientConnection, connect
 from websockets.exceptions import InvalidStatus
 
 from kandev_web.agentctl import envelope
+from kandev_web.agentctl.server import _after_seq
 from testing_support.agentctl import open_session, text_prompt
-
-pytestmark = pytest.mark.asyncio
 
 Wire = dict[str, Any]
 
@@ -101,6 +103,7 @@ async def _play(client, session_id: str, scenario: str) -> None:
     await client.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt(f"/e2e:{scenario}")})
 
 
+@pytest.mark.asyncio
 async def test_every_notification_of_every_kind_carries_the_next_seq_from_one(
     start_agentctl, connect, onlookers
 ) -> None:
@@ -132,6 +135,7 @@ async def test_every_notification_of_every_kind_carries_the_next_seq_from_one(
     }
 
 
+@pytest.mark.asyncio
 async def test_a_client_resuming_after_a_seq_gets_exactly_what_it_missed_in_order_then_what_follows(
     start_agentctl, connect, onlookers
 ) -> None:
@@ -161,6 +165,7 @@ async def test_a_client_resuming_after_a_seq_gets_exactly_what_it_missed_in_orde
     assert resumed.notifications()[-1]["payload"]["stop_reason"] == "cancelled"
 
 
+@pytest.mark.asyncio
 async def test_two_clients_resuming_after_different_seqs_each_get_their_own_part_of_the_same_frames(
     start_agentctl, connect, onlookers
 ) -> None:
@@ -191,6 +196,7 @@ async def test_two_clients_resuming_after_different_seqs_each_get_their_own_part
     assert caught_up.raw == watching.raw[len(sent) :]
 
 
+@pytest.mark.asyncio
 async def test_a_client_asking_for_what_the_bound_dropped_hears_stream_gap_first(
     start_agentctl, connect, onlookers
 ) -> None:
@@ -222,6 +228,7 @@ async def test_a_client_asking_for_what_the_bound_dropped_hears_stream_gap_first
     assert kept.raw == late.raw[1:]
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("after_seq", ["1000", "{last}"])
 async def test_a_client_that_has_applied_everything_is_sent_nothing_again(
     start_agentctl, connect, onlookers, after_seq: str
@@ -239,6 +246,7 @@ async def test_a_client_that_has_applied_everything_is_sent_nothing_again(
     assert resumed.frames == [answer]
 
 
+@pytest.mark.asyncio
 async def test_a_resuming_client_is_not_greeted_again_with_an_agent_exit_it_applied(
     start_agentctl, connect, onlookers, scripted
 ) -> None:
@@ -267,6 +275,7 @@ async def test_a_resuming_client_is_not_greeted_again_with_an_agent_exit_it_appl
 MALFORMED = ["", "-1", "abc", "1.5", "+1", "%201", "1&after_seq=2", "9" * 5000]
 
 
+@pytest.mark.asyncio
 @pytest.mark.parametrize("query", [f"?after_seq={value}" for value in MALFORMED])
 async def test_a_malformed_after_seq_gets_400_before_the_upgrade(start_agentctl, query: str) -> None:
     agentctl = await start_agentctl()
@@ -276,6 +285,7 @@ async def test_a_malformed_after_seq_gets_400_before_the_upgrade(start_agentctl,
     assert b"after_seq" in refused.value.response.body
 
 
+@pytest.mark.asyncio
 async def test_the_token_is_checked_before_after_seq(start_agentctl) -> None:
     agentctl = await start_agentctl()
     with pytest.raises(InvalidStatus) as refused:
@@ -283,7 +293,23 @@ async def test_the_token_is_checked_before_after_seq(start_agentctl) -> None:
     assert refused.value.response.status_code == 401
 
 
+@pytest.mark.asyncio
 async def test_other_query_parameters_are_still_ignored(start_agentctl, onlookers) -> None:
     agentctl = await start_agentctl()
     resumed = await onlookers(agentctl, "?client=web&after_seq=0")
     assert (await resumed.request("agent.nope"))["payload"]["code"] == "UNKNOWN_ACTION"
+
+
+@given(st.text(max_size=12) | st.integers(min_value=0, max_value=10**30).map(str))
+def test_after_seq_is_read_only_when_it_is_ascii_digits(value: str) -> None:
+    target = "/agent/stream?" + urlencode({"after_seq": value})
+    if value.isascii() and value.isdigit():
+        assert _after_seq(target) == int(value)
+    else:
+        with pytest.raises(ValueError, match="after_seq must be one non-negative integer"):
+            _after_seq(target)
+
+
+def test_no_after_seq_means_not_resuming() -> None:
+    assert _after_seq("/agent/stream") is None
+    assert _after_seq("/agent/stream?other=1") is None
