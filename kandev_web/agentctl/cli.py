@@ -5,7 +5,9 @@ The bearer token comes from ``KANDEV_AGENTCTL_TOKEN`` only, never from argv,
 where any local user could read it. Once listening, agentctl prints exactly one
 line on stdout, the ready line, so that whoever started it can learn the port;
 everything else, logs included, goes to stderr. SIGTERM shuts down as
-``agent.shutdown`` does; so does the agent's exit, after a grace.
+``agent.shutdown`` does; so does the agent's exit, after a grace, and so does
+being held by no client for ``KANDEV_AGENTCTL_UNHELD_TIMEOUT``, after
+cancelling the agent's turns.
 """
 
 from __future__ import annotations
@@ -22,8 +24,9 @@ from typing import cast
 
 from kandev_web import logs
 from kandev_web.agentctl.controller import Controller
-from kandev_web.agentctl.durations import DurationError, Timeouts, load_timeouts
+from kandev_web.agentctl.durations import DurationError, Timeouts, format_duration, load_timeouts
 from kandev_web.agentctl.envelope import ActionError, Frame, Payload
+from kandev_web.agentctl.replay import SizeError, load_replay_bytes
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR, Scrubber, ScrubbingFormatter
 from kandev_web.agentctl.server import StreamServer, serve_until_shutdown
 
@@ -75,7 +78,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return USAGE_ERROR
     try:
         timeouts = load_timeouts(os.environ)
-    except DurationError as error:
+        replay_bytes = load_replay_bytes(os.environ)
+    except (DurationError, SizeError) as error:
         print(f"kandev-agentctl: {error}", file=sys.stderr)
         return USAGE_ERROR
 
@@ -85,7 +89,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     agent_env = {name: value for name, value in os.environ.items() if name not in AGENTCTL_ONLY_VARS}
     # Every line this agentctl logs names the web app's execution it serves (when it was told which).
     with logs.bound(execution_id=os.environ.get(EXECUTION_VAR) or None):
-        return asyncio.run(_serve(options.host, options.port, token, agent_argv, agent_env, timeouts, scrubber))
+        return asyncio.run(
+            _serve(options.host, options.port, token, agent_argv, agent_env, timeouts, scrubber, replay_bytes)
+        )
 
 
 def _take_environment(line: str) -> None:
@@ -129,19 +135,19 @@ async def _serve(
     agent_env: dict[str, str],
     timeouts: Timeouts,
     scrubber: Scrubber,
+    replay_bytes: int,
 ) -> int:
     shutdown = asyncio.Event()
     agent_gone = asyncio.Event()
-    server = StreamServer(token)
+    server = StreamServer(token, replay_bytes=replay_bytes, unheld_after=timeouts.unheld)
 
     def emit(action: str, payload: Payload) -> None:
         # Whatever the agent said goes out with the profile's secrets masked (scrub.py).
-        payload = scrubber.value(payload)
-        server.broadcast(action, payload)
+        frame = server.broadcast(action, scrubber.value(payload))
         if action == "agent.exited":
             # Whoever connects from now on hears it too: it may have been
             # reconnecting, or be adopting this execution, when it was said.
-            server.greet_with(action, payload)
+            server.greet_with(frame)
             agent_gone.set()
 
     controller = Controller(
@@ -160,12 +166,16 @@ async def _serve(
             raise ActionError(error.code, scrubber.text(error.message), scrubber.value(error.details)) from None
 
     exiting = asyncio.create_task(_exit_after_agent(agent_gone, shutdown, timeouts), name="exit after the agent")
+    orphaned = asyncio.create_task(
+        _exit_when_unheld(server.unheld, controller, shutdown, timeouts), name="exit when unheld"
+    )
     try:
         return await serve_until_shutdown(
             server, host, port, handle, shutdown=shutdown, close=controller.close, log=logger
         )
     finally:
         exiting.cancel()
+        orphaned.cancel()
 
 
 async def _exit_after_agent(agent_gone: asyncio.Event, shutdown: asyncio.Event, timeouts: Timeouts) -> None:
@@ -180,6 +190,25 @@ async def _exit_after_agent(agent_gone: asyncio.Event, shutdown: asyncio.Event, 
     grace = timeouts.exit_grace.total_seconds()
     logger.info("the agent has exited; agentctl exits in %ss", f"{grace:g}")
     await asyncio.sleep(grace)
+    shutdown.set()
+
+
+async def _exit_when_unheld(
+    unheld: asyncio.Event, controller: Controller, shutdown: asyncio.Event, timeouts: Timeouts
+) -> None:
+    """An agentctl no client has held for ``timeouts.unheld`` is an orphan: it ends its agent's work and exits.
+
+    Its web process is gone and none has adopted it, so nobody will ever read
+    or answer what its agent does; a real agent (hundreds of MB) would
+    otherwise run for ever. Its turns are cancelled first, as ``agent.cancel``
+    would, so the agent can wind them up; then it shuts down as on SIGTERM.
+    """
+    await unheld.wait()
+    logger.warning(
+        "no client has connected for %s; cancelling open turns, stopping the agent and exiting",
+        format_duration(timeouts.unheld),
+    )
+    await controller.cancel_turns()
     shutdown.set()
 
 

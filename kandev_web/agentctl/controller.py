@@ -91,6 +91,19 @@ class Controller:
             raise ActionError(ErrorCode.CONFLICT, "the agent is not initialized; agent.initialize must succeed first")
         return await handler(frame.payload)
 
+    async def cancel_turns(self, timeout: float = 2.0) -> None:
+        """Cancel every open turn as ``agent.cancel`` does, and give the agent ``timeout`` seconds to end them."""
+        if self._agent is None or self._exited or not self._turns:
+            return
+        try:
+            for session_id in list(self._turns):
+                self._cancel_session(self._agent, session_id)
+        except PeerClosed:
+            return  # it has exited: _watch ends its turns
+        await self._agent.drain()
+        if self._turn_tasks:
+            await asyncio.wait(set(self._turn_tasks), timeout=timeout)
+
     async def close(self) -> None:
         """Shut down: answer what the agent still waits for, then stop it."""
         self._permissions.cancel_all()
@@ -216,14 +229,10 @@ class Controller:
     async def _cancel(self, payload: Payload) -> Payload:
         session_id = self._known_session(payload)
         agent = self._live_agent()
-        # Cancel first: an agent reading "cancelled" on its permission request
-        # then already knows why.
         try:
-            agent.cancel(session_id)
+            self._cancel_session(agent, session_id)
         except PeerClosed:
             raise ActionError(ErrorCode.CONFLICT, "the agent has exited") from None
-        self._permissions.cancel_session(session_id)
-        self._require_elicitations().cancel_session(session_id)
         await agent.drain()
         return {"success": True}
 
@@ -353,6 +362,14 @@ class Controller:
             self._complete_turn(session_id, turn_id, "error", error=_exit_error(status))
 
     # Helpers --------------------------------------------------------------
+
+    def _cancel_session(self, agent: AcpClient, session_id: str) -> None:
+        """ACP ``session/cancel``, then settle the session's pendings; ``PeerClosed`` when the agent is gone."""
+        # Cancel first: an agent reading "cancelled" on its permission request
+        # then already knows why.
+        agent.cancel(session_id)
+        self._permissions.cancel_session(session_id)
+        self._require_elicitations().cancel_session(session_id)
 
     def _live_agent(self) -> AcpClient:
         if self._agent is None or self._exited:

@@ -25,6 +25,10 @@ EXIT_GRACE_VAR = "KANDEV_AGENTCTL_EXIT_GRACE"
 #: Longer than a web process takes to reconnect (5 s at most between tries)
 #: or to adopt the execution of a dead one (three missed 5 s heartbeats).
 DEFAULT_EXIT_GRACE = "30s"
+UNHELD_TIMEOUT_VAR = "KANDEV_AGENTCTL_UNHELD_TIMEOUT"
+#: Much longer than any restart or takeover (a web process retries every 5 s
+#: at most and adopts after 15 s), yet an orphan's agent is gone in minutes.
+DEFAULT_UNHELD_TIMEOUT = "10m"
 
 _UNIT_SECONDS = {"": 1, "s": 1, "m": 60, "h": 3600}
 _DURATION = re.compile(r"([0-9]+)([smh]?)")
@@ -66,6 +70,9 @@ class Timeouts:
     #: Once the agent has exited and no client is connected, how long agentctl
     #: waits for one to (re)connect and hear it before it exits itself.
     exit_grace: timedelta = timedelta(seconds=30)
+    #: With no client connected for this long, nobody is left to hold the
+    #: agent's work: agentctl cancels its turns, stops the agent and exits.
+    unheld: timedelta = timedelta(minutes=10)
 
 
 def load_timeouts(environ: Mapping[str, str]) -> Timeouts:
@@ -78,7 +85,12 @@ def load_timeouts(environ: Mapping[str, str]) -> Timeouts:
             f"{IDLE_TIMEOUT_VAR} ({format_duration(idle)}): an unanswered question has to be "
             "declined before the agent connection idles out (decisions F13a)"
         )
-    return Timeouts(answer=answer, idle=idle, exit_grace=_read(environ, EXIT_GRACE_VAR, DEFAULT_EXIT_GRACE))
+    return Timeouts(
+        answer=answer,
+        idle=idle,
+        exit_grace=_read(environ, EXIT_GRACE_VAR, DEFAULT_EXIT_GRACE),
+        unheld=_read(environ, UNHELD_TIMEOUT_VAR, DEFAULT_UNHELD_TIMEOUT),
+    )
 
 
 def _read(environ: Mapping[str, str], name: str, default: str) -> timedelta:

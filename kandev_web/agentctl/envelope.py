@@ -1,8 +1,9 @@
 """The agent stream's envelope: one JSON object per WebSocket text frame.
 
-``{"id", "type", "action", "payload", "timestamp"}``, as written in
-``docs/agent-stream.md#envelope``. agentctl and every client of the stream build
-and read frames through this module, so the two sides cannot drift apart.
+``{"id", "type", "action", "payload", "timestamp"}``, and ``seq`` on the
+notifications agentctl broadcasts, as written in ``docs/agent-stream.md#envelope``.
+agentctl and every client of the stream build and read frames through this
+module, so the two sides cannot drift apart.
 """
 
 from __future__ import annotations
@@ -86,6 +87,9 @@ class Frame:
     type: FrameType
     action: str
     payload: Payload
+    #: A broadcast notification's place in its execution's stream (from 1);
+    #: None on every other frame, and on a notification whose ``seq`` is unusable.
+    seq: int | None = None
 
 
 def timestamp() -> str:
@@ -93,11 +97,16 @@ def timestamp() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def encode(type: FrameType, action: str | None, payload: Payload, *, id: str | int | None) -> str:
+def encode(
+    type: FrameType, action: str | None, payload: Payload, *, id: str | int | None, seq: int | None = None
+) -> str:
     # The payload is agent text the other end decodes strictly (``decode``: no lone
     # surrogate, no NaN) and the web app stores: made storable, it is never refused.
     payload = storable(payload)
-    envelope = {"id": id, "type": type.value, "action": action, "payload": payload, "timestamp": timestamp()}
+    envelope: Payload = {"id": id, "type": type.value, "action": action}
+    if seq is not None:
+        envelope["seq"] = seq
+    envelope |= {"payload": payload, "timestamp": timestamp()}
     frame = json.dumps(envelope, ensure_ascii=False, separators=(",", ":"))
     # A lone surrogate cannot go out as UTF-8; escaped, the frame is still JSON text.
     return frame if _is_text(frame) else json.dumps(envelope, separators=(",", ":"))
@@ -123,24 +132,27 @@ def error(
     return encode(FrameType.ERROR, action, payload, id=id)
 
 
-def notification(action: str, payload: Payload) -> str:
+def notification(action: str, payload: Payload, *, seq: int | None = None) -> str:
     """A notification frame within ``MAX_FRAME_BYTES`` whenever cutting strings can get it there.
 
     What an agent says (a tool call's whole diff, say) can outgrow a frame.
     Rather than drop it or break the contract, its longest strings are cut and
     marked, and the payload says ``"truncated": true``. Only a payload whose
     very structure is too big is sent whole (the caller hears of it by size).
+
+    ``seq`` is the notification's place in the stream, for a client to resume
+    after it; only what agentctl broadcasts has one.
     """
     frame_id = str(uuid.uuid4())
-    frame = encode(FrameType.NOTIFICATION, action, payload, id=frame_id)
+    frame = encode(FrameType.NOTIFICATION, action, payload, id=frame_id, seq=seq)
     if len(frame.encode()) <= MAX_FRAME_BYTES:
         return frame
     fitted = shorten_to_fit(
         payload,
-        lambda candidate: len(encode(FrameType.NOTIFICATION, action, candidate, id=frame_id).encode()),
+        lambda candidate: len(encode(FrameType.NOTIFICATION, action, candidate, id=frame_id, seq=seq).encode()),
         MAX_FRAME_BYTES,
     )
-    return frame if fitted is None else encode(FrameType.NOTIFICATION, action, fitted, id=frame_id)
+    return frame if fitted is None else encode(FrameType.NOTIFICATION, action, fitted, id=frame_id, seq=seq)
 
 
 def shorten_to_fit(payload: Payload, size_of: Callable[[Payload], int], limit: int) -> Payload | None:
@@ -304,7 +316,15 @@ def _decode(data: str | bytes, *, max_bytes: int | None) -> Frame:
         payload = {}
     if not isinstance(payload, dict):
         raise refuse('"payload" must be a JSON object')
-    return Frame(id=readable_id if isinstance(readable_id, str) else None, type=type, action=action, payload=payload)
+    seq = envelope.get("seq") if type is FrameType.NOTIFICATION else None
+    return Frame(
+        id=readable_id if isinstance(readable_id, str) else None,
+        type=type,
+        action=action,
+        payload=payload,
+        # An unusable seq costs the client its resumption, never the frame.
+        seq=seq if isinstance(seq, int) and not isinstance(seq, bool) and seq > 0 else None,
+    )
 
 
 def decode_request(data: str | bytes) -> Frame:

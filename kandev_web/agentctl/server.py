@@ -4,6 +4,10 @@ Authentication happens before the upgrade, so a wrong or missing token gets a
 plain HTTP 401 and never a WebSocket. Every notification goes to every
 connected client; a request is answered on the connection it came from.
 
+Every notification broadcast is numbered (``seq``) and kept for a while
+(``replay.py``), so that a client connecting with ``?after_seq=<n>`` (a web
+process restarted, or taking over) is sent what it missed before anything new.
+
 Each client has one outbox, drained by one task, and everything sent to it
 (responses and notifications alike) goes through it. Putting into the outbox
 never waits, so the order in which agentctl decides to send things is the
@@ -17,13 +21,15 @@ import hmac
 import json
 import logging
 import os
+import re
 import signal
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from http import HTTPStatus
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from websockets.asyncio.server import Server, ServerConnection, serve
 from websockets.exceptions import ConnectionClosed
@@ -35,6 +41,7 @@ from websockets.server import ServerProtocol
 
 from kandev_web.agentctl import envelope
 from kandev_web.agentctl.envelope import ActionError, BadFrame, ErrorCode, Frame, Payload
+from kandev_web.agentctl.replay import ReplayBuffer
 
 logger = logging.getLogger(__name__)
 
@@ -47,6 +54,12 @@ HARD_FRAME_LIMIT = 4 * envelope.MAX_FRAME_BYTES
 
 #: How long closing waits for a client's outbox to drain.
 CLOSE_TIMEOUT_SECONDS = 2.0
+
+#: Told, instead of what it asked for, to a client whose ``after_seq`` is older than what was kept.
+GAP = "stream.gap"
+
+#: An ``after_seq``: ASCII digits only, and no more than Python turns into an int.
+_AFTER_SEQ = re.compile(r"[0-9]{1,4300}")
 
 RequestHandler = Callable[[Frame], Awaitable[Payload]]
 
@@ -64,6 +77,8 @@ class _Connection(ServerConnection):
     def __init__(self, protocol: ServerProtocol, server: Server, **kwargs: Any) -> None:
         super().__init__(protocol, server, **kwargs)
         self._text_messages: deque[bool] = deque()
+        #: The ``after_seq`` the client resumes after, read before the upgrade; None: it does not resume.
+        self.after_seq: int | None = None
 
     def process_event(self, event: Event) -> None:
         if isinstance(event, WireFrame) and event.opcode in (Opcode.TEXT, Opcode.BINARY):
@@ -113,15 +128,25 @@ class _Client:
 
 
 class StreamServer:
-    """Serves the agent stream; ``handle`` answers each request."""
+    """Serves the agent stream; ``handle`` answers each request.
 
-    def __init__(self, token: str) -> None:
+    ``unheld`` is set once no client has been connected for ``unheld_after``
+    on end, counted from when the server starts listening and again from
+    each time its last client leaves; None never sets it.
+    """
+
+    def __init__(self, token: str, *, replay_bytes: int = 8 << 20, unheld_after: timedelta | None = None) -> None:
         self._expected_authorization = f"Bearer {token}".encode()
         self._clients: set[_Client] = set()
         self._answering: set[asyncio.Task[None]] = set()
         self._server: Server | None = None
         self._handle: RequestHandler | None = None
         self._greeting: str | None = None
+        self._replay = ReplayBuffer(replay_bytes)
+        self._unheld_after = unheld_after
+        self._unheld_timer: asyncio.TimerHandle | None = None
+        self._closing = False
+        self.unheld = asyncio.Event()
 
     async def start(self, host: str, port: int, handle: RequestHandler) -> str:
         """Listen, and return the stream's URL with the port actually bound."""
@@ -135,23 +160,34 @@ class StreamServer:
             create_connection=_Connection,
         )
         bound_port = self._server.sockets[0].getsockname()[1]
+        # Whoever launched agentctl and never connects holds nothing either.
+        self._start_unheld_clock()
         url_host = f"[{host}]" if ":" in host else host
         return f"ws://{url_host}:{bound_port}{PATH}"
 
-    def broadcast(self, action: str, payload: Payload) -> None:
-        frame = envelope.notification(action, payload)
+    def broadcast(self, action: str, payload: Payload) -> str:
+        """Send a notification, with the next ``seq``, to every client, and keep it for replay; return its frame."""
+        seq = self._replay.last_seq + 1
+        frame = envelope.notification(action, payload, seq=seq)
         if (size := len(frame.encode())) > envelope.MAX_FRAME_BYTES:
             # Its strings were cut as far as they go; only a structure this
             # big gets here, and it is sent rather than lost.
             logger.warning("a %s notification of %d bytes exceeds the 1 MiB frame limit", action, size)
+        self._replay.add(seq, action, frame)
         for client in self._clients:
             client.send(frame)
+        return frame
 
-    def greet_with(self, action: str, payload: Payload) -> None:
-        """Send this notification to every client that connects from now on, as its first frame."""
-        self._greeting = envelope.notification(action, payload)
+    def greet_with(self, frame: str) -> None:
+        """Send this broadcast frame, as its first, to every client that connects from now on not resuming.
+
+        A resuming client has it in its replay, unless it applied it already.
+        """
+        self._greeting = frame
 
     async def close(self) -> None:
+        self._closing = True
+        self._stop_unheld_clock()
         for task in self._answering:
             task.cancel()
         await asyncio.gather(*(client.close() for client in list(self._clients)), return_exceptions=True)
@@ -167,14 +203,24 @@ class StreamServer:
             response = connection.respond(HTTPStatus.UNAUTHORIZED, "A valid bearer token is required\n")
             response.headers["WWW-Authenticate"] = "Bearer"
             return response
+        assert isinstance(connection, _Connection)  # serve()'s create_connection
+        try:
+            connection.after_seq = _after_seq(request.path)
+        except ValueError:
+            return connection.respond(HTTPStatus.BAD_REQUEST, "after_seq must be a non-negative integer\n")
         return None
 
     async def _serve(self, connection: ServerConnection) -> None:
         assert isinstance(connection, _Connection)  # serve()'s create_connection
         client = _Client(connection)
-        if self._greeting is not None:
+        # From what it is owed to joining the broadcast, without an await: no
+        # notification can be sent in between, so none is missed or sent twice.
+        if connection.after_seq is not None:
+            self._resume(client, connection.after_seq)
+        elif self._greeting is not None:
             client.send(self._greeting)
         self._clients.add(client)
+        self._stop_unheld_clock()
         logger.info("client connected (%d connected)", len(self._clients))
         try:
             while True:
@@ -192,6 +238,29 @@ class StreamServer:
             self._clients.discard(client)
             client.abandon()
             logger.info("client disconnected (%d connected)", len(self._clients))
+            if not self._clients:
+                self._start_unheld_clock()
+
+    def _resume(self, client: _Client, after_seq: int) -> None:
+        """Queue what a client that has applied ``after_seq`` is owed, telling it first of any gap."""
+        gap, frames = self._replay.since(after_seq)
+        if gap:
+            first_kept = self._replay.first_kept_seq
+            logger.info("a client resuming after seq %d missed what was dropped before seq %d", after_seq, first_kept)
+            client.send(envelope.notification(GAP, {"after_seq": after_seq, "first_kept_seq": first_kept}))
+        for frame in frames:
+            client.send(frame)
+
+    def _start_unheld_clock(self) -> None:
+        if self._unheld_after is None or self._closing or self._clients or self.unheld.is_set():
+            return
+        self._stop_unheld_clock()
+        self._unheld_timer = asyncio.get_running_loop().call_later(self._unheld_after.total_seconds(), self.unheld.set)
+
+    def _stop_unheld_clock(self) -> None:
+        if self._unheld_timer is not None:
+            self._unheld_timer.cancel()
+            self._unheld_timer = None
 
     async def _answer(self, client: _Client, data: str | bytes) -> None:
         try:
@@ -215,6 +284,16 @@ class StreamServer:
             )
         else:
             client.send(envelope.response(frame, payload))
+
+
+def _after_seq(target: str) -> int | None:
+    """The ``after_seq`` in a request target's query; None without one; ``ValueError`` for a malformed one."""
+    values = parse_qs(urlsplit(target).query, keep_blank_values=True).get("after_seq")
+    if values is None:
+        return None
+    if len(values) != 1 or not _AFTER_SEQ.fullmatch(values[0]):
+        raise ValueError("after_seq must be one non-negative integer")
+    return int(values[0])
 
 
 async def serve_until_shutdown(

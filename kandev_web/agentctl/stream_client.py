@@ -9,6 +9,11 @@ read, behind no notification still being handled. When the
 connection drops, requests in flight fail with ``AgentStreamNotConnected`` and
 the client reconnects with exponential backoff; ``on_reconnect`` then runs, the
 place to resynchronise (``agent.elicitations.list``) what was missed.
+
+A client given ``after_seq`` resumes instead: it connects with
+``?after_seq=<n>`` and, on every reconnection, asks for what follows the last
+notification it handled (``last_seq``), so a dropped connection loses nothing
+that agentctl still keeps (``docs/agent-stream.md#resuming``).
 """
 
 from __future__ import annotations
@@ -23,9 +28,10 @@ from dataclasses import dataclass
 from http import HTTPStatus
 from types import TracebackType
 from typing import Self
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from websockets.asyncio.client import ClientConnection, connect
-from websockets.exceptions import ConnectionClosed, InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidHandshake, InvalidStatus
 from websockets.protocol import State
 
 from kandev_web.agentctl import envelope
@@ -102,6 +108,22 @@ def error_from_payload(payload: Payload) -> StreamError:
 
 
 @dataclass(frozen=True)
+class StreamEvent:
+    """One notification as a client handles it: its action, payload and place in the stream.
+
+    ``seq`` is None for what agentctl does not number (``stream.gap``), or a
+    peer that numbers nothing.
+    """
+
+    action: str
+    payload: Payload
+    seq: int | None
+
+
+EventCallback = Callable[[StreamEvent], Awaitable[None] | None]
+
+
+@dataclass(frozen=True)
 class Backoff:
     """Delays between reconnection attempts: doubling from ``initial`` up to ``maximum``."""
 
@@ -128,10 +150,17 @@ class AgentStreamClient:
         backoff: Backoff = Backoff(),
         open_timeout: float = 10.0,
         ping_interval: float | None = 20.0,
+        on_event: EventCallback | None = None,
+        after_seq: int | None = None,
     ) -> None:
+        if after_seq is not None and after_seq < 0:
+            raise ValueError("after_seq must be 0 or more")
         self._url = url
         self._token = token
         self._on_notification = on_notification
+        self._on_event = on_event
+        #: None: not resuming. Else the seq of the last notification handled.
+        self._last_seq = after_seq
         self._on_reconnect = on_reconnect
         self._on_disconnect = on_disconnect
         self._backoff = backoff
@@ -151,6 +180,14 @@ class AgentStreamClient:
     @property
     def connected(self) -> bool:
         return self._connection is not None
+
+    @property
+    def last_seq(self) -> int | None:
+        """The seq of the last notification whose callbacks have returned (from ``after_seq``); None when not resuming.
+
+        The next (re)connection asks agentctl for what follows it.
+        """
+        return self._last_seq
 
     async def connect(self) -> None:
         """Open the first connection; raise rather than retry if that fails.
@@ -238,10 +275,18 @@ class AgentStreamClient:
 
     # Connection lifecycle -------------------------------------------------
 
+    def _target(self) -> str:
+        """The URL to connect to: a resuming client's asks for what follows what it handled."""
+        if self._last_seq is None:
+            return self._url
+        url = urlsplit(self._url)
+        query = [(name, value) for name, value in parse_qsl(url.query, keep_blank_values=True) if name != "after_seq"]
+        return urlunsplit(url._replace(query=urlencode([*query, ("after_seq", str(self._last_seq))])))
+
     async def _open(self) -> ClientConnection:
         try:
             return await connect(
-                self._url,
+                self._target(),
                 additional_headers={"Authorization": f"Bearer {self._token}"},
                 max_size=MAX_INCOMING_BYTES,
                 open_timeout=self._open_timeout,
@@ -253,7 +298,9 @@ class AgentStreamClient:
             if error.response.status_code == HTTPStatus.UNAUTHORIZED:
                 raise StreamError("agentctl refused the token", code=ErrorCode.UNAUTHORIZED) from None
             raise AgentStreamNotConnected(f"agentctl answered HTTP {error.response.status_code}") from None
-        except (OSError, TimeoutError) as error:
+        except (OSError, TimeoutError, InvalidHandshake) as error:
+            # InvalidHandshake: something accepted the connection and closed it unanswered,
+            # as a tunnel or proxy does while agentctl cannot be reached behind it.
             raise AgentStreamNotConnected(f"cannot reach agentctl at {self._url}: {error}") from None
 
     async def _run(self, connection: ClientConnection) -> None:
@@ -333,7 +380,7 @@ class AgentStreamClient:
         while (read := await frames.get()) is not None:
             frame, payload = read
             if frame.type is FrameType.NOTIFICATION:
-                await self._notify(frame.action, payload)
+                await self._notify(frame, payload)
             else:
                 self._answer(frame, payload)
 
@@ -365,18 +412,29 @@ class AgentStreamClient:
         else:
             answer.set_exception(error_from_payload(payload))
 
-    async def _notify(self, action: str, payload: Payload) -> None:
-        if self._on_notification is None:
-            return
-        try:
-            result = self._on_notification(action, payload)
-            if inspect.isawaitable(result):
-                await result
-        except Exception:
-            logger.exception("the notification callback failed on %s", action)
+    async def _notify(self, frame: Frame, payload: Payload) -> None:
+        seq, last_seq = frame.seq, self._last_seq
+        if seq is not None and last_seq is not None and seq <= last_seq:
+            return  # handled already: a resuming client never handles one twice
+        if (on_notification := self._on_notification) is not None:
+            await _callback(frame.action, lambda: on_notification(frame.action, payload))
+        if (on_event := self._on_event) is not None:
+            await _callback(frame.action, lambda: on_event(StreamEvent(frame.action, payload, seq)))
+        if seq is not None and last_seq is not None:
+            self._last_seq = seq
 
     def _fail_pending(self) -> None:
         for answer in self._pending.values():
             if not answer.done():
                 answer.set_exception(AgentStreamNotConnected("the connection to agentctl closed"))
         self._pending.clear()
+
+
+async def _callback(action: str, call: Callable[[], Awaitable[None] | None]) -> None:
+    """Run one notification callback; one that fails is logged, and the stream goes on."""
+    try:
+        result = call()
+        if inspect.isawaitable(result):
+            await result
+    except Exception:
+        logger.exception("the notification callback failed on %s", action)

@@ -67,6 +67,21 @@ def test_a_bad_duration_refuses_to_start() -> None:
     assert "KANDEV_ACP_IDLE_TIMEOUT: '1d' is not a duration" in finished.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("KANDEV_AGENTCTL_UNHELD_TIMEOUT", "0", "KANDEV_AGENTCTL_UNHELD_TIMEOUT: '0' is not a usable timeout"),
+        ("KANDEV_AGENTCTL_REPLAY_BYTES", "8mb", "KANDEV_AGENTCTL_REPLAY_BYTES: '8mb' is not a size"),
+        ("KANDEV_AGENTCTL_REPLAY_BYTES", "0", "KANDEV_AGENTCTL_REPLAY_BYTES: '0' is not a usable size"),
+    ],
+)
+def test_a_bad_unheld_timeout_or_replay_bound_refuses_to_start(name: str, value: str, message: str) -> None:
+    finished = _run_agentctl(["--", sys.executable, "-c", "pass"], KANDEV_AGENTCTL_TOKEN="t", **{name: value})
+    assert finished.returncode == 2
+    assert message in finished.stderr
+    assert finished.stdout == ""
+
+
 @pytest.mark.asyncio
 async def test_prints_exactly_the_ready_line_and_nothing_else_on_stdout(mock_agent: list[str]) -> None:
     process = await asyncio.create_subprocess_exec(

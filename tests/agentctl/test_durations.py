@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kandev_web.agentctl.durations import (
     ANSWER_TIMEOUT_VAR,
     IDLE_TIMEOUT_VAR,
+    UNHELD_TIMEOUT_VAR,
     DurationError,
     Timeouts,
     format_duration,
@@ -81,6 +82,12 @@ def test_F13a_refuses_an_answer_timeout_that_is_not_shorter_than_the_idle_timeou
     assert ANSWER_TIMEOUT_VAR in str(refused.value)
     assert IDLE_TIMEOUT_VAR in str(refused.value)
     assert "must be shorter" in str(refused.value)
+
+
+def test_an_unheld_agentctl_waits_ten_minutes_unless_told_otherwise() -> None:
+    assert load_timeouts({}).unheld == timedelta(minutes=10)
+    assert load_timeouts({UNHELD_TIMEOUT_VAR: "2s"}).unheld == timedelta(seconds=2)
+    assert load_timeouts({UNHELD_TIMEOUT_VAR: ""}).unheld == timedelta(minutes=10)
 
 
 def test_a_bad_value_is_reported_with_its_variable() -> None:

@@ -163,3 +163,47 @@ def test_a_notification_over_one_mebibyte_is_sent_within_it_marked() -> None:
 def test_a_notification_within_the_limit_is_untouched() -> None:
     payload = {"session_id": "s", "update": {"text": "x" * 1000}}
     assert envelope.decode(envelope.notification("session.update", payload)).payload == payload
+
+
+# Sequence numbers ----------------------------------------------------------
+
+
+def test_a_notification_carries_its_seq_and_reads_back_with_it() -> None:
+    data = envelope.notification("turn.completed", {"session_id": "s"}, seq=42)
+    assert json.loads(data)["seq"] == 42
+    assert envelope.decode(data).seq == 42
+
+
+def test_a_notification_sent_without_seq_has_none_on_the_wire() -> None:
+    data = envelope.notification("stream.gap", {"after_seq": 1, "first_kept_seq": 5})
+    assert "seq" not in json.loads(data)
+    assert envelope.decode(data).seq is None
+
+
+def test_a_cut_notification_keeps_its_seq_and_fits() -> None:
+    payload = {"session_id": "s", "update": {"text": "x" * envelope.MAX_FRAME_BYTES}}
+    data = envelope.notification("session.update", payload, seq=7)
+    assert len(data.encode()) <= envelope.MAX_FRAME_BYTES
+    assert envelope.decode(data).seq == 7
+
+
+@given(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=5)
+    | st.lists(st.integers(), max_size=2)
+)
+def test_a_notification_whose_seq_is_no_positive_integer_is_read_with_seq_none(seq: object) -> None:
+    data = json.dumps({"id": "n", "type": "notification", "action": "session.update", "payload": {}, "seq": seq})
+    frame = envelope.decode(data)
+    assert frame.action == "session.update"
+    usable = isinstance(seq, int) and not isinstance(seq, bool) and seq > 0
+    assert frame.seq == (seq if usable else None)
+
+
+@pytest.mark.parametrize("type", ["response", "error"])
+def test_only_notifications_have_a_seq(type: str) -> None:
+    data = json.dumps({"id": "r", "type": type, "action": "agent.cancel", "payload": {}, "seq": 3})
+    assert envelope.decode(data).seq is None

@@ -11,6 +11,7 @@ import json
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 from websockets.asyncio.server import ServerConnection, serve
@@ -23,10 +24,12 @@ from kandev_web.agentctl.stream_client import (
     Conflict,
     NotFound,
     StreamError,
+    StreamEvent,
     ValidationFailed,
     error_from_payload,
 )
-from testing_support.agentctl import Inbox, open_session
+from testing_support.agentctl import Inbox, open_session, text_prompt
+from testing_support.tcp_proxy import TcpProxy
 
 FAST = Backoff(initial=0.01, maximum=0.05)
 
@@ -259,3 +262,146 @@ async def test_the_connection_counts_as_down_only_once_every_notification_it_car
         release.set()
         await asyncio.wait_for(down, 2)
         assert handled == ["agent.exited"]
+
+
+# Resuming after a seq ----------------------------------------------------------
+
+
+class Events:
+    """Collects what ``on_event`` is given, and lets a test wait for a count of them."""
+
+    def __init__(self) -> None:
+        self.received: list[StreamEvent] = []
+        self._arrived = asyncio.Event()
+
+    def __call__(self, event: StreamEvent) -> None:
+        self.received.append(event)
+        self._arrived.set()
+
+    async def until(self, condition: Callable[[list[StreamEvent]], bool], timeout: float = 15.0) -> None:
+        async with asyncio.timeout(timeout):
+            while not condition(self.received):
+                self._arrived.clear()
+                await self._arrived.wait()
+
+
+def numbered(action: str, seq: int | None) -> str:
+    return envelope.notification(action, {"n": seq}, seq=seq)
+
+
+@pytest.mark.asyncio
+async def test_a_resuming_client_asks_for_what_follows_what_it_handled_and_never_handles_one_twice() -> None:
+    targets: list[str] = []
+    reconnected = asyncio.Event()
+
+    async def drop_after_a_few(connection: ServerConnection, n: int) -> None:
+        targets.append(connection.request.path)
+        if n == 1:
+            for seq in (6, 7, 7, 8):
+                await connection.send(numbered("session.update", seq))
+            await connection.close()
+        else:
+            for seq in (8, 9):
+                await connection.send(numbered("session.update", seq))
+            await connection.send(numbered("stream.gap", None))
+            await connection.wait_closed()
+
+    async def on_reconnect(client: AgentStreamClient) -> None:
+        reconnected.set()
+
+    events, inbox = Events(), Inbox()
+    async with fake_agentctl(drop_after_a_few) as (url, _):
+        client = AgentStreamClient(
+            url + "?client=test",
+            "t",
+            on_event=events,
+            on_notification=inbox,
+            after_seq=5,
+            on_reconnect=on_reconnect,
+            backoff=FAST,
+        )
+        assert client.last_seq == 5
+        async with client:
+            await events.until(lambda received: len(received) == 5)
+            await asyncio.wait_for(reconnected.wait(), 5)
+            assert client.last_seq == 9
+    assert targets == ["/agent/stream?client=test&after_seq=5", "/agent/stream?client=test&after_seq=8"]
+    assert [(event.action, event.seq) for event in events.received] == [
+        ("session.update", 6),
+        ("session.update", 7),
+        ("session.update", 8),
+        ("session.update", 9),
+        ("stream.gap", None),
+    ]
+    assert [event.payload for event in events.received] == [{"n": 6}, {"n": 7}, {"n": 8}, {"n": 9}, {"n": None}]
+    # on_notification hears the very same, in the same order.
+    assert inbox.received == [(event.action, event.payload) for event in events.received]
+
+
+@pytest.mark.asyncio
+async def test_a_client_not_resuming_asks_for_nothing_and_hands_on_every_notification() -> None:
+    targets: list[str] = []
+
+    async def repeat_one(connection: ServerConnection, n: int) -> None:
+        targets.append(connection.request.path)
+        for seq in (1, 1, 2):
+            await connection.send(numbered("session.update", seq))
+        await connection.wait_closed()
+
+    events = Events()
+    async with fake_agentctl(repeat_one) as (url, _), AgentStreamClient(url, "t", on_event=events) as client:
+        await events.until(lambda received: len(received) == 3)
+        assert client.last_seq is None
+    assert targets == ["/agent/stream"]
+    assert [event.seq for event in events.received] == [1, 1, 2]
+
+
+@pytest.mark.asyncio
+async def test_a_client_whose_connection_is_cut_twice_mid_stream_resumes_with_nothing_lost_or_doubled(
+    start_agentctl, connect
+) -> None:
+    agentctl = await start_agentctl()
+    live = Events()
+    driver, steady = await connect(agentctl, on_event=live)
+    session_id = await open_session(driver)
+    proxy = TcpProxy(int(urlsplit(agentctl.url).port or 0))
+    reconnections = 0
+    reconnected = asyncio.Event()
+
+    async def count(client: AgentStreamClient) -> None:
+        nonlocal reconnections
+        reconnections += 1
+        reconnected.set()
+
+    events = Events()
+    resuming = AgentStreamClient(
+        f"ws://127.0.0.1:{proxy.port}/agent/stream",
+        agentctl.token,
+        on_event=events,
+        after_seq=0,
+        on_reconnect=count,
+        backoff=FAST,
+    )
+    try:
+        async with resuming:
+            await driver.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("/e2e:long-stream")})
+            for cut_after in (20, 60):
+                await events.until(lambda received, cut_after=cut_after: len(received) >= cut_after)
+                reconnected.clear()
+                proxy.cut()  # every connection through it dropped, and no new one let through
+                # agentctl goes on meanwhile: what it sends now can only reach the client as replay.
+                sent = len(live.received)
+                await live.until(lambda received, sent=sent: len(received) >= sent + 10)
+                proxy.restore()
+                await asyncio.wait_for(reconnected.wait(), 10)
+            await events.until(lambda received: len(received) >= 100)
+            await driver.request("agent.cancel", {"session_id": session_id})
+            await events.until(lambda received: received[-1].action == "turn.completed")
+            await steady.next("turn.completed")
+    finally:
+        proxy.close()
+
+    assert reconnections == 2
+    assert [event.seq for event in events.received] == list(range(1, len(events.received) + 1))
+    assert [(event.action, event.payload) for event in events.received] == steady.received
+    assert resuming.last_seq == len(events.received)
