@@ -222,9 +222,7 @@ class Controller:
             if chosen is None:
                 offered = ", ".join(method.id for method in self._auth_methods) or "none"
                 problems.append(f"auth_method must be one of the agent's auth methods (it offers: {offered})")
-        if (
-            problems or not isinstance(cwd, str) or not isinstance(mcp_servers, list)
-        ):  # the isinstances are for the type checker
+        if problems or not isinstance(cwd, str):  # the isinstance is for the type checker
             raise ActionError.invalid(problems)
         servers = mcp_transport.servers_for_agent(
             mcp_servers, http=self._mcp_http, command=mcp_transport.stdio_command()
