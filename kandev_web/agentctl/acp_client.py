@@ -85,6 +85,8 @@ class AcpClient:
         assert process.stderr
         self._process = process
         self._on_update = on_update
+        # Session id -> the answer to its session/load, while the agent replays it.
+        self._loading: dict[str, asyncio.Future[Any]] = {}
         self._permissions = permissions
         self._elicitations = elicitations
         self._peer = JsonRpcPeer(
@@ -155,6 +157,34 @@ class AcpClient:
     async def new_session(self, cwd: str, mcp_servers: list[Any]) -> Any:
         return await self._peer.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
 
+    async def resume_session(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
+        """ACP ``session/resume``: the agent takes the session up again and replays nothing."""
+        return await self._peer.request(
+            "session/resume", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}
+        )
+
+    async def load_session(self, session_id: str, cwd: str, mcp_servers: list[Any]) -> Any:
+        """ACP ``session/load``, keeping the history the agent replays to itself.
+
+        The agent replays the whole conversation as ``session/update``s before
+        it answers; whoever resumes a session already has it, and would show it
+        twice. So this session's updates are not forwarded until the answer's
+        line has been read: its future is done from that moment, before this
+        coroutine runs again, so an update the agent sends after answering is
+        forwarded. ACP's answer is ``null`` (or an object); ``{}`` stands for ``null``.
+        """
+        _, answer = self._peer.send_request(
+            "session/load", {"sessionId": session_id, "cwd": cwd, "mcpServers": mcp_servers}
+        )
+        self._loading[session_id] = answer
+        try:
+            await self.drain()
+            result = await answer
+        finally:
+            if self._loading.get(session_id) is answer:
+                del self._loading[session_id]
+        return {} if result is None else result
+
     def send_prompt(self, session_id: str, prompt: list[Any]) -> asyncio.Future[Any]:
         """Write ``session/prompt`` now; the future holds the agent's answer."""
         _, answer = self._peer.send_request("session/prompt", {"sessionId": session_id, "prompt": prompt})
@@ -205,6 +235,9 @@ class AcpClient:
         if not (isinstance(params, dict) and isinstance(params.get("sessionId"), str) and "update" in params):
             logger.warning("the agent sent a session/update without sessionId or update; skipped")
             return
+        loading = self._loading.get(params["sessionId"])
+        if loading is not None and not loading.done():
+            return  # history replayed by session/load
         self._on_update(params["sessionId"], params["update"])
 
     def _withdraw(self, params: Any) -> None:

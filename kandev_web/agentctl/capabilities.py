@@ -1,4 +1,4 @@
-"""The client capabilities agentctl advertises in ACP ``initialize``.
+"""The client capabilities agentctl advertises in ACP ``initialize``, and what it reads of the agent's.
 
 What the agent is told decides what it may do: the Claude bridge offers
 ``AskUserQuestion``, forwards MCP elicitations and offers the refusal-fallback
@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 ELICITATION_FLAG = "features.acpElicitation"
 CURSOR_AGENT_ID = "cursor-acp"
+
+#: The ACP method that takes up a session an earlier agent process began.
+ResumeMethod = Literal["resume", "load"]
 
 
 def client_capabilities(agent_id: str | None, *, elicitation: bool) -> dict[str, Any]:
@@ -46,3 +49,22 @@ def elicitation_enabled(runtime_flags: Mapping[str, Any]) -> bool:
 def canonical(capabilities: Mapping[str, Any]) -> str:
     """The fixtures' serialization: sorted keys, no spaces."""
     return json.dumps(capabilities, sort_keys=True, separators=(",", ":"))
+
+
+def resume_method(agent_capabilities: Any) -> ResumeMethod | None:
+    """How an agent can take up a session that an earlier process of it began; None if it cannot.
+
+    ``session/resume`` (``sessionCapabilities.resume``) is preferred to
+    ``session/load`` (``loadSession: true``): it replays nothing, and whoever
+    resumes a session already has its history. ACP capabilities are objects
+    that advertise by being there, so a ``null`` ``resume`` advertises nothing,
+    as several agents send it.
+    """
+    if not isinstance(agent_capabilities, Mapping):
+        return None
+    session = agent_capabilities.get("sessionCapabilities")
+    if isinstance(session, Mapping) and isinstance(session.get("resume"), Mapping):
+        return "resume"
+    if agent_capabilities.get("loadSession") is True:
+        return "load"
+    return None

@@ -1,9 +1,9 @@
 """What each agent-stream action does, and the state they share.
 
 One controller per agentctl process: at most one agent, spawned lazily by
-``agent.initialize``; the ACP sessions created through it; at most one open
-turn per session. Requests come in from any connected client; notifications go
-out through ``emit`` to all of them.
+``agent.initialize``; the ACP sessions created or resumed through it; at most
+one open turn per session. Requests come in from any connected client;
+notifications go out through ``emit`` to all of them.
 """
 
 from __future__ import annotations
@@ -14,11 +14,17 @@ import os
 import socket
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from kandev_web.agentctl import auth, mcp_transport
 from kandev_web.agentctl.acp_client import AcpClient, AgentStartError, ExitStatus
-from kandev_web.agentctl.capabilities import ELICITATION_FLAG, client_capabilities, elicitation_enabled
+from kandev_web.agentctl.capabilities import (
+    ELICITATION_FLAG,
+    client_capabilities,
+    elicitation_enabled,
+    resume_method,
+)
 from kandev_web.agentctl.durations import Timeouts
 from kandev_web.agentctl.elicitations import ElicitationHandler
 from kandev_web.agentctl.envelope import ActionError, Emit, ErrorCode, Frame, Payload
@@ -32,6 +38,15 @@ Handler = Callable[[Payload], Awaitable[Payload]]
 
 #: Actions that make sense before ``agent.initialize``.
 _WITHOUT_AGENT = frozenset({"agent.initialize", "agent.shutdown"})
+
+
+@dataclass(frozen=True)
+class _SessionSetup:
+    """What ``agent.session.new`` and ``agent.session.resume`` share, checked and as the agent gets it."""
+
+    cwd: str
+    mcp_servers: list[Any]  # as the agent can use them (mcp_transport.servers_for_agent)
+    auth_method: auth.AuthMethod | None
 
 
 class Controller:
@@ -69,10 +84,12 @@ class Controller:
         self._auth_methods: list[auth.AuthMethod] = []
         self._authenticated: auth.AuthMethod | None = None
         self._mcp_http = False
+        self._agent_capabilities: Any = None
 
         self._handlers: dict[str, Handler] = {
             "agent.initialize": self._initialize,
             "agent.session.new": self._new_session,
+            "agent.session.resume": self._resume_session,
             "agent.prompt": self._prompt,
             "agent.cancel": self._cancel,
             "agent.permissions.respond": self._respond_permission,
@@ -158,7 +175,8 @@ class Controller:
             name = agent_info.get("title") or agent_info.get("name")
             self._agent_name = name if isinstance(name, str) and name.strip() else self._agent_name
         self._auth_methods = auth.parse_methods(result.get("authMethods"))
-        self._mcp_http = mcp_transport.speaks_http(result.get("agentCapabilities"))
+        self._agent_capabilities = result.get("agentCapabilities")
+        self._mcp_http = mcp_transport.speaks_http(self._agent_capabilities)
         return {
             "protocol_version": result.get("protocolVersion"),
             "agent_info": agent_info,
@@ -168,10 +186,45 @@ class Controller:
         }
 
     async def _new_session(self, payload: Payload) -> Payload:
+        setup = self._session_setup(payload, [])
+        agent = self._live_agent()
+        result = await self._signed_in(
+            agent, setup.auth_method, lambda: agent.new_session(setup.cwd, setup.mcp_servers), "session/new"
+        )
+        session_id = result.get("sessionId")
+        if not isinstance(session_id, str):
+            raise ActionError(ErrorCode.INTERNAL_ERROR, "the agent's session/new answer has no sessionId")
+        self._sessions.add(session_id)
+        return {"session_id": session_id, "mcp_transports": mcp_transport.transports(setup.mcp_servers)}
+
+    async def _resume_session(self, payload: Payload) -> Payload:
+        """Take up a session an earlier agent process began, say one whose agentctl was killed."""
+        session_id = payload.get("session_id")
+        problems = [] if isinstance(session_id, str) and session_id else ["session_id must be a non-empty string"]
+        setup = self._session_setup(payload, problems)
+        assert isinstance(session_id, str)  # _session_setup raised otherwise
+        method = resume_method(self._agent_capabilities)
+        if method is None:
+            raise ActionError(ErrorCode.CONFLICT, "the agent cannot resume a session")
+        if session_id in self._sessions:
+            raise ActionError(ErrorCode.CONFLICT, "that session is already open in this agentctl")
+        agent = self._live_agent()
+        take_up = agent.resume_session if method == "resume" else agent.load_session
+        await self._signed_in(
+            agent, setup.auth_method, lambda: take_up(session_id, setup.cwd, setup.mcp_servers), f"session/{method}"
+        )
+        self._sessions.add(session_id)
+        return {
+            "session_id": session_id,
+            "mcp_transports": mcp_transport.transports(setup.mcp_servers),
+            "method": method,
+        }
+
+    def _session_setup(self, payload: Payload, problems: list[str]) -> _SessionSetup:
+        """``cwd``, ``mcp_servers`` and ``auth_method`` checked; raise every problem, ``problems`` first."""
         cwd = payload.get("cwd")
         mcp_servers = payload.get("mcp_servers", [])
         method_id = payload.get("auth_method")
-        problems = []
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             problems.append("cwd must be an absolute path")
         if not isinstance(mcp_servers, list) or not all(isinstance(server, dict) for server in mcp_servers):
@@ -184,26 +237,30 @@ class Controller:
                 problems.append(f"auth_method must be one of the agent's auth methods (it offers: {offered})")
         if problems or not isinstance(cwd, str):  # the isinstance is for the type checker
             raise ActionError.invalid(problems)
-        agent = self._live_agent()
+        servers = mcp_transport.servers_for_agent(
+            mcp_servers, http=self._mcp_http, command=mcp_transport.stdio_command()
+        )
+        return _SessionSetup(cwd=cwd, mcp_servers=servers, auth_method=chosen)
+
+    async def _signed_in(
+        self,
+        agent: AcpClient,
+        chosen: auth.AuthMethod | None,
+        request: Callable[[], Awaitable[Any]],
+        method: str,
+    ) -> dict[str, Any]:
+        """The agent's answer to a session request, signing in first or after its refusal as needed."""
         # A method someone must sign in with is not attempted up front: a
         # sign-in they did on the host is the agent's to find.
         if chosen is not None and self._authenticated is None and not chosen.needs_person():
             await self._authenticate(agent, chosen)
-        servers = mcp_transport.servers_for_agent(
-            mcp_servers, http=self._mcp_http, command=mcp_transport.stdio_command()
-        )
         try:
-            result = await self._call(agent.new_session(cwd, servers), "session/new")
+            return await self._call(request(), method)
         except ActionError as error:
             if not _says_auth_required(error):
                 raise
             await self._authenticate_after_refusal(agent, chosen, error)
-            result = await self._call(agent.new_session(cwd, servers), "session/new")
-        session_id = result.get("sessionId")
-        if not isinstance(session_id, str):
-            raise ActionError(ErrorCode.INTERNAL_ERROR, "the agent's session/new answer has no sessionId")
-        self._sessions.add(session_id)
-        return {"session_id": session_id, "mcp_transports": mcp_transport.transports(servers)}
+            return await self._call(request(), method)
 
     async def _prompt(self, payload: Payload) -> Payload:
         session_id = self._known_session(payload)
@@ -290,7 +347,7 @@ class Controller:
     async def _authenticate_after_refusal(
         self, agent: AcpClient, chosen: auth.AuthMethod | None, refusal: ActionError
     ) -> None:
-        """``session/new`` said "Authentication required": sign in once if that can be done unattended."""
+        """A session request was refused "Authentication required": sign in once if that can be done unattended."""
         agent_error = refusal.details.get("error")
         if self._authenticated is not None:
             raise self._auth_error(

@@ -2,6 +2,11 @@
 
 ``--no-mcp-http`` makes it an agent that cannot speak MCP over HTTP, like
 several ACP agents: it then gets Kandev's MCP server as a stdio one.
+
+``KANDEV_MOCK_SESSION_DIR`` (a directory) makes it keep its sessions there and
+offer to take them up again in a later process (``store.py``);
+``--no-session-resume`` then leaves ``session/resume`` out, so that only
+``session/load`` is offered, as by agents older than ``session/resume``.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import sys
 
 from kandev_web.agentctl.jsonrpc import LINE_LIMIT
 from kandev_web.mock_agent.agent import MockAgent
+from kandev_web.mock_agent.store import SessionStore
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,15 +26,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--no-mcp-http", action="store_true", help="do not advertise mcpCapabilities.http (MCP over stdio only)"
     )
+    parser.add_argument(
+        "--no-session-resume",
+        action="store_true",
+        help="with KANDEV_MOCK_SESSION_DIR, offer session/load only, not session/resume",
+    )
     options = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="kandev-mock-agent %(levelname)s: %(message)s")
-    asyncio.run(_serve(mcp_http=not options.no_mcp_http))
+    asyncio.run(_serve(mcp_http=not options.no_mcp_http, resume=not options.no_session_resume))
     return 0
 
 
-async def _serve(*, mcp_http: bool) -> None:
+async def _serve(*, mcp_http: bool, resume: bool) -> None:
     reader, writer = await _stdio()
-    await MockAgent(reader, writer, mcp_http=mcp_http).run()
+    store = SessionStore.from_environment()
+    await MockAgent(reader, writer, mcp_http=mcp_http, store=store, resume=resume).run()
 
 
 async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

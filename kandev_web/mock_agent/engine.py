@@ -6,9 +6,10 @@ A scenario is data (``scenarios/<name>.json``)::
 
 Each step is an object with exactly one key, the step's name, and its
 argument. Strings in arguments are templates: ``{name}`` or ``{name.path.0}``
-is replaced by a variable (``session_id``, ``prompt``, ``turn``, ``i`` and
-``n`` inside ``repeat``, and whatever a request step stored ``as``), rendered
-as text, or ``none`` when missing.
+is replaced by a variable (``session_id``, ``prompt``, ``turn``,
+``said_before`` (the operator's earlier prompts in this session, quoted), ``i``
+and ``n`` inside ``repeat``, and whatever a request step stored ``as``),
+rendered as text, or ``none`` when missing.
 
 Steps:
 
@@ -96,11 +97,15 @@ class Turn:
     variables: dict[str, Any] = field(default_factory=dict)
     #: The session's working directory (``session/new``'s ``cwd``), where ``write_file`` writes.
     cwd: str = ""
+    #: Sees every update the turn sends: the agent keeps its side of the conversation.
+    on_update: Callable[[dict[str, Any]], None] | None = None
 
     async def update(self, update: dict[str, Any]) -> None:
         if self.cancelled.is_set():
             raise TurnCancelled
         self.peer.notify("session/update", {"sessionId": self.session_id, "update": update})
+        if self.on_update is not None:
+            self.on_update(update)
         await self.peer.drain()
 
     async def request(self, method: str, params: Any, *, withdraw_after: float | None = None) -> Any:

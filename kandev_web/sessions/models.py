@@ -91,6 +91,10 @@ class AgentExecution(models.Model):
     executor = models.ForeignKey(Executor, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     launch_id = models.CharField(max_length=100, blank=True)
     runtime_flags = models.JSONField(default=dict, blank=True)
+    #: What the agent said it can do in ACP ``initialize`` (agentctl's
+    #: ``agent_capabilities``): whether its session can be resumed once this
+    #: execution is gone (``resuming``).
+    agent_capabilities = models.JSONField(default=dict, blank=True)
     started_at = models.DateTimeField(auto_now_add=True)
     ended_at = models.DateTimeField(null=True, blank=True)
     exit_code = models.IntegerField(null=True, blank=True)

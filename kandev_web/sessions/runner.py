@@ -46,7 +46,7 @@ from kandev_web.logs import bound
 from kandev_web.repositories.hosts import executor_client
 from kandev_web.secret_box import SecretUnreadable
 
-from . import events, kept_connections, ownership, signals
+from . import events, kept_connections, ownership, resuming, signals
 from .launching import LaunchPlan, start_agentctl
 from .routing import REQUEST_TIMEOUT, Endpoint, RequestRouting
 from .ssh_reasons import ssh_reason
@@ -215,7 +215,12 @@ class Runner(RequestRouting):
             )
             if not recorded:
                 raise ObjectDoesNotExist("the task was deleted while its agent started")
-            await client.request("agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags})
+            initialized = await client.request(
+                "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
+            )
+            await agent_sync_to_async(resuming.record_agent_capabilities)(
+                plan.execution_id, initialized.get("agent_capabilities")
+            )
             new_session: dict = {"cwd": cwd, "mcp_servers": plan.mcp_servers}
             if plan.auth_method:
                 new_session["auth_method"] = plan.auth_method
@@ -230,6 +235,62 @@ class Runner(RequestRouting):
             logger.warning("starting the agent for session %s failed: %s", plan.session_id, error)
             await agent_sync_to_async(events.record_start_failed)(plan.session_id, str(error))
             await self._stop_process(plan.execution_id)
+
+    async def resume(self, plan: LaunchPlan, acp_session_id: str) -> None:
+        """Start a new agentctl for a session whose agentctl died, and have its agent take ``acp_session_id`` up again.
+
+        As :meth:`start`, with ``agent.session.resume`` for ``agent.session.new``
+        and no prompt: the operator sends the next one (``resuming``). A
+        failure is told on the session, which can then be resumed again.
+        """
+        with bound(execution_id=plan.execution_id, session_id=plan.session_id):
+            failed = agent_sync_to_async(resuming.record_resume_failed)
+            try:
+                process, cwd = await start_agentctl(plan, self._executor)
+            except (SecretUnreadable, SshError, LaunchError, StreamError, TimeoutError) as error:
+                logger.warning("agentctl to resume session %s did not start: %s", plan.session_id, type(error).__name__)
+                if isinstance(error, SecretUnreadable):
+                    reason = _("its secret %(name)s does not open with KANDEV_SECRETS_KEY") % {"name": error.name}
+                elif isinstance(error, SshError):
+                    reason = ssh_reason(plan.executor, error)
+                else:
+                    reason = str(error) or _("no answer in time")
+                await failed(plan.session_id, plan.execution_id, acp_session_id, reason)
+                return
+            self._processes[plan.execution_id] = process
+            asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
+            client = self._stream_client(ExecutionRef(plan.session_id, plan.execution_id), process.url, process.token)
+            try:
+                await client.connect()
+                self._owned[plan.execution_id] = client
+                recorded = await agent_sync_to_async(ownership.record_execution_started)(
+                    plan.execution_id,
+                    process.remote_url if isinstance(process, SshAgentctl) else process.url,
+                    process.token,
+                    process.pid,
+                    owner=PROCESS_ID,
+                    launch_id=process.launch_id if isinstance(process, SshAgentctl) else "",
+                )
+                if not recorded:
+                    raise ObjectDoesNotExist("the task was deleted while its agent started")
+                initialized = await client.request(
+                    "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
+                )
+                await agent_sync_to_async(resuming.record_agent_capabilities)(
+                    plan.execution_id, initialized.get("agent_capabilities")
+                )
+                payload: dict = {"session_id": acp_session_id, "cwd": cwd, "mcp_servers": plan.mcp_servers}
+                if plan.auth_method:
+                    payload["auth_method"] = plan.auth_method
+                await client.request("agent.session.resume", payload)
+                await agent_sync_to_async(resuming.record_resumed)(plan.session_id, acp_session_id)
+            except ObjectDoesNotExist:
+                logger.info("session %s was deleted while its agent resumed; stopping it", plan.session_id)
+                await self.shutdown(Endpoint(plan.execution_id, process.url, process.token))
+            except (StreamError, TimeoutError) as error:
+                logger.warning("resuming the agent's session %s failed: %s", plan.session_id, type(error).__name__)
+                await failed(plan.session_id, plan.execution_id, acp_session_id, str(error))
+                await self._stop_process(plan.execution_id)
 
     def _executor(self, address: SshAddress) -> SshExecutor:
         """This process's one connection to an executor host, shared by its executions there."""

@@ -21,6 +21,7 @@ from .launching import LaunchPlan, agent_environment
 from .mcp_tokens import mcp_server_for_agent, new_token
 from .models import AgentExecution, AuthorType, MessageType, SessionState, TaskSession, Turn
 from .pending import pending_actions
+from .resuming import resumable
 from .routing import Endpoint
 from .runner import runner
 
@@ -44,34 +45,84 @@ def start_session(task: Task, profile: AgentProfile, prompt: str, mcp_url: str) 
     thread, off the server's loop) the first time; a failure to make it starts
     nothing and says why.
     """
+    workdir = _workdir(task, profile)
+    mcp_token, mcp_token_hash = new_token()
+    with transaction.atomic():
+        session = TaskSession.objects.create(task=task, agent_profile=profile, mcp_token_hash=mcp_token_hash)
+        execution = _new_execution(session, profile)
+        turn = Turn.objects.create(session=session)
+        events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
+        workflow.session_started(session)
+        plan = _launch_plan(session, execution, profile, workdir, mcp_server_for_agent(mcp_url, mcp_token))
+        transaction.on_commit(lambda: runner.submit(runner.start(plan, text_prompt(prompt), turn.pk)))
+    return session
+
+
+def resume_session(session: TaskSession, mcp_url: str) -> None:
+    """Start a new agentctl for a session whose agent died, to take its ACP session up again (``resuming``).
+
+    The agent reaches Kandev's MCP tools with a new token: the old one went
+    to the agent that died, in its ``session/new``.
+    """
+    profile = session.agent_profile
+    if profile is None:
+        raise SessionActionError(_("This session's agent profile was deleted, so it cannot be resumed."))
+    _refuse_unless_resumable(session)  # before its worktree is restored for nothing
+    workdir = _workdir(session.task, profile)
+    mcp_token, mcp_token_hash = new_token()
+    with transaction.atomic():
+        session = TaskSession.objects.select_for_update().select_related("task__board").get(pk=session.pk)
+        _refuse_unless_resumable(session)  # again, locked: of two clicks at once, one resumes
+        acp_session_id = session.acp_session_id
+        session.mcp_token_hash = mcp_token_hash
+        session.save(update_fields=["mcp_token_hash"])
+        execution = _new_execution(session, profile)
+        workflow.resume_requested(session)
+        plan = _launch_plan(session, execution, profile, workdir, mcp_server_for_agent(mcp_url, mcp_token))
+        transaction.on_commit(lambda: runner.submit(runner.resume(plan, acp_session_id)))
+
+
+def _refuse_unless_resumable(session: TaskSession) -> None:
+    # Only the task's newest session: an agent may already work on the task in a newer one.
+    newest = TaskSession.objects.filter(task_id=session.task_id).values_list("pk", flat=True).first()
+    if newest != session.pk or not resumable(session):
+        raise SessionActionError(_("This session cannot be resumed."))
+
+
+def _workdir(task: Task, profile: AgentProfile) -> str:
+    """Where the agent works: the task's worktree, made here (off the server's loop) the first time, or the profile's.
+
+    A failure to make it starts nothing and says why.
+    """
     try:
         worktree = ensure_worktree(task.pk, profile)
     except WorktreeError as error:
         raise SessionActionError(str(error)) from None
-    mcp_token, mcp_token_hash = new_token()
-    with transaction.atomic():
-        session = TaskSession.objects.create(task=task, agent_profile=profile, mcp_token_hash=mcp_token_hash)
-        executor = profile.executor
-        execution = AgentExecution.objects.create(session=session, runtime_flags=runtime_flags(), executor=executor)
-        turn = Turn.objects.create(session=session)
-        events.add_message(session, type=MessageType.MESSAGE, author=AuthorType.USER, content=prompt)
-        workflow.session_started(session)
-        plan = LaunchPlan(
-            task_id=task.pk,
-            session_id=session.pk,
-            execution_id=execution.pk,
-            agent_id=profile.agent_id,
-            argv=[str(arg) for arg in profile.command],
-            env=agent_environment(profile.env, remote=executor is not None),
-            workdir=worktree.path if worktree is not None else profile.working_dir,
-            runtime_flags=execution.runtime_flags,
-            mcp_servers=[mcp_server_for_agent(mcp_url, mcp_token), *profile.mcp_servers],
-            auth_method=profile.auth_method,
-            executor=executor.address if executor else None,
-            secret_env=dict(profile.secret_env),
-        )
-        transaction.on_commit(lambda: runner.submit(runner.start(plan, text_prompt(prompt), turn.pk)))
-    return session
+    return worktree.path if worktree is not None else profile.working_dir
+
+
+def _new_execution(session: TaskSession, profile: AgentProfile) -> AgentExecution:
+    return AgentExecution.objects.create(session=session, runtime_flags=runtime_flags(), executor=profile.executor)
+
+
+def _launch_plan(
+    session: TaskSession, execution: AgentExecution, profile: AgentProfile, workdir: str, kandev_mcp: dict
+) -> LaunchPlan:
+    executor = profile.executor
+    return LaunchPlan(
+        task_id=session.task_id,
+        session_id=session.pk,
+        execution_id=execution.pk,
+        agent_id=profile.agent_id,
+        argv=[str(arg) for arg in profile.command],
+        env=agent_environment(profile.env, remote=executor is not None),
+        workdir=workdir,
+        runtime_flags=execution.runtime_flags,
+        mcp_servers=[kandev_mcp, *profile.mcp_servers],
+        auth_method=profile.auth_method,
+        executor=executor.address if executor else None,
+        secret_env=dict(profile.secret_env),
+    )
 
 
 def live_execution(session: TaskSession) -> AgentExecution | None:

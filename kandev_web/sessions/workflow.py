@@ -172,6 +172,36 @@ def agent_failed(session: TaskSession, error: str, *, output: str = "") -> None:
     _announce(task)
 
 
+def resume_requested(session: TaskSession) -> None:
+    """An operator resumes a session whose agent died: a new agentctl is starting for it.
+
+    Its failure is over, and until the agent has taken the ACP session up
+    again no prompt can reach it, so the session is starting and has none.
+    The task keeps its state and column.
+    """
+    session.state, session.activity, session.acp_session_id = SessionState.STARTING, Activity.NONE, ""
+    session.error, session.error_output = "", ""
+    _save_session(session, "state", "activity", "acp_session_id", "error", "error_output")
+    _announce(session.task)
+
+
+def session_resumed(session: TaskSession, acp_session_id: str) -> None:
+    """The agent took its ACP session up again: it waits for a prompt, and a failed task is back in review."""
+    session.acp_session_id, session.state = acp_session_id, SessionState.WAITING_FOR_INPUT
+    _save_session(session, "acp_session_id", "state")
+    if session.task.state == TaskState.FAILED:
+        _set_task(session.task, TaskState.REVIEW)
+    _announce(session.task)
+
+
+def resume_failed(session: TaskSession, acp_session_id: str, error: str) -> None:
+    """The session could not be resumed: it failed again, still naming its ACP session for another try."""
+    session.acp_session_id = acp_session_id
+    session.state, session.activity, session.error = SessionState.FAILED, Activity.NONE, error
+    _save_session(session, "acp_session_id", "state", "activity", "error")
+    _announce(session.task)
+
+
 def agent_exited(session: TaskSession) -> None:
     """The agent of a session that had already ended went away: it is no longer doing anything."""
     session.activity = Activity.NONE

@@ -20,7 +20,7 @@ def foreign_session(db):
     return TaskSession.objects.create(task=task)
 
 
-@pytest.mark.parametrize("action", ["prompt", "cancel", "stop", "permissions/p1"])
+@pytest.mark.parametrize("action", ["prompt", "cancel", "stop", "resume", "permissions/p1"])
 def test_another_workspaces_session_is_404(operator_client, foreign_session, action):
     response = operator_client.post(f"/sessions/{foreign_session.pk}/{action}/", {"prompt": "x", "option_id": "ok"})
     assert response.status_code == 404

@@ -19,6 +19,7 @@ from kandev_web.sessions.display import display_state, turn_open_reason
 from kandev_web.sessions.events import current_turn
 from kandev_web.sessions.models import Message, MessageType, TaskSession
 from kandev_web.sessions.pending import pending_actions
+from kandev_web.sessions.resuming import resumable
 
 from .forms import StartSessionForm
 
@@ -66,6 +67,7 @@ def task_context(task: Task, *, with_messages: bool = True, card=None, parts=liv
             )
         if current is not None and turn_open:
             context["turn_open_reason"] = turn_open_reason(waiting_for.get(current.pk))
+        context["resumable"] = current is not None and execution is None and resumable(current)
     if "composer" in parts:
         context["start_form"] = StartSessionForm(task=task)
         context["clarifications"] = overlay.pending_for_task(task.pk)

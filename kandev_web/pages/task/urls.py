@@ -15,6 +15,7 @@ urlpatterns = [
     path("sessions/<int:session_id>/prompt/", views.session_prompt, name="prompt"),
     path("sessions/<int:session_id>/cancel/", views.session_cancel, name="cancel"),
     path("sessions/<int:session_id>/stop/", views.session_stop, name="stop"),
+    path("sessions/<int:session_id>/resume/", views.session_resume, name="resume"),
     path(
         "sessions/<int:session_id>/permissions/<str:pending_id>/",
         views.permission_respond,

@@ -88,6 +88,12 @@ def session_stop(request, session_id):
 
 
 @require_POST
+def session_resume(request, session_id):
+    mcp_url = settings.KANDEV_MCP_URL or request.build_absolute_uri(MCP_PATH)
+    return _act(services.resume_session, _session(request, session_id), mcp_url)
+
+
+@require_POST
 def permission_respond(request, session_id, pending_id):
     session = _session(request, session_id)
     option_id = request.POST.get("option_id") or None
