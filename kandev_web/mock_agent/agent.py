@@ -89,6 +89,7 @@ class MockAgent:
             variables={
                 "session_id": session.id,
                 "prompt": text,
+                "args": _SCENARIO_PROMPT.sub("", text, count=1).split() if _SCENARIO_PROMPT.match(text) else [],
                 "turn": uuid.uuid4().hex[:8],
                 "mcp_servers": session.mcp_servers,
             },
