@@ -7,12 +7,14 @@ and no other module needs to know the channel layer exists.
 Events carry ids only. Each consumer re-reads what changed and renders it for
 its own viewer after checking that viewer's access, so the same event is right
 on any web process, for any operator, and cannot leak one workspace's data to
-another through a shared group. Three exceptions: :func:`notify` goes to a
+another through a shared group. Four exceptions: :func:`notify` goes to a
 single operator's group, who was chosen as a member of the task's workspace,
 and carries the msgids of the toast it shows; :func:`question_asked` carries a
 new question's overlay in one language, identical for every viewer of its task
-who reads that language, and :func:`question_waiting` its inbox item,
-identical for every member of its workspace who does.
+who reads that language; :func:`question_waiting` its inbox item,
+identical for every member of its workspace who does; and
+:func:`message_appended` the text just streamed into a message, which every
+viewer of its task sees alike (each socket still checks its viewer's access).
 """
 
 import asyncio
@@ -185,6 +187,17 @@ def access_changed(user_id: int) -> None:
 def message_changed(task_id: int, message_id: int, *, created: bool) -> None:
     """A timeline row of the task was added (``created``) or changed in place."""
     send_after_commit(task_group(task_id), {"type": "message.changed", "message_id": message_id, "created": created})
+
+
+def message_appended(task_id: int, message_id: int, text: str, *, offset: int) -> None:
+    """``text`` was appended to a streaming message of the task whose content was ``offset`` characters long.
+
+    Pages append it as it is, escaped: nothing is read or rendered for it, so
+    what it costs does not grow with the message. ``offset`` lets a page that
+    was sent the whole message meanwhile skip what it already shows.
+    """
+    event = {"type": "message.appended", "message_id": message_id, "offset": offset, "text": text}
+    send_after_commit(task_group(task_id), event)
 
 
 def clarification_settled(task_id: int, pending_id: str, reason: str) -> None:

@@ -138,6 +138,7 @@ class MockAgent:
                 "session_id": session.id,
                 "prompt": text,
                 "said_before": ", ".join(f"“{each}”" for each in said_before) or "nothing",
+                "args": _SCENARIO_PROMPT.sub("", text, count=1).split() if _SCENARIO_PROMPT.match(text) else [],
                 "turn": uuid.uuid4().hex[:8],
                 "mcp_servers": session.mcp_servers,
             },

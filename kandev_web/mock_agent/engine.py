@@ -6,10 +6,11 @@ A scenario is data (``scenarios/<name>.json``)::
 
 Each step is an object with exactly one key, the step's name, and its
 argument. Strings in arguments are templates: ``{name}`` or ``{name.path.0}``
-is replaced by a variable (``session_id``, ``prompt``, ``turn``,
-``said_before`` (the operator's earlier prompts in this session, quoted), ``i``
-and ``n`` inside ``repeat``, and whatever a request step stored ``as``),
-rendered as text, or ``none`` when missing.
+is replaced by a variable (``session_id``, ``prompt``, ``args``, the words of
+the prompt after ``/e2e:<scenario>``, ``turn``, ``said_before`` (the
+operator's earlier prompts in this session, quoted), ``i`` and ``n`` inside
+``repeat``, and whatever a request step stored ``as``), rendered as text, or
+``none`` when missing; ``{name|default}`` by ``default`` when it is missing.
 
 Steps:
 
@@ -31,6 +32,11 @@ Steps:
   owes to a withdrawn request.
 - ``request_permission``: ``session/request_permission`` params without the
   session id; the outcome is stored as ``permission``
+- ``stream``: ``{"chunks", "per_second", "text"}`` sends ``chunks`` message
+  chunks, one every ``1 / per_second`` s of a steady clock (one sent late does
+  not delay the rest), each ``text`` with ``n`` (1, 2, ...) and ``now``, the
+  wall-clock time (``time.time()``) it is sent at; both numbers may be
+  templates (``"{args.0|300}"``); what ``benchmarks/streaming.py`` measures with
 - ``sleep_ms``: a pause that a cancel cuts short
 - ``repeat``: ``{"times": N, "steps": [...]}``
 - ``parallel``: a list of step lists, played at the same time in one turn
@@ -57,6 +63,7 @@ import json
 import os
 import re
 import sys
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,7 +73,7 @@ from kandev_web.agentctl.jsonrpc import JsonRpcError, JsonRpcPeer
 
 SCENARIOS_DIR = Path(__file__).parent / "scenarios"
 _SCENARIO_NAME = re.compile(r"[a-z0-9][a-z0-9-]*")
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)\}")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*)(?:\|([^{}]*))?\}")
 #: A chunk of ``say`` or ``think`` holds this many words.
 _WORDS_PER_CHUNK = 3
 
@@ -142,12 +149,16 @@ class Turn:
 
     def render(self, value: Any) -> Any:
         if isinstance(value, str):
-            return _PLACEHOLDER.sub(lambda match: _as_text(_lookup(self.variables, match[1])), value)
+            return _PLACEHOLDER.sub(self._placeholder, value)
         if isinstance(value, list):
             return [self.render(item) for item in value]
         if isinstance(value, dict):
             return {key: self.render(item) for key, item in value.items()}
         return value
+
+    def _placeholder(self, match: re.Match[str]) -> str:
+        value = _lookup(self.variables, match[1])
+        return match[2] if value is None and match[2] is not None else _as_text(value)
 
 
 StepFunction = Callable[[Turn, Any], Awaitable[None]]
@@ -275,6 +286,17 @@ async def _request_permission(turn: Turn, params: dict[str, Any]) -> None:
     except JsonRpcError as error:
         result = {"outcome": {"outcome": "error", "error": error.to_object()}}
     turn.variables["permission"] = result.get("outcome") if isinstance(result, dict) else None
+
+
+@step("stream")
+async def _stream(turn: Turn, spec: dict[str, Any]) -> None:
+    chunks, per_second = int(turn.render(str(spec["chunks"]))), float(turn.render(str(spec["per_second"])))
+    start = asyncio.get_running_loop().time()
+    for index in range(chunks):
+        await turn.pause(max(0.0, start + index / per_second - asyncio.get_running_loop().time()))
+        turn.variables.update(n=index + 1, now=f"{time.time():.6f}")
+        text = turn.render(spec["text"])
+        await turn.update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}})
 
 
 @step("sleep_ms")

@@ -3,11 +3,23 @@
 Each function is one transaction and announces its change after commit. They
 run on the web process that owns the execution's stream (``runner``), in the
 order agentctl sent the notifications.
+
+Streamed text costs what arrived, not what came before it
+(:func:`record_text_chunks`): it is appended in SQL, never read back, and
+pages get it as a delta (``message.appended``). A streaming text message is
+marked ``metadata["streaming"]``; its pages render it whole (its Markdown)
+again at most every :data:`STREAM_RENDER_SECONDS` while it streams
+(``metadata["rendered_at"]``, the wall-clock time of the last such render,
+kept in the row so any process recording the session next honours it), and
+once more when it settles: when anything else is recorded in its session.
 """
 
 import logging
+import time
 
 from django.db import transaction
+from django.db.models import F, Subquery, TextField, Value
+from django.db.models.functions import Concat, Length
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -30,6 +42,8 @@ _TEXT_CHUNKS = {
 #: ``turn.completed``'s ``error.code`` when the turn ended because the agent process did.
 AGENT_EXITED = "agent_exited"
 _TOOL_TYPES = {"edit": MessageType.TOOL_EDIT, "read": MessageType.TOOL_READ, "execute": MessageType.TOOL_EXECUTE}
+#: While a message streams, its pages render it whole at most this often (seconds); in between they only append.
+STREAM_RENDER_SECONDS = 2.0
 
 
 def message_changed(message: Message, *, created: bool) -> None:
@@ -40,13 +54,18 @@ def _locked_session(session_id: int) -> TaskSession:
     return TaskSession.objects.select_for_update().select_related("task").get(pk=session_id)
 
 
+def _latest_turn(session: TaskSession):
+    return session.turns.order_by("-started_at", "-pk")
+
+
 def current_turn(session: TaskSession) -> Turn | None:
-    return session.turns.order_by("-started_at", "-pk").first()
+    return _latest_turn(session).first()
 
 
 def add_message(
     session: TaskSession, *, type, content="", author=AuthorType.AGENT, metadata=None, requests_input=False
 ):
+    settle_streamed(session)
     message = Message.objects.create(
         session=session,
         turn=current_turn(session),
@@ -66,30 +85,74 @@ def _text_of(content) -> str:
     return ""
 
 
-@transaction.atomic
 def record_session_update(session_id: int, update: dict) -> None:
-    session = _locked_session(session_id)
     kind = update.get("sessionUpdate")
     if kind in _TEXT_CHUNKS:
-        _append_text(session, _TEXT_CHUNKS[kind], _text_of(update.get("content")))
-    elif kind in ("tool_call", "tool_call_update"):
-        _upsert_tool_call(session, update)
-    elif kind == "plan":
-        _upsert_plan(session, update.get("entries") or [])
+        record_text_chunks(session_id, kind, _text_of(update.get("content")))
+        return
+    with transaction.atomic():
+        session = _locked_session(session_id)
+        if kind in ("tool_call", "tool_call_update"):
+            _upsert_tool_call(session, update)
+        elif kind == "plan":
+            _upsert_plan(session, update.get("entries") or [])
 
 
-def _append_text(session: TaskSession, type_: str, text: str) -> None:
-    """Stream chunks into one message until something else is said in between."""
+@transaction.atomic
+def record_text_chunks(session_id: int, kind: str, text: str) -> None:
+    """Stream ``text`` into one message until something else is said in between.
+
+    ``kind`` is the ACP ``sessionUpdate`` kind (``agent_message_chunk`` or
+    ``agent_thought_chunk``) and ``text`` one or more consecutive chunks of it,
+    joined. When the current turn's last message is the agent's of that type,
+    ``text`` is appended to it in SQL (``content || text``): its content is
+    never read, so what a chunk costs here does not grow with the message.
+    Pages are sent ``text`` itself (``live.message_appended``) with the length
+    the message had before it, so a page that was just sent the whole message
+    knows what it already shows.
+    """
+    type_ = _TEXT_CHUNKS[kind]
     if not text:
         return
-    turn = current_turn(session)
-    last = Message.objects.filter(session=session, turn=turn).order_by("-created_at", "-pk").first()
-    if last is not None and last.type == type_ and last.author_type == AuthorType.AGENT:
-        last.content += text
-        last.save(update_fields=["content"])
-        message_changed(last, created=False)
-    else:
-        add_message(session, type=type_, content=text)
+    # Three statements, each as small as it can be: they are what every chunk costs.
+    session = TaskSession.objects.select_for_update().only("task_id").get(pk=session_id)
+    last = (
+        Message.objects.filter(session=session, turn=Subquery(_latest_turn(session).values("pk")[:1]))
+        .order_by("-created_at", "-pk")
+        .values("pk", "type", "author_type", "metadata", length=Length("content"))
+        .first()
+    )
+    now = time.time()
+    if last is None or last["type"] != type_ or last["author_type"] != AuthorType.AGENT:
+        add_message(session, type=type_, content=text, metadata={"streaming": True, "rendered_at": now})
+        return
+    changes: dict[str, object] = {"content": Concat(F("content"), Value(text), output_field=TextField())}
+    # A message that had settled streams again (text after the turn's end, say): its pages need its stream element.
+    render = not last["metadata"].get("streaming") or now - last["metadata"]["rendered_at"] >= STREAM_RENDER_SECONDS
+    if render:
+        changes["metadata"] = {"streaming": True, "rendered_at": now}
+    Message.objects.filter(pk=last["pk"]).update(**changes)
+    if render:
+        # Before the delta: a page rendering the message whole then has the delta's text, and skips it.
+        live.message_changed(session.task_id, last["pk"], created=False)
+    live.message_appended(session.task_id, last["pk"], text, offset=last["length"])
+
+
+def settle_streamed(session: TaskSession) -> None:
+    """Something else is recorded in the session: the text streaming in its current turn is whole.
+
+    Its pages render it once more, whole (its Markdown), and never again for
+    its sake. Called before anything else is recorded, so that render comes
+    before what follows it on every page.
+    """
+    turn = Subquery(_latest_turn(session).values("pk")[:1])
+    streamed = Message.objects.filter(turn=turn, type__in=_TEXT_CHUNKS.values(), metadata__streaming=True).values_list(
+        "pk", flat=True
+    )
+    for pk in list(streamed):
+        # A text message has no other metadata: what it had, it had for streaming.
+        Message.objects.filter(pk=pk).update(metadata={})
+        live.message_changed(session.task_id, pk, created=False)
 
 
 def _tool_call_message(session: TaskSession, tool_call_id: str) -> Message | None:
@@ -110,6 +173,7 @@ def _upsert_tool_call(session: TaskSession, update: dict) -> None:
             metadata=metadata,
         )
         return
+    settle_streamed(session)
     existing.metadata = tool_calls.merge_update(existing.metadata, update)
     existing.content = str(existing.metadata.get("title", existing.content))
     existing.save(update_fields=["metadata", "content"])
@@ -131,6 +195,7 @@ def _upsert_plan(session: TaskSession, entries: list) -> None:
     if plan is None:
         add_message(session, type=MessageType.AGENT_PLAN, metadata={"entries": entries})
     else:
+        settle_streamed(session)
         plan.metadata = {"entries": entries}
         plan.save(update_fields=["metadata"])
         message_changed(plan, created=False)
@@ -165,6 +230,7 @@ def record_permission_settled(session_id: int, payload: dict) -> None:
     )
     if message is None:
         return
+    settle_streamed(session)
     option_id = payload.get("option_id")
     message.metadata = {
         **message.metadata,
@@ -200,6 +266,7 @@ def _tool_call_permitted(session: TaskSession, permission: dict) -> None:
 @transaction.atomic
 def record_turn_completed(session_id: int, payload: dict) -> None:
     session = _locked_session(session_id)
+    settle_streamed(session)
     turn = session.turns.filter(agent_turn_id=payload.get("turn_id", "")).first() or current_turn(session)
     if turn is not None and turn.completed_at is None:
         turn.completed_at = timezone.now()
@@ -285,6 +352,7 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
     execution.exit_code = payload.get("exit_code")
     execution.save(update_fields=["ended_at", "exit_code"])
     session = _locked_session(execution.session_id)
+    settle_streamed(session)
     turn = current_turn(session)
     if turn is not None and turn.completed_at is None:
         turn.completed_at = timezone.now()

@@ -26,6 +26,7 @@ SCENARIOS = [
     "permission-flow",
     "reply",
     "simple-message",
+    "stream-chunks",
     "tool-calls",
 ]
 
@@ -309,3 +310,25 @@ async def test_write_file_never_writes_outside_the_sessions_cwd(tmp_path: Path, 
 
     assert not (tmp_path / "outside.txt").exists()
     assert peer.sent == []
+
+
+@pytest.mark.asyncio
+async def test_a_stream_sends_its_chunks_numbered_and_stamped_at_its_pace() -> None:
+    peer = FakePeer()
+    steps = [{"stream": {"chunks": "{args.0|9}", "per_second": "{args.1|50}", "text": "{n}@{now} "}}]
+    assert await play(_turn(peer, args=["4"]), steps) == "end_turn"
+    updates = [params["update"] for _, params in peer.sent]
+    assert {update["sessionUpdate"] for update in updates} == {"agent_message_chunk"}
+    numbers, stamps = zip(*(update["content"]["text"].split("@") for update in updates), strict=True)
+    assert numbers == ("1", "2", "3", "4")
+    sent_at = [float(stamp) for stamp in stamps]
+    assert sent_at == sorted(sent_at)
+    assert sent_at[-1] - sent_at[0] >= 3 / 50 - 0.005, "one every 1/50 s"
+
+
+@pytest.mark.asyncio
+async def test_a_template_default_stands_in_for_a_missing_variable_only() -> None:
+    peer = FakePeer()
+    steps = [{"say": "{args.0|300} {args.1|25} {missing}"}]
+    assert await play(_turn(peer, args=["7"]), steps) == "end_turn"
+    assert peer.sent[0][1]["update"]["content"]["text"] == "7 25 none"

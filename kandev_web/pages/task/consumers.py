@@ -1,3 +1,5 @@
+from functools import cached_property
+
 from django.template.loader import render_to_string
 
 from kandev_web import live
@@ -7,6 +9,7 @@ from kandev_web.live_consumer import LiveConsumer
 from kandev_web.pages.inbox.live_count import WaitingCountSocket
 
 from . import fragments
+from .streaming import Shown
 
 
 class TaskConsumer(WaitingCountSocket, AnswerSocket, LiveConsumer):
@@ -18,6 +21,11 @@ class TaskConsumer(WaitingCountSocket, AnswerSocket, LiveConsumer):
     """
 
     page_kind = "task"
+
+    @cached_property
+    def shown(self) -> Shown:
+        """How much of each streaming message this socket's page shows."""
+        return Shown()
 
     def authorise(self, user):
         self.user = user
@@ -44,7 +52,7 @@ class TaskConsumer(WaitingCountSocket, AnswerSocket, LiveConsumer):
         task = self._task()
         if task is None:
             return render_to_string("sessions/task.html#deleted-oob")
-        catch_up = fragments.render_catch_up(task, self.page_state, tab=self.tab, user=self.user)
+        catch_up = fragments.render_catch_up(task, self.page_state, tab=self.tab, user=self.user, shown=self.shown)
         return catch_up + self.render_waiting_count(catching_up=True)
 
     async def catch_up(self):
@@ -54,7 +62,9 @@ class TaskConsumer(WaitingCountSocket, AnswerSocket, LiveConsumer):
         return fragments.render_task_rows(self.board_id, self.task_id, step_ids=step_ids, task_ids=task_ids)
 
     def render_message(self, message_id, created):
-        return fragments.render_message(self.task_id, message_id, created=created, tab=self.tab, user=self.user)
+        return fragments.render_message(
+            self.task_id, message_id, created=created, tab=self.tab, user=self.user, shown=self.shown
+        )
 
     async def task_changed(self, event):
         parts = event.get("parts", live.TASK_PARTS)
@@ -85,6 +95,22 @@ class TaskConsumer(WaitingCountSocket, AnswerSocket, LiveConsumer):
 
     async def message_changed(self, event):
         await self.send_fragment(self.render_message, event["message_id"], event["created"])
+
+    async def message_appended(self, event):
+        """Text streamed into a message: appended on the page as it came, with no database read and no Markdown.
+
+        The message is rendered whole when it settles, and every few seconds
+        while it streams (``sessions.events``); in between, what a chunk costs
+        here does not depend on how long the message is.
+        """
+        message_id = event["message_id"]
+        text = self.shown.unseen(message_id, event["offset"], event["text"])
+        if text is None:
+            # The page missed some of it: the whole message, appended anew
+            # (static/js/live.js keeps only the latest copy of a message).
+            await self.send_fragment(self.render_message, message_id, True)
+        elif text:
+            await self.send(text_data=fragments.render_delta(message_id, text))
 
     def may_answer(self, record):
         return record.session.task_id == self.task_id

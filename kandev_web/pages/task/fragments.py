@@ -8,6 +8,7 @@ from here and neither imports the other.
 from django.db.models import Min, Q
 from django.http import QueryDict
 from django.template.loader import render_to_string
+from django.utils.html import format_html
 
 from kandev_web import live, socket_input
 from kandev_web.board.models import Task
@@ -22,6 +23,7 @@ from kandev_web.sessions.pending import pending_actions
 from kandev_web.sessions.resuming import resumable
 
 from .forms import StartSessionForm
+from .streaming import Shown
 
 
 def task_context(task: Task, *, with_messages: bool = True, card=None, parts=live.TASK_PARTS) -> dict:
@@ -99,35 +101,48 @@ def render_task_rows(board_id: int, current_task_id: int, *, step_ids, task_ids)
     return render_to_string("sessions/task.html#task-rows-oob", context)
 
 
-def render_catch_up(task: Task, page_state: QueryDict, *, tab: str = "", user=None) -> str:
+def render_catch_up(task: Task, page_state: QueryDict, *, tab: str = "", user=None, shown: Shown | None = None) -> str:
     """Everything the task page keeps live, as it is now, out of band: all it may have missed while its socket was down.
 
     ``page_state`` is what the page said on connecting (its socket URL's query
     string): ``through``, how far "Show more" had taken each step of its task
     list, and ``after``, the last timeline message it has. ``tab`` is the
     socket's own id (``settlement.tab_id``), for "answered in this tab";
-    ``user`` the viewer, for what a notice tells them to do.
+    ``user`` the viewer, for what a notice tells them to do; ``shown`` learns
+    how much of each streaming message the page now has.
     """
     task_list = task_list_context(task, through=parse_shown_through(page_state.getlist("through")))
     context = task_context(task, with_messages=False, card=task_list["current_card"]) | task_list
     context["timeline"] = _missed_messages(task, context["current_session"], _message_id(page_state.get("after")))
     context["question_records"] = timeline.records_of(message for message, _, _ in context["timeline"])
+    if shown is not None:
+        shown.rendered(message for message, _, _ in context["timeline"])
     context["tab"] = tab
     context["user"] = user
     return render_to_string("sessions/task.html#catch-up-oob", context)
 
 
-def render_message(task_id: int, message_id: int, *, created: bool, tab: str = "", user=None) -> str:
+def render_message(
+    task_id: int, message_id: int, *, created: bool, tab: str = "", user=None, shown: Shown | None = None
+) -> str:
     """A live timeline row of the task: added at the end (``created``, after its session's divider when it is
     the session's first) or replaced in place; nothing when it is not the task's. ``tab`` is the viewer's
-    socket (``clarifications.settlement.tab_id``), for "answered in this tab"; ``user`` the viewer."""
+    socket (``clarifications.settlement.tab_id``), for "answered in this tab"; ``user`` the viewer;
+    ``shown`` learns how much of the message the page now has, when it is streaming."""
     messages = Message.objects.select_related("session__agent_profile")
     message = messages.filter(pk=message_id, session__task_id=task_id).first()
     if message is None:
         return ""
+    if shown is not None:
+        shown.rendered([message])
     opens_session = created and not Message.objects.filter(session_id=message.session_id, pk__lt=message.pk).exists()
     context = {"message": message, "created": created, "opens_session": opens_session, "tab": tab, "user": user}
     return render_to_string("sessions/task.html#message-oob", context)
+
+
+def render_delta(message_id: int, text: str) -> str:
+    """Text streamed into a message, appended to its stream element (``task.html#message``) as it is, escaped."""
+    return format_html('<div hx-swap-oob="beforeend:#message-{}-stream">{}</div>', message_id, text)
 
 
 def _message_id(value: str | None) -> int | None:
