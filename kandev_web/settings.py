@@ -12,6 +12,7 @@ from pathlib import Path
 import environ
 from django.utils.csp import CSP
 
+from kandev_web.agentctl.durations import DEFAULT_UNHELD_TIMEOUT, UNHELD_TIMEOUT_VAR, DurationError, parse_duration
 from kandev_web.secret_box import SecretsKeyError, derived_key, parse_keys
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -191,6 +192,13 @@ KANDEV_SSH_CONNECT_SECONDS = env.float("KANDEV_SSH_CONNECT_SECONDS", default=10.
 # How often a web process confirms it still holds its agents' streams; another
 # process adopts them after three missed beats.
 KANDEV_OWNER_HEARTBEAT_SECONDS = env.float("KANDEV_OWNER_HEARTBEAT_SECONDS", default=5.0)
+# agentctl's own: how long it runs with no web process holding it before it
+# stops its agent and exits. Read here too, to tell that stop from a crash.
+KANDEV_AGENTCTL_UNHELD_TIMEOUT = env.str(UNHELD_TIMEOUT_VAR, default=DEFAULT_UNHELD_TIMEOUT)
+try:
+    parse_duration(KANDEV_AGENTCTL_UNHELD_TIMEOUT)
+except DurationError as error:
+    raise environ.ImproperlyConfigured(f"{UNHELD_TIMEOUT_VAR}: {error}") from None
 
 # How long "Check" on an agent profile waits, in all, for agentctl and the agent's initialize answer.
 KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = env.float("KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS", default=30.0)

@@ -23,6 +23,10 @@ from kandev_web.storable import storable
 #: No frame on the stream may be larger than this (``docs/agent-stream.md#frame-size``).
 MAX_FRAME_BYTES = 1 << 20
 
+#: The notification a client resuming with ``?after_seq`` gets first when some of
+#: what it asked for is no longer kept (``docs/agent-stream.md#connection``).
+GAP = "stream.gap"
+
 #: Ends a string agentctl cut short so that its notification fits in a frame.
 TRUNCATION_MARK = "… [truncated: the frame exceeded 1 MiB]"
 

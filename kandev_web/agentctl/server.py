@@ -55,9 +55,6 @@ HARD_FRAME_LIMIT = 4 * envelope.MAX_FRAME_BYTES
 #: How long closing waits for a client's outbox to drain.
 CLOSE_TIMEOUT_SECONDS = 2.0
 
-#: Told, instead of what it asked for, to a client whose ``after_seq`` is older than what was kept.
-GAP = "stream.gap"
-
 #: An ``after_seq``: ASCII digits only, and no more than Python turns into an int.
 _AFTER_SEQ = re.compile(r"[0-9]{1,4300}")
 
@@ -247,7 +244,7 @@ class StreamServer:
         if gap:
             first_kept = self._replay.first_kept_seq
             logger.info("a client resuming after seq %d missed what was dropped before seq %d", after_seq, first_kept)
-            client.send(envelope.notification(GAP, {"after_seq": after_seq, "first_kept_seq": first_kept}))
+            client.send(envelope.notification(envelope.GAP, {"after_seq": after_seq, "first_kept_seq": first_kept}))
         for frame in frames:
             client.send(frame)
 

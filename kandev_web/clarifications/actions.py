@@ -280,12 +280,18 @@ def do_settle_undelivered(
     do_settle(locked, status, "undelivered", response, answerer=answerer)
 
 
-def do_settle_gone(execution_id: int, live_ids: set[str]) -> None:
-    """After a reconnect: settle the execution's pending questions agentctl no longer holds.
+#: Why a question was withdrawn when agentctl no longer holds it: it lost it
+#: (an agentctl restarted), or it is gone, with the agent.
+GONE = "gone"
+AGENTCTL_GONE = "agentctl_gone"
+
+
+def do_settle_gone(execution_id: int, live_ids: set[str], *, reason: str = GONE) -> None:
+    """Settle the execution's pending questions agentctl no longer holds (after a reconnect, or with agentctl gone).
 
     One whose answer agentctl took ends as that answer, exactly as the
     ``elicitation.settled`` agentctl sent for it would have ended it, had it
-    reached this process; the rest are withdrawn.
+    reached this process; the rest are withdrawn for ``reason``.
     """
     with transaction.atomic():
         for record in (
@@ -299,7 +305,7 @@ def do_settle_gone(execution_id: int, live_ids: set[str]) -> None:
             if accepted is not None:
                 _settle_as_agentctl_did(record, _settlement_of(record, accepted))
             else:
-                do_settle(record, Status.CANCELLED, "gone", {"outcome": "cancelled"})
+                do_settle(record, Status.CANCELLED, reason, {"outcome": "cancelled"})
 
 
 def _settlement_of(record: Clarification, attempt: Attempt) -> dict:

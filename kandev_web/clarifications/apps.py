@@ -28,12 +28,18 @@ class ClarificationsConfig(AppConfig):
         def agent_moved_on(sender, session, **kwargs):
             services.agent_moved_on(session.pk)
 
+        def agent_gone(sender, session, execution_id, agentctl_gone, **kwargs):
+            if agentctl_gone:
+                # Nobody is left to settle what it held: its questions can never be answered.
+                actions.do_settle_gone(execution_id, set(), reason=actions.AGENTCTL_GONE)
+            services.agent_moved_on(session.pk)
+
         for signal, receiver in (
             (signals.elicitation_requested, requested),
             (signals.elicitation_settled, settled),
             (signals.elicitation_declined, declined),
             (signals.stream_reconnected, reconcile),
             (signals.turn_ended, agent_moved_on),
-            (signals.agent_gone, agent_moved_on),
+            (signals.agent_gone, agent_gone),
         ):
             signal.connect(receiver, weak=False, dispatch_uid=f"clarifications.{receiver.__name__}")

@@ -173,6 +173,7 @@ WITHDRAWN = {
     "agent_exited": gettext_lazy("Withdrawn: the agent exited"),
     "agentctl_shutdown": gettext_lazy("Withdrawn: the agent was stopped"),
     "gone": gettext_lazy("Withdrawn: the agent no longer has this question"),
+    "agentctl_gone": gettext_lazy("Withdrawn: the agent stopped; this question can no longer be answered"),
 }
 
 

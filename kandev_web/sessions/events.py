@@ -16,6 +16,7 @@ once more when it settles: when anything else is recorded in its session.
 
 import logging
 import time
+from typing import NamedTuple
 
 from django.db import transaction
 from django.db.models import F, Subquery, TextField, Value
@@ -83,6 +84,18 @@ def _text_of(content) -> str:
     if isinstance(content, dict) and content.get("type") == "text":
         return str(content.get("text", ""))
     return ""
+
+
+class TextChunk(NamedTuple):
+    kind: str
+    text: str
+
+
+def text_chunk(update: object) -> TextChunk | None:
+    """The streamed text in an ACP ``session/update``, if that is what it is: its kind and its text."""
+    if not isinstance(update, dict) or update.get("sessionUpdate") not in _TEXT_CHUNKS:
+        return None
+    return TextChunk(update["sessionUpdate"], _text_of(update.get("content")))
 
 
 def record_session_update(session_id: int, update: dict) -> None:
@@ -338,11 +351,14 @@ def record_prompt_not_delivered(turn_id: int, reason: str) -> None:
 
 
 @transaction.atomic
-def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool = False) -> None:
+def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool = False, unheld_for: str = "") -> None:
     """The agent (or agentctl with it) ended: an operator's stop, or a failure to tell them about.
 
     Reported twice when all goes well, by agentctl's ``agent.exited`` and by
-    the runner seeing agentctl exit; the first one counts.
+    the runner seeing agentctl exit; the first one counts. ``unheld_for``
+    (agentctl's own timeout, as operators write it) when agentctl stopped
+    its agent and itself because no web process held it for that long: a
+    stop as designed, no failure.
     """
     execution = AgentExecution.objects.select_for_update().filter(pk=execution_id).first()
     if execution is None or execution.ended_at is not None:
@@ -361,6 +377,10 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
     if execution.stop_requested:
         workflow.agent_stopped(session)
         add_message(session, type=MessageType.STATUS, author=AuthorType.SYSTEM, content=_("Agent stopped."))
+    elif unheld_for:
+        workflow.agent_stopped(session)
+        said = _("The agent was stopped: no web server held it for %(timeout)s.") % {"timeout": unheld_for}
+        add_message(session, type=MessageType.STATUS, author=AuthorType.SYSTEM, content=said)
     elif workflow.has_ended(session):
         workflow.agent_exited(session)
     else:
@@ -370,7 +390,7 @@ def record_agent_exited(execution_id: int, payload: dict, *, agentctl_gone: bool
         output = cap_tail(stderr_tail) if isinstance(stderr_tail, str) and not agentctl_gone else ""
         workflow.agent_failed(session, error, output=output)
         _say_the_session_failed(session)
-    signals.agent_gone.send(TaskSession, session=session)
+    signals.agent_gone.send(TaskSession, session=session, execution_id=execution.pk, agentctl_gone=agentctl_gone)
 
 
 def _say_the_session_failed(session: TaskSession) -> None:
@@ -386,6 +406,25 @@ def _say_the_session_failed(session: TaskSession) -> None:
 @transaction.atomic
 def record_acp_session(session_id: int, acp_session_id: str) -> None:
     workflow.session_opened(_locked_session(session_id), acp_session_id)
+
+
+@transaction.atomic
+def record_stream_gap(session_id: int, gap: dict) -> None:
+    """agentctl no longer had part of what it said while nobody applied it: say so, once, where it is missing.
+
+    What questions and permissions are still open is read again from agentctl
+    on every connection (``signals.stream_reconnected``); the text is lost.
+    """
+    add_message(
+        _locked_session(session_id),
+        type=MessageType.STATUS,
+        author=AuthorType.SYSTEM,
+        content=_(
+            "Part of what the agent said while no web server held its stream is no longer kept by its "
+            "agentctl, and is missing here."
+        ),
+        metadata={"after_seq": gap.get("after_seq"), "first_kept_seq": gap.get("first_kept_seq")},
+    )
 
 
 @transaction.atomic

@@ -108,6 +108,10 @@ class AgentExecution(models.Model):
     #: heartbeat goes stale (that process was killed or restarted).
     owner = models.CharField(max_length=200, blank=True)
     owner_heartbeat_at = models.DateTimeField(null=True, blank=True)
+    #: The sequence number of the last notification of agentctl's that was
+    #: applied, written in the transaction that applied it: whoever holds the
+    #: stream next asks agentctl for what came after, and applies nothing twice.
+    applied_seq = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         ordering = ["-started_at", "-pk"]

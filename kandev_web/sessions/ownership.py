@@ -1,21 +1,65 @@
 """Which web process owns an execution's agent stream: claiming it, the heartbeat, and orphans.
 
-The owner applies everything agentctl reports (``events``), so exactly one
-process may own a stream at a time. Each owner writes a heartbeat on its
-executions; a process claims the live executions whose owner stopped
-beating (an orphan), with a compare-and-set, so of several processes
-claiming at once one wins.
+The owner applies everything agentctl reports (``events``), so one process
+owns a stream at a time. Each owner writes a heartbeat on its executions; a
+process claims the live executions whose owner is gone (an orphan), with a
+compare-and-set, so of several processes claiming at once one wins.
+
+An owner on another machine is gone when its heartbeat is stale: nothing
+else can be known of it from here. An owner on this machine is gone the
+moment its process is: a web server restarted after a crash takes its
+agents over at once, with no window in which an answer reaches an agent
+and nobody hears the agent's reply.
 """
 
+import os
+import socket
+import uuid
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+import psutil
+from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from kandev_web.executor.address import SshAddress
 
 from .models import AgentExecution
+
+
+def _started(process: psutil.Process) -> str:
+    return f"{process.create_time():.2f}"
+
+
+def process_id() -> str:
+    """This process, as an owner: ``host:pid:started:nonce``, unique across hosts and restarts.
+
+    The start time tells the process from a later one given the same pid (in
+    a container, the server is the same pid after every restart).
+    """
+    return f"{socket.gethostname()}:{os.getpid()}:{_started(psutil.Process())}:{uuid.uuid4().hex[:8]}"
+
+
+def owner_gone(owner: str) -> bool:
+    """Whether ``owner`` is a process of this machine that no longer runs.
+
+    False for an owner on another machine (only its heartbeat can tell), and
+    for one written without its start time, whose pid may have been reused.
+    """
+    host, _, rest = owner.partition(":")
+    pid, _, rest = rest.partition(":")
+    started, _, _ = rest.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        process = psutil.Process(int(pid))
+        return bool(started) and _started(process) != started
+    except psutil.NoSuchProcess:
+        return True
+    except psutil.Error:
+        return False
 
 
 @transaction.atomic
@@ -28,6 +72,33 @@ def record_execution_started(
             url=url, token=token, pid=pid, launch_id=launch_id, owner=owner, owner_heartbeat_at=timezone.now()
         )
     )
+
+
+def stream_held(execution: AgentExecution) -> bool:
+    """Whether a live process holds the execution's stream now, applying what the agent says.
+
+    What the owner last recorded is not enough: a process killed outright
+    records nothing, and its pages would call the stream up until another
+    process takes the agent over.
+    """
+    stale = timezone.now() - timedelta(seconds=3 * settings.KANDEV_OWNER_HEARTBEAT_SECONDS)
+    beating = execution.owner_heartbeat_at is not None and execution.owner_heartbeat_at >= stale
+    return execution.stream_connected and beating and not owner_gone(execution.owner)
+
+
+def lock_applied_seq(execution_id: int) -> int:
+    """The last notification counted applied, with the row locked until the caller's transaction ends."""
+    return AgentExecution.objects.select_for_update().values_list("applied_seq", flat=True).get(pk=execution_id)
+
+
+def count_applied(execution_id: int, seq: int) -> bool:
+    """Count agentctl's notification ``seq`` applied, in the caller's transaction; False if it was already.
+
+    The row stays locked until that transaction ends, so of two processes
+    applying the same notification (an owner that stopped beating but still
+    runs, and its adopter) one applies it and the other finds it counted.
+    """
+    return bool(AgentExecution.objects.filter(pk=execution_id, applied_seq__lt=seq).update(applied_seq=seq))
 
 
 def heartbeat(owner: str, execution_ids: list[int]) -> None:
@@ -45,8 +116,16 @@ class Orphan:
     #: Set when agentctl runs on an executor host: the way there, to reach and follow it.
     executor: SshAddress | None = None
     launch_id: str = ""
-    #: The process that owned it (``host:pid:nonce``): whose machine ``pid`` is on.
+    #: The process that owned it (``host:pid:…``): whose machine ``pid`` is on.
     previous_owner: str = ""
+    #: What of agentctl's stream was applied: the adopter resumes after it.
+    applied_seq: int = 0
+    #: When its previous owner last said it held the stream.
+    heartbeat_at: datetime | None = None
+
+    def unheld_past(self, timeout: timedelta) -> bool:
+        """Whether nobody has held it for ``timeout``, after which its agentctl stops itself."""
+        return self.heartbeat_at is not None and timezone.now() - self.heartbeat_at > timeout
 
 
 def ssh_host_of(execution_id: int) -> SshAddress | None:
@@ -58,15 +137,23 @@ def ssh_host_of(execution_id: int) -> SshAddress | None:
 
 
 def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
-    """Claim live executions whose owner stopped beating; each is claimed by one process only."""
+    """Claim live executions whose owner is gone; each is claimed by one process only.
+
+    A claimed stream counts as down until the claimer has connected to it.
+    """
     stale = timezone.now() - timedelta(seconds=stale_after)
     claimed = []
     candidates = (
-        AgentExecution.objects.filter(ended_at__isnull=True, owner_heartbeat_at__lt=stale)
+        AgentExecution.objects.filter(ended_at__isnull=True)
+        .filter(Q(owner_heartbeat_at__lt=stale) | Q(owner__startswith=f"{socket.gethostname()}:"))
         .exclude(url="")
         .exclude(owner=owner)
+        .select_related("executor")
     )
     for execution in candidates:
+        beating = execution.owner_heartbeat_at is not None and execution.owner_heartbeat_at >= stale
+        if beating and not owner_gone(execution.owner):
+            continue
         # Compare-and-set: of several processes claiming at once, one wins.
         won = AgentExecution.objects.filter(
             pk=execution.pk, owner=execution.owner, owner_heartbeat_at=execution.owner_heartbeat_at
@@ -82,6 +169,8 @@ def claim_orphans(owner: str, *, stale_after: float) -> list[Orphan]:
                     executor=execution.executor.address if execution.executor and execution.launch_id else None,
                     launch_id=execution.launch_id,
                     previous_owner=execution.owner,
+                    applied_seq=execution.applied_seq,
+                    heartbeat_at=execution.owner_heartbeat_at,
                 )
             )
     return claimed

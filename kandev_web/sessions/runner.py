@@ -22,9 +22,7 @@ import concurrent.futures
 import contextlib
 import contextvars
 import logging
-import os
 import socket
-import uuid
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -34,11 +32,14 @@ from urllib.parse import urlsplit
 import psutil
 from django.conf import settings
 from django.core.exceptions import ObjectDoesNotExist
+from django.db import transaction
 from django.dispatch import Signal
 from django.utils.translation import gettext as _
 
+from kandev_web.agentctl.durations import parse_duration
+from kandev_web.agentctl.envelope import GAP
 from kandev_web.agentctl.launcher import AgentctlProcess, LaunchError
-from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError
+from kandev_web.agentctl.stream_client import AgentStreamClient, Backoff, StreamError, StreamEvent
 from kandev_web.db import agent_sync_to_async
 from kandev_web.executor.address import SshAddress
 from kandev_web.executor.ssh import SshAgentctl, SshError, SshExecutor
@@ -50,6 +51,7 @@ from . import events, kept_connections, ownership, resuming, signals
 from .launching import LaunchPlan, start_agentctl
 from .routing import REQUEST_TIMEOUT, Endpoint, RequestRouting
 from .ssh_reasons import ssh_reason
+from .text_batches import Batch, TextBatches
 
 logger = logging.getLogger(__name__)
 
@@ -90,8 +92,42 @@ def _handler(action: str) -> Callable[["ExecutionRef", dict], None] | None:
     return relay
 
 
-#: This process, as an execution's owner: unique across hosts and restarts.
-PROCESS_ID = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+def _apply_once(ref: "ExecutionRef", event: StreamEvent) -> None:
+    """Apply one of agentctl's notifications, and count it applied in the same transaction.
+
+    A notification counted already (replayed to a new owner, or applied by
+    the old one before it stopped beating) changes nothing.
+    """
+    if event.action == GAP:
+        events.record_stream_gap(ref.session_id, event.payload)
+        return
+    handler = _handler(event.action)
+    with transaction.atomic():
+        if event.seq is not None and not ownership.count_applied(ref.execution_id, event.seq):
+            return
+        if handler is not None:
+            handler(ref, event.payload)
+
+
+def _write_once(ref: "ExecutionRef", batch: Batch) -> None:
+    """Append a batch of the agent's text, and count its chunks applied in the same transaction.
+
+    Chunks counted already (replayed after a takeover) are left out.
+    """
+    with transaction.atomic():
+        applied = ownership.lock_applied_seq(ref.execution_id)
+        text = batch.text_after(applied)
+        if batch.last_seq is not None:
+            ownership.count_applied(ref.execution_id, batch.last_seq)
+        if text:
+            events.record_text_chunks(ref.session_id, batch.kind, text)
+
+
+#: How often this process looks for executions whose owner is gone.
+ORPHAN_CHECK_SECONDS = 1.0
+
+#: This process, as an execution's owner.
+PROCESS_ID = ownership.process_id()
 
 
 @dataclass(frozen=True)
@@ -117,6 +153,10 @@ class Runner(RequestRouting):
         self._unwatched: dict[int, str] = {}
         #: Connections for requests to executions another process owns.
         self._kept = kept_connections.KeptConnections(kept_idle_seconds)
+        #: Which session each stream this process holds reports on.
+        self._refs: dict[int, ExecutionRef] = {}
+        #: The agents' streamed text, written a batch at a time (per execution).
+        self._text = TextBatches(self._write_text)
 
     # The server's loop -----------------------------------------------------
 
@@ -199,7 +239,7 @@ class Runner(RequestRouting):
         self._processes[plan.execution_id] = process
         asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
         ref = ExecutionRef(plan.session_id, plan.execution_id)
-        client = self._stream_client(ref, process.url, process.token)
+        client = self._stream_client(ref, process.url, process.token, after_seq=0)
         try:
             await client.connect()
             self._owned[plan.execution_id] = client
@@ -259,7 +299,8 @@ class Runner(RequestRouting):
                 return
             self._processes[plan.execution_id] = process
             asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
-            client = self._stream_client(ExecutionRef(plan.session_id, plan.execution_id), process.url, process.token)
+            ref = ExecutionRef(plan.session_id, plan.execution_id)
+            client = self._stream_client(ref, process.url, process.token, after_seq=0)
             try:
                 await client.connect()
                 self._owned[plan.execution_id] = client
@@ -299,28 +340,50 @@ class Runner(RequestRouting):
             client = self._executors[address] = executor_client(address)
         return client
 
-    def _stream_client(self, ref: ExecutionRef, url: str, token: str) -> AgentStreamClient:
-        """The owning stream: applies every notification, tracks and recovers the connection."""
+    def _stream_client(self, ref: ExecutionRef, url: str, token: str, *, after_seq: int) -> AgentStreamClient:
+        """The owning stream: applies every notification once, tracks and recovers the connection.
+
+        It resumes after ``after_seq``, the last notification applied, on its
+        first connection and on every reconnection: agentctl sends what came
+        after it before anything new, so a dropped connection or a dead owner
+        loses nothing.
+        """
+        self._refs[ref.execution_id] = ref
         return AgentStreamClient(
             url,
             token,
-            on_notification=lambda action, payload: self._apply(ref, action, payload),
+            on_event=lambda event: self._apply(ref, event),
+            after_seq=after_seq,
             on_reconnect=lambda client: self._reconnected(ref, client),
             on_disconnect=lambda client: agent_sync_to_async(events.record_stream_state)(ref.execution_id, False),
             backoff=Backoff(initial=0.1, maximum=5.0),
             ping_interval=settings.KANDEV_AGENT_STREAM_PING_SECONDS,
         )
 
-    async def _apply(self, ref: ExecutionRef, action: str, payload: dict) -> None:
-        handler = _handler(action)
-        if handler is None:
+    async def _apply(self, ref: ExecutionRef, event: StreamEvent) -> None:
+        chunk = events.text_chunk(event.payload.get("update")) if event.action == "session.update" else None
+        if chunk is not None:
+            await self._text.add(ref.execution_id, chunk.kind, event.seq, chunk.text)
             return
+        # What was said before this is recorded before it.
+        await self._text.flush(ref.execution_id)
         try:
             with bound(execution_id=ref.execution_id, session_id=ref.session_id):
-                await agent_sync_to_async(handler)(ref, payload)
+                await agent_sync_to_async(_apply_once)(ref, event)
         except ObjectDoesNotExist:
             # The task was deleted meanwhile; its agent is being stopped (lifecycle).
-            logger.info("dropped %s for the deleted session %s", action, ref.session_id)
+            logger.info("dropped %s for the deleted session %s", event.action, ref.session_id)
+
+    async def _write_text(self, execution_id: int, batch: Batch) -> None:
+        ref = self._refs[execution_id]
+        try:
+            with bound(execution_id=ref.execution_id, session_id=ref.session_id):
+                await agent_sync_to_async(_write_once)(ref, batch)
+        except ObjectDoesNotExist:
+            logger.info("dropped the agent's text for the deleted session %s", ref.session_id)
+        except Exception:
+            # Written on a timer, where nobody else would hear of it.
+            logger.exception("recording the agent's streamed text failed")
 
     async def _reconnected(self, ref: ExecutionRef, client: AgentStreamClient) -> None:
         await agent_sync_to_async(events.record_stream_state)(ref.execution_id, True)
@@ -335,22 +398,33 @@ class Runner(RequestRouting):
         return execution_id in self._owned
 
     async def _supervise(self) -> None:
-        """Keep this process's claim on its executions fresh, and adopt abandoned ones."""
+        """Keep this process's claim on its executions fresh, and adopt abandoned ones.
+
+        Orphans are looked for every second at most, apart from the
+        heartbeat: one whose owner died on this machine is adopted as soon
+        as that is seen, not once its heartbeat has gone stale.
+        """
         interval = settings.KANDEV_OWNER_HEARTBEAT_SECONDS
+        loop = asyncio.get_running_loop()
+        beaten = -interval
         while True:
             try:
-                await agent_sync_to_async(ownership.heartbeat)(PROCESS_ID, list(self._owned))
+                if loop.time() - beaten >= interval:
+                    beaten = loop.time()
+                    await agent_sync_to_async(ownership.heartbeat)(PROCESS_ID, list(self._owned))
                 orphans = await agent_sync_to_async(ownership.claim_orphans)(PROCESS_ID, stale_after=3 * interval)
                 for orphan in orphans:
                     await self._adopt(orphan)
                 await self._check_unwatched()
             except Exception:
                 logger.exception("supervising agent executions failed; trying again")
-            await asyncio.sleep(interval)
+            await asyncio.sleep(min(interval, ORPHAN_CHECK_SECONDS))
 
     async def _adopt(self, orphan: "ownership.Orphan") -> None:
         """Take over an execution whose owning process is gone, and catch up with it."""
         ref = ExecutionRef(orphan.session_id, orphan.execution_id)
+        # Nobody holds the stream until this process does: its pages say so meanwhile.
+        await agent_sync_to_async(events.record_stream_state)(orphan.execution_id, False)
         followed: SshAgentctl | None = None
         try:
             if orphan.executor is not None:
@@ -359,15 +433,21 @@ class Runner(RequestRouting):
                 followed = await self._executor(orphan.executor).attach(
                     orphan.launch_id, orphan.url, orphan.pid, orphan.token
                 )
-            client = self._stream_client(ref, followed.url if followed else orphan.url, orphan.token)
+            client = self._stream_client(
+                ref, followed.url if followed else orphan.url, orphan.token, after_seq=orphan.applied_seq
+            )
             await client.connect()
         except StreamError as error:
             # agentctl went down with its owner, or cannot be adopted (its
             # token refused, frozen): the execution is over, and so must it be.
             logger.warning("cannot adopt the agent execution %s: %s", orphan.execution_id, error)
             _stop_stray_agentctl(orphan)
+            unheld = settings.KANDEV_AGENTCTL_UNHELD_TIMEOUT
             await agent_sync_to_async(events.record_agent_exited)(
-                orphan.execution_id, {"exit_code": None, "signal": None}, agentctl_gone=True
+                orphan.execution_id,
+                {"exit_code": None, "signal": None},
+                agentctl_gone=True,
+                unheld_for=unheld if orphan.unheld_past(parse_duration(unheld)) else "",
             )
             return
         self._owned[orphan.execution_id] = client
@@ -407,6 +487,7 @@ class Runner(RequestRouting):
             # the operator more than its exit code: apply it first.
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(client.wait_disconnected(), 5.0)
+        await self._text.flush(execution_id)
         await agent_sync_to_async(events.record_agent_exited)(
             execution_id, {"exit_code": code, "signal": None}, agentctl_gone=True
         )
@@ -416,6 +497,8 @@ class Runner(RequestRouting):
         client = self._owned.pop(execution_id, None)
         if client is not None:
             await client.close()
+        await self._text.forget(execution_id)
+        self._refs.pop(execution_id, None)
         process = self._processes.pop(execution_id, None)
         if process is not None:
             await process.stop()

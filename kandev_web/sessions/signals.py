@@ -11,14 +11,16 @@ from django.dispatch import Signal
 #: A turn ended (``session``, ``turn``, ``stop_reason``).
 turn_ended = Signal()
 
-#: The agent process is gone (``session``); nothing more will reach it.
+#: The agent process is gone (``session``, ``execution_id``); nothing more will
+#: reach it. ``agentctl_gone`` when agentctl went with it, settling nothing it held.
 agent_gone = Signal()
 
 # agentctl's notifications that the runner does not apply itself
 # (docs/agent-stream.md), one signal each, with agentctl's ``payload``. Each is
 # sent exactly once, in the order agentctl sent them, in the runner's database
-# thread and outside any transaction: receivers are synchronous and open their
-# own. A receiver's exception ends the dispatch (``Signal.send``, never
+# thread, inside the transaction that counts the notification applied
+# (``ownership.count_applied``): what a receiver writes commits with that
+# count or not at all. A receiver's exception ends the dispatch (``Signal.send``, never
 # ``send_robust``) and is the runner's to log, as a notification it could not
 # apply; ``ObjectDoesNotExist`` means the task was deleted meanwhile.
 

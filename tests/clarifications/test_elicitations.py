@@ -13,10 +13,11 @@ from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.agents.models import AgentProfile
 from kandev_web.clarifications import actions, answering, elicitations, timeline
 from kandev_web.clarifications.models import Attempt, Clarification, Source, Status
-from kandev_web.clarifications.settlement import Answerer, ending_of_record
+from kandev_web.clarifications.settlement import Answerer, describe, ending_of_record
 from kandev_web.clarifications.templatetags.clarifications import answer_text
 from kandev_web.db import AGENT_THREAD, database_sync_to_async
 from kandev_web.notifications.models import Delivery
+from kandev_web.sessions import events
 from kandev_web.sessions.models import AgentExecution, Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.sessions.pending import pending_actions
 from testing_support.questions import REQUESTED, requested, timeline_row, timeline_rows
@@ -440,6 +441,18 @@ def test_an_answer_agentctl_never_took_leaves_the_question_withdrawn_on_reconnec
     elicitations.reconcile(execution.pk, execution.session_id, [])
     record.refresh_from_db()
     assert (record.status, record.settled_reason, record.answered_by) == (Status.CANCELLED, "gone", None)
+
+
+def test_a_question_whose_agentctl_died_is_withdrawn_saying_it_can_no_longer_be_answered(execution, notices):
+    """agentctl was killed with its agent: nobody is left to settle the question, so it must not stay open."""
+    record = requested(execution)
+    events.record_agent_exited(execution.pk, {"exit_code": -9, "signal": None}, agentctl_gone=True)
+    record.refresh_from_db()
+    assert (record.status, record.settled_reason) == (Status.CANCELLED, "agentctl_gone")
+    assert notices == [(record.pending_id, "agentctl_gone")]
+    assert describe(ending_of_record(record)).sentence == (
+        "Withdrawn: the agent stopped; this question can no longer be answered"
+    )
 
 
 def test_a_withdrawal_is_announced_at_once(execution, notices):

@@ -44,6 +44,12 @@ BY_DEMO_HERE = {"answered_by": "demo", "answered_via": "task_page", "answered_fr
         (ended("cancelled", "agent_exited"), HERE, "Withdrawn: the agent exited", ""),
         (ended("cancelled", "agentctl_shutdown"), HERE, "Withdrawn: the agent was stopped", ""),
         (ended("cancelled", "gone"), HERE, "Withdrawn: the agent no longer has this question", ""),
+        (
+            ended("cancelled", "agentctl_gone"),
+            HERE,
+            "Withdrawn: the agent stopped; this question can no longer be answered",
+            "",
+        ),
         (ended("cancelled", "something_new"), HERE, "Withdrawn", ""),
     ],
 )

@@ -157,16 +157,20 @@ def execution(make_task, make_session, make_execution):
 
 
 def deliver(execution, frames: list[str]) -> None:
-    """The frames through the runner's owning stream client, applied before the answer to a request arrives."""
+    """The frames through the runner's owning stream client, applied before the answer to a request arrives.
+
+    Streamed text is written in batches (``text_batches``): the last is written when the stream ends.
+    """
 
     async def run():
         async with agentctl_saying(frames) as url:
-            client = runner._stream_client(ExecutionRef(execution.session_id, execution.pk), url, "token")
+            client = runner._stream_client(ExecutionRef(execution.session_id, execution.pk), url, "token", after_seq=0)
             await client.connect()
             try:
                 await client.request("agent.elicitations.list", {})
             finally:
                 await client.close()
+                await runner._text.forget(execution.pk)  # the streamed text, written a batch at a time
 
     asyncio.run(run())
 

@@ -15,7 +15,7 @@ from kandev_web.board.models import Task
 from kandev_web.clarifications import overlay, timeline
 from kandev_web.pages.board.queries import board_columns, cards_for, changed_cards, parse_shown_through
 from kandev_web.repositories.models import Worktree
-from kandev_web.sessions import services
+from kandev_web.sessions import ownership, services
 from kandev_web.sessions.display import display_state, turn_open_reason
 from kandev_web.sessions.events import current_turn
 from kandev_web.sessions.models import Message, MessageType, TaskSession
@@ -40,7 +40,7 @@ def task_context(task: Task, *, with_messages: bool = True, card=None, parts=liv
         "sessions": sessions,
         "current_session": current,
         "agent_live": execution is not None,
-        "stream_connected": execution is not None and execution.stream_connected,
+        "stream_connected": execution is not None and ownership.stream_held(execution),
         # Where the running agent is, when that is not the web machine.
         "executor_name": execution.executor.name if execution is not None and execution.executor is not None else "",
         "messages": (
