@@ -54,8 +54,12 @@ def _locked_session(session_id: int) -> TaskSession:
     return TaskSession.objects.select_for_update().select_related("task").get(pk=session_id)
 
 
+def _latest_turn(session: TaskSession):
+    return session.turns.order_by("-started_at", "-pk")
+
+
 def current_turn(session: TaskSession) -> Turn | None:
-    return session.turns.order_by("-started_at", "-pk").first()
+    return _latest_turn(session).first()
 
 
 def add_message(
@@ -110,9 +114,10 @@ def record_text_chunks(session_id: int, kind: str, text: str) -> None:
     type_ = _TEXT_CHUNKS[kind]
     if not text:
         return
-    session = _locked_session(session_id)
+    # Three statements, each as small as it can be: they are what every chunk costs.
+    session = TaskSession.objects.select_for_update().only("task_id").get(pk=session_id)
     last = (
-        Message.objects.filter(session=session, turn=current_turn(session))
+        Message.objects.filter(session=session, turn=Subquery(_latest_turn(session).values("pk")[:1]))
         .order_by("-created_at", "-pk")
         .values("pk", "type", "author_type", "metadata", length=Length("content"))
         .first()
@@ -140,10 +145,10 @@ def settle_streamed(session: TaskSession) -> None:
     its sake. Called before anything else is recorded, so that render comes
     before what follows it on every page.
     """
-    turn = session.turns.order_by("-started_at", "-pk").values("pk")[:1]
-    streamed = Message.objects.filter(
-        turn=Subquery(turn), type__in=_TEXT_CHUNKS.values(), metadata__streaming=True
-    ).values_list("pk", flat=True)
+    turn = Subquery(_latest_turn(session).values("pk")[:1])
+    streamed = Message.objects.filter(turn=turn, type__in=_TEXT_CHUNKS.values(), metadata__streaming=True).values_list(
+        "pk", flat=True
+    )
     for pk in list(streamed):
         # A text message has no other metadata: what it had, it had for streaming.
         Message.objects.filter(pk=pk).update(metadata={})

@@ -104,8 +104,8 @@ def test_an_append_costs_the_same_few_queries_however_long_the_message_is_and_ne
 ):
     session = new_session()
     events.record_text_chunks(session.pk, "agent_message_chunk", "x" * size)
-    # Lock the session, read its turn, look up the last message, UPDATE it; in the test's savepoint.
-    with django_assert_num_queries(2 + 4) as captured:
+    # Lock the session, look up the last message of its latest turn, UPDATE it; in the test's savepoint.
+    with django_assert_num_queries(2 + 3) as captured:
         events.record_text_chunks(session.pk, "agent_message_chunk", "more")
     reads = [q["sql"] for q in captured.captured_queries if q["sql"].lstrip().upper().startswith("SELECT")]
     assert reads, "the last message is looked up"
