@@ -158,3 +158,23 @@ def test_side_by_side_has_one_row_per_path_and_one_cell_per_column(runs):
     assert len(lines) == 2 + len(LATENCY_ROWS)
     assert len({line.count("|") for line in lines}) == 1
     assert lines[0].count("|") == 2 + 4 * len(runs)
+
+
+def test_streaming_measures_each_configuration_with_every_chunk_recorded_and_shown_once(tmp_path):
+    out = tmp_path / "streaming.json"
+    options = ["--agents", "1,2", "--chunks", "20", "--rate", "50", "--json", str(out)]
+    done = subprocess.run(
+        [sys.executable, "-m", "benchmarks.streaming", *options], cwd=ROOT, capture_output=True, text=True, timeout=110
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    runs = {(run["agents"], run["pages"]): run for run in json.loads(out.read_text())["streaming"]["runs"]}
+    assert set(runs) == {(1, 0), (1, 1), (2, 0), (2, 1)}
+    for run in runs.values():
+        assert run["every_chunk_once_in_order"]
+        assert run["chunks"] == 20 * run["agents"]
+        assert run["cpu_ms_per_chunk"] > 0
+        assert run["recorded_lag"]["n"] == run["agents"]
+    watched = runs[(2, 1)]
+    assert watched["page_chunks"] == 20
+    assert watched["write_to_page"]["n"] == 20
+    assert math.isfinite(watched["write_to_page"]["ratio_p50"])
