@@ -6,6 +6,8 @@
   it left running at once, with nobody opening a page: what they do next is
   recorded, and an agentctl whose agent died ends after its grace; one it
   cannot adopt is stopped.
+- An agentctl no web process holds for its unheld timeout stops its agent and
+  exits; a web process started later marks the session stopped, saying why.
 """
 
 import os
@@ -134,6 +136,22 @@ def test_an_orphan_that_cannot_be_adopted_is_stopped(browser, own_database):
         with running_server(env, own_database.parent / "stray-after.log"):
             until(lambda: gone([agentctl, agent]), "the agentctl nobody can adopt was stopped, its agent too")
             until(lambda: session_state(own_database) == "FAILED", "its session failed")
+
+
+def test_agents_nobody_holds_end_and_a_later_web_process_says_they_were_stopped(browser, own_database):
+    """The only web process was killed and stays down: its agentctl stops its agent and exits on its own."""
+    env = server_environ(own_database, {**GRACE, "KANDEV_AGENTCTL_UNHELD_TIMEOUT": "2s"})
+    with running_server(env, own_database.parent / "unheld-before.log") as first:
+        agentctl, agent = orphan_an_agent(browser, first, "vela")
+        until(lambda: gone([agentctl, agent]), "agentctl nobody held ended, its agent with it", 30)
+        assert execution(own_database)["ended_at"] is None, "nobody was there to record it"
+
+        with running_server(env, own_database.parent / "unheld-after.log"):
+            until(lambda: session_state(own_database) == "CANCELLED", "the session was marked stopped")
+            with sqlite3.connect(own_database) as db:
+                said = [row[0] for row in db.execute("SELECT content FROM agent_sessions_message")]
+            assert "The agent was stopped: no web server held it for 2s." in said
+            assert session_error(own_database) == ""
 
 
 def execution(database: Path) -> dict:
