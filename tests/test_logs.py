@@ -10,6 +10,7 @@ from channels.testing import HttpCommunicator
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kandev_web.agentctl.stream_client import StreamEvent
 from kandev_web.asgi import application
 from kandev_web.logs import ContextIds, bound, json_formatter
 from kandev_web.sessions import runner, signals
@@ -94,7 +95,7 @@ def test_lines_logged_while_an_agent_event_is_applied_name_its_execution_and_ses
     signals.elicitation_declined.connect(log)
     try:
         async_to_sync(runner.Runner()._apply)(
-            runner.ExecutionRef(session_id=7, execution_id=12), "elicitation.declined", {}
+            runner.ExecutionRef(session_id=7, execution_id=12), StreamEvent("elicitation.declined", {}, seq=None)
         )
     finally:
         signals.elicitation_declined.disconnect(log)
