@@ -127,7 +127,8 @@ def record_text_chunks(session_id: int, kind: str, text: str) -> None:
         add_message(session, type=type_, content=text, metadata={"streaming": True, "rendered_at": now})
         return
     changes: dict[str, object] = {"content": Concat(F("content"), Value(text), output_field=TextField())}
-    # A message that had settled streams again (text after the turn's end, say): its pages need its stream element.
+    # Whole again every STREAM_RENDER_SECONDS; and at once when it had settled and streams again (text
+    # after the turn's end, say), so that its pages get its stream element back.
     render = not last["metadata"].get("streaming") or now - last["metadata"]["rendered_at"] >= STREAM_RENDER_SECONDS
     if render:
         changes["metadata"] = {"streaming": True, "rendered_at": now}
@@ -146,10 +147,8 @@ def settle_streamed(session: TaskSession) -> None:
     before what follows it on every page.
     """
     turn = Subquery(_latest_turn(session).values("pk")[:1])
-    streamed = Message.objects.filter(turn=turn, type__in=_TEXT_CHUNKS.values(), metadata__streaming=True).values_list(
-        "pk", flat=True
-    )
-    for pk in list(streamed):
+    streamed = Message.objects.filter(turn=turn, type__in=_TEXT_CHUNKS.values(), metadata__streaming=True)
+    for pk in list(streamed.values_list("pk", flat=True)):
         # A text message has no other metadata: what it had, it had for streaming.
         Message.objects.filter(pk=pk).update(metadata={})
         live.message_changed(session.task_id, pk, created=False)
