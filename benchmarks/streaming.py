@@ -12,7 +12,9 @@ the first N sessions are sent ``/e2e:stream-chunks M R`` at once (the
 composer's POST): each agent sends M ``agent_message_chunk`` s, one every 1/R
 s of its own clock, each a Markdown list item with its number and the
 ``time.time()`` it was written at (the mock agent's ``stream`` step), then
-"Done." and the turn's end. A warm-up stream (N = 1, not counted) runs first.
+"Done." and the turn's end. A warm-up stream (N = 1, not counted) runs first,
+and a long one last: N = 1 with the page, each chunk padded so that the
+message reaches ``--long-kb`` (100 KB by default).
 
 The page is a WebSocket client of the first task's socket (``/ws/tasks/<id>/``)
 in this process, connected as the page's htmx ws extension is (session cookie,
@@ -25,7 +27,8 @@ Figures, per configuration:
   (``/proc/<pid>/stat``; agentctl and the agents are processes of their own)
   from the prompts' POSTs to the last turn's end recorded, over N x M chunks;
   and the same over the stream's first and last thirds, whose ratio says
-  whether a chunk costs more as its message grows;
+  whether a chunk costs more as its message grows (while the agents keep
+  pace: a stream that falls behind is measured past its last third);
 - *write -> page* (p50, p99): for every chunk of the watched agent, the first
   frame that carries its text, minus the time the agent stamped in it;
 - *lag behind the agents' own pace*: each agent's turn's end as recorded
@@ -197,18 +200,20 @@ class Bench:
 
         return self._wait(ended, "the turns to end", timeout)
 
-    def stream(self, agents: int, chunks: int, rate: float, *, watched: bool) -> dict:
+    def stream(self, agents: int, chunks: int, rate: float, *, watched: bool, pad: int = 0) -> dict:
         sessions = self.session_ids[:agents]
+        prompt = f"/e2e:stream-chunks {chunks} {rate:g} {'x' * pad}".rstrip()
         with Page.of(self.operator, self.task_ids[0]) if watched else nullcontext() as page:
             samples = [(time.time(), support.cpu_seconds(self.server.pid))]
             for session in sessions:
-                self._post(f"/sessions/{session}/prompt/", {"prompt": f"/e2e:stream-chunks {chunks} {rate:g}"})
+                self._post(f"/sessions/{session}/prompt/", {"prompt": prompt})
             ended = self._wait_for_turns(sessions, timeout=chunks / rate + 60, samples=samples)
         start, cpu_start = samples[0]
         end, cpu_end = samples[-1]
         result = {
             "agents": agents,
             "pages": int(watched),
+            "message_kb": 0.0,
             "chunks": agents * chunks,
             "cpu_ms_per_chunk": (cpu_end - cpu_start) * 1000 / (agents * chunks),
             "seconds": end - start,
@@ -228,7 +233,9 @@ class Bench:
         lags, whole = [], True
         for session, completed_at in zip(sessions, ended, strict=True):
             turn, _ = self.database.last_turn(session)
-            found = CHUNK.findall(self.database.streamed(turn))
+            streamed = self.database.streamed(turn)
+            result["message_kb"] = max(result["message_kb"], len(streamed.encode()) / 1024)
+            found = CHUNK.findall(streamed)
             whole &= [int(number) for number, _ in found] == list(range(1, chunks + 1))
             if found:
                 lags.append((wall(completed_at) - float(found[-1][1])) * 1000)
@@ -251,7 +258,7 @@ def report(results: list[dict], chunks: int) -> dict:
     base = support.Summary("write -> page", page_base["write_to_page"]) if page_base else None
     out = []
     for r in results:
-        label = f"N={r['agents']:<2} pages={r['pages']}"
+        label = f"N={r['agents']:<2} pages={r['pages']} {r['message_kb']:3.0f} KB"
         print(
             f"   {label}  server CPU {r['cpu_ms_per_chunk']:6.3f} ms/chunk (x{r['cpu_ms_per_chunk'] / cpu_base:4.2f}"
             f" N=1)  first third {r['cpu_ms_per_chunk_first_third']:6.3f}, last third"
@@ -289,6 +296,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--agents", default="1,10,20", help="numbers of agents streaming at once (default 1,10,20)")
     parser.add_argument("--chunks", type=int, default=300, help="chunks each agent streams (default 300)")
     parser.add_argument("--rate", type=float, default=25, help="chunks a second each agent sends (default 25)")
+    parser.add_argument("--long-kb", type=int, default=100, help="the long message's size, KB (default 100)")
     parser.add_argument("--json", type=Path, help="write the figures here as JSON")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (server log, database)")
     args = parser.parse_args(argv)
@@ -301,6 +309,9 @@ def main(argv: list[str] | None = None) -> int:
         results = [
             running.stream(n, args.chunks, args.rate, watched=watched) for n in counts for watched in (False, True)
         ]
+        # Each chunk "- chunk N sent at T PAD\n" is about 40 bytes and its padding.
+        pad = max(args.long_kb * 1024 // args.chunks - 40, 0)
+        results.append(running.stream(1, args.chunks, args.rate, watched=True, pad=pad))
     figures = report(results, args.chunks)
     support.footer()
     if args.json:

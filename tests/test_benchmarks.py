@@ -162,14 +162,18 @@ def test_side_by_side_has_one_row_per_path_and_one_cell_per_column(runs):
 
 def test_streaming_measures_each_configuration_with_every_chunk_recorded_and_shown_once(tmp_path):
     out = tmp_path / "streaming.json"
-    options = ["--agents", "1,2", "--chunks", "20", "--rate", "50", "--json", str(out)]
+    options = ["--agents", "1,2", "--chunks", "20", "--rate", "50", "--long-kb", "8", "--json", str(out)]
     done = subprocess.run(
         [sys.executable, "-m", "benchmarks.streaming", *options], cwd=ROOT, capture_output=True, text=True, timeout=110
     )
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    runs = {(run["agents"], run["pages"]): run for run in json.loads(out.read_text())["streaming"]["runs"]}
-    assert set(runs) == {(1, 0), (1, 1), (2, 0), (2, 1)}
-    for run in runs.values():
+    *short, long = json.loads(out.read_text())["streaming"]["runs"]
+    runs = {(run["agents"], run["pages"]): run for run in short}
+    assert list(runs) == [(1, 0), (1, 1), (2, 0), (2, 1)]
+    assert (long["agents"], long["pages"]) == (1, 1)
+    assert long["message_kb"] >= 7
+    assert runs[(1, 1)]["message_kb"] < 1
+    for run in [*short, long]:
         assert run["every_chunk_once_in_order"]
         assert run["chunks"] == 20 * run["agents"]
         assert run["cpu_ms_per_chunk"] > 0

@@ -8,8 +8,9 @@ Streamed text costs what arrived, not what came before it
 (:func:`record_text_chunks`): it is appended in SQL, never read back, and
 pages get it as a delta (``message.appended``). A streaming text message is
 marked ``metadata["streaming"]``; its pages render it whole (its Markdown)
-again at most every :data:`STREAM_RENDER_SECONDS` while it streams
-(``metadata["rendered_at"]``, the wall-clock time of the last such render,
+again at most every :data:`STREAM_RENDER_SECONDS` while it streams, less
+often once it is long (:data:`STREAM_RENDER_CHARS_PER_SECOND`;
+``metadata["rendered_at"]``, the wall-clock time of the last such render,
 kept in the row so any process recording the session next honours it), and
 once more when it settles: when anything else is recorded in its session.
 """
@@ -45,6 +46,9 @@ AGENT_EXITED = "agent_exited"
 _TOOL_TYPES = {"edit": MessageType.TOOL_EDIT, "read": MessageType.TOOL_READ, "execute": MessageType.TOOL_EXECUTE}
 #: While a message streams, its pages render it whole at most this often (seconds); in between they only append.
 STREAM_RENDER_SECONDS = 2.0
+#: ... and a long one less often: a whole render costs what the message is long, so rendering at most this
+#: many characters a second keeps what a chunk costs its pages flat however long the message grows (10 s at 100 KB).
+STREAM_RENDER_CHARS_PER_SECOND = 10_000
 
 
 def message_changed(message: Message, *, created: bool) -> None:
@@ -140,8 +144,10 @@ def record_text_chunks(session_id: int, kind: str, text: str) -> None:
         add_message(session, type=type_, content=text, metadata={"streaming": True, "rendered_at": now})
         return
     changes: dict[str, object] = {"content": Concat(F("content"), Value(text), output_field=TextField())}
-    # A message that had settled streams again (text after the turn's end, say): its pages need its stream element.
-    render = not last["metadata"].get("streaming") or now - last["metadata"]["rendered_at"] >= STREAM_RENDER_SECONDS
+    # Whole again every few seconds; and at once when it had settled and streams again (text after the
+    # turn's end, say), so that its pages get its stream element back.
+    every = max(STREAM_RENDER_SECONDS, last["length"] / STREAM_RENDER_CHARS_PER_SECOND)
+    render = not last["metadata"].get("streaming") or now - last["metadata"]["rendered_at"] >= every
     if render:
         changes["metadata"] = {"streaming": True, "rendered_at": now}
     Message.objects.filter(pk=last["pk"]).update(**changes)
@@ -159,10 +165,8 @@ def settle_streamed(session: TaskSession) -> None:
     before what follows it on every page.
     """
     turn = Subquery(_latest_turn(session).values("pk")[:1])
-    streamed = Message.objects.filter(turn=turn, type__in=_TEXT_CHUNKS.values(), metadata__streaming=True).values_list(
-        "pk", flat=True
-    )
-    for pk in list(streamed):
+    streamed = Message.objects.filter(turn=turn, type__in=_TEXT_CHUNKS.values(), metadata__streaming=True)
+    for pk in list(streamed.values_list("pk", flat=True)):
         # A text message has no other metadata: what it had, it had for streaming.
         Message.objects.filter(pk=pk).update(metadata={})
         live.message_changed(session.task_id, pk, created=False)

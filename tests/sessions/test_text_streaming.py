@@ -147,6 +147,24 @@ def test_a_streaming_message_is_rendered_whole_at_most_every_few_seconds(new_ses
     assert types[-3:] == ["message.changed", "message.appended", "message.appended"]
 
 
+def test_a_long_streaming_message_is_rendered_whole_less_often(new_session, told):
+    session = new_session()
+    events.record_text_chunks(session.pk, "agent_message_chunk", "x" * 100_000)
+    [message] = session.messages.all()
+    bound = 100_000 / events.STREAM_RENDER_CHARS_PER_SECOND
+    assert bound > events.STREAM_RENDER_SECONDS
+
+    def rendered_ago(seconds):
+        metadata = {"streaming": True, "rendered_at": message.metadata["rendered_at"] - seconds}
+        Message.objects.filter(pk=message.pk).update(metadata=metadata)
+        told.clear()
+        events.record_text_chunks(session.pk, "agent_message_chunk", "y")
+        return [event["type"] for _, event in told]
+
+    assert rendered_ago(events.STREAM_RENDER_SECONDS + 1) == ["message.appended"]
+    assert rendered_ago(bound + 1) == ["message.changed", "message.appended"]
+
+
 @pytest.mark.parametrize(
     "then",
     [
