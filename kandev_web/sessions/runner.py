@@ -109,18 +109,25 @@ def _apply_once(ref: "ExecutionRef", event: StreamEvent) -> None:
             handler(ref, event.payload)
 
 
-def _write_once(ref: "ExecutionRef", batch: Batch) -> None:
-    """Append a batch of the agent's text, and count its chunks applied in the same transaction.
+def _write_batches(batches: list[tuple["ExecutionRef", Batch]]) -> None:
+    """Append batches of agents' text, each counting its chunks applied in the transaction that writes it.
 
-    Chunks counted already (replayed after a takeover) are left out.
+    One transaction for them all, each batch in a savepoint of its own: a
+    session deleted meanwhile drops its own text, nobody else's. Chunks
+    counted already (replayed after a takeover) are left out.
     """
     with transaction.atomic():
-        applied = ownership.lock_applied_seq(ref.execution_id)
-        text = batch.text_after(applied)
-        if batch.last_seq is not None:
-            ownership.count_applied(ref.execution_id, batch.last_seq)
-        if text:
-            events.record_text_chunks(ref.session_id, batch.kind, text)
+        for ref, batch in batches:
+            try:
+                with bound(execution_id=ref.execution_id, session_id=ref.session_id), transaction.atomic():
+                    applied = ownership.lock_applied_seq(ref.execution_id)
+                    text = batch.text_after(applied)
+                    if batch.last_seq is not None:
+                        ownership.count_applied(ref.execution_id, batch.last_seq)
+                    if text:
+                        events.record_text_chunks(ref.session_id, batch.kind, text)
+            except ObjectDoesNotExist:
+                logger.info("dropped the agent's text for the deleted session %s", ref.session_id)
 
 
 #: How often this process looks for executions whose owner is gone.
@@ -374,16 +381,12 @@ class Runner(RequestRouting):
             # The task was deleted meanwhile; its agent is being stopped (lifecycle).
             logger.info("dropped %s for the deleted session %s", event.action, ref.session_id)
 
-    async def _write_text(self, execution_id: int, batch: Batch) -> None:
-        ref = self._refs[execution_id]
+    async def _write_text(self, batches: list[tuple[int, Batch]]) -> None:
         try:
-            with bound(execution_id=ref.execution_id, session_id=ref.session_id):
-                await agent_sync_to_async(_write_once)(ref, batch)
-        except ObjectDoesNotExist:
-            logger.info("dropped the agent's text for the deleted session %s", ref.session_id)
+            await agent_sync_to_async(_write_batches)([(self._refs[id_], batch) for id_, batch in batches])
         except Exception:
             # Written on a timer, where nobody else would hear of it.
-            logger.exception("recording the agent's streamed text failed")
+            logger.exception("recording the agents' streamed text failed")
 
     async def _reconnected(self, ref: ExecutionRef, client: AgentStreamClient) -> None:
         await agent_sync_to_async(events.record_stream_state)(ref.execution_id, True)
@@ -497,7 +500,7 @@ class Runner(RequestRouting):
         client = self._owned.pop(execution_id, None)
         if client is not None:
             await client.close()
-        await self._text.forget(execution_id)
+        await self._text.flush(execution_id)
         self._refs.pop(execution_id, None)
         process = self._processes.pop(execution_id, None)
         if process is not None:

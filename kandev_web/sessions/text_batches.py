@@ -1,12 +1,13 @@
-"""An agent's streamed text, written a batch of chunks at a time.
+"""Agents' streamed text, written a batch of chunks at a time.
 
 An agent streams its reply a few words per chunk, 25 chunks a second or
 more, and twenty agents may stream at once. A transaction per chunk would
 make the server's work grow with the number of chunks rather than with the
 bytes said; so the owning process collects consecutive chunks of one kind
-(the agent's message, or its thoughts) and writes them as one append. A
-batch is written after ``delay`` seconds, once it holds ``max_chars``
-characters, and before anything else the execution reports is applied, so
+(the agent's message, or its thoughts) per execution, and writes what every
+execution collected together, in one database call, every ``delay``
+seconds. An execution's batch is written sooner once it holds ``max_chars``
+characters, and before anything else that execution reports is applied, so
 everything is recorded in the order agentctl sent it.
 
 A batch not written when the process dies is not lost: agentctl replays
@@ -45,15 +46,16 @@ class Batch:
         return next((seq for seq, _ in reversed(self.chunks) if seq is not None), None)
 
 
-Write = Callable[[int, Batch], Awaitable[None]]
+#: Records batches, each with its execution's id, in one go.
+Write = Callable[[list[tuple[int, Batch]]], Awaitable[None]]
 
 
 class TextBatches:
-    """Each stream's batch in the making, by execution id; ``write(execution_id, batch)`` records one.
+    """Each execution's batch in the making; ``write([(execution_id, batch), ...])`` records them.
 
-    ``add`` and ``flush`` are awaited in the order the stream's notifications
-    arrived; a batch written on its timer is written under the same lock, so
-    two batches of one stream are never written out of order.
+    ``add`` and ``flush`` are awaited in the order an execution's
+    notifications arrived. Every write happens under one lock, so two batches
+    of one execution are never written out of order.
     """
 
     def __init__(self, write: Write, *, delay: float = DELAY_SECONDS, max_chars: int = MAX_CHARS) -> None:
@@ -61,39 +63,43 @@ class TextBatches:
         self._delay = delay
         self._max_chars = max_chars
         self._batches: dict[int, Batch] = {}
-        self._timers: dict[int, asyncio.TimerHandle] = {}
-        self._locks: dict[int, asyncio.Lock] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._lock = asyncio.Lock()
         self._flushing: set[asyncio.Task[None]] = set()
 
-    async def add(self, key: int, kind: str, seq: int | None, text: str) -> None:
-        """Add a chunk to ``key``'s batch; a batch of another kind is written first."""
-        batch = self._batches.get(key)
+    async def add(self, execution_id: int, kind: str, seq: int | None, text: str) -> None:
+        """Add a chunk to the execution's batch; a batch of another kind is written first."""
+        batch = self._batches.get(execution_id)
         if batch is not None and batch.kind != kind:
-            await self.flush(key)
+            await self.flush(execution_id)
             batch = None
         if batch is None:
-            batch = self._batches[key] = Batch(kind)
-            self._timers[key] = asyncio.get_running_loop().call_later(self._delay, self._flush_later, key)
+            batch = self._batches[execution_id] = Batch(kind)
+            if self._timer is None:
+                self._timer = asyncio.get_running_loop().call_later(self._delay, self._flush_all_later)
         batch.add(seq, text)
         if batch.chars >= self._max_chars:
-            await self.flush(key)
+            await self.flush(execution_id)
 
-    async def flush(self, key: int) -> None:
-        """Write ``key``'s batch now, if it has one, after any batch of it being written."""
-        async with self._locks.setdefault(key, asyncio.Lock()):
-            timer = self._timers.pop(key, None)
-            if timer is not None:
-                timer.cancel()
-            batch = self._batches.pop(key, None)
+    async def flush(self, execution_id: int) -> None:
+        """Write the execution's batch now, if it has one, after any write under way."""
+        async with self._lock:
+            batch = self._batches.pop(execution_id, None)
             if batch is not None:
-                await self._write(key, batch)
+                await self._write([(execution_id, batch)])
 
-    async def forget(self, key: int) -> None:
-        """Write what ``key`` has, and forget it: its stream is over."""
-        await self.flush(key)
-        self._locks.pop(key, None)
+    async def flush_all(self) -> None:
+        """Write every execution's batch, in one go."""
+        async with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            batches, self._batches = list(self._batches.items()), {}
+            if batches:
+                await self._write(batches)
 
-    def _flush_later(self, key: int) -> None:
-        task = asyncio.get_running_loop().create_task(self.flush(key), name="agent text batch")
+    def _flush_all_later(self) -> None:
+        self._timer = None
+        task = asyncio.get_running_loop().create_task(self.flush_all(), name="agent text batches")
         self._flushing.add(task)
         task.add_done_callback(self._flushing.discard)

@@ -9,60 +9,79 @@ from hypothesis import strategies as st
 from kandev_web.sessions.text_batches import Batch, TextBatches
 
 KINDS = st.sampled_from(["agent_message_chunk", "agent_thought_chunk"])
-CHUNKS = st.lists(st.tuples(KINDS, st.text(max_size=40)), max_size=60)
+#: Chunks of two executions interleaved, as twenty agents' streams are: (execution, kind, text).
+CHUNKS = st.lists(st.tuples(st.sampled_from([1, 2]), KINDS, st.text(max_size=40)), max_size=60)
 
 
-def play(chunks, *, flush_every=None, max_chars=64):
-    """Feed ``chunks`` (kind, text) with increasing seqs; what was written, batch by batch."""
-    written: list[tuple[str, Batch]] = []
+def play(chunks, *, flush_every=None, flush_all_every=None, max_chars=64):
+    """Feed ``chunks`` with increasing seqs per execution; each write, as a list of (execution, batch)."""
+    writes: list[list[tuple[int, Batch]]] = []
 
-    async def write(key, batch):
+    async def write(batches):
         await asyncio.sleep(0)  # a database hop: other work may run meanwhile
-        written.append((key, batch))
+        writes.append(batches)
 
     async def main():
-        # A delay no test waits for: only the size bound and flush() write.
+        # A delay no test waits for: only the size bound and the flushes write.
         batches = TextBatches(write, delay=3600, max_chars=max_chars)
-        for seq, (kind, text) in enumerate(chunks, start=1):
-            await batches.add(7, kind, seq, text)
-            if flush_every and seq % flush_every == 0:
-                await batches.flush(7)  # another notification of the stream
-        await batches.forget(7)
+        seqs = dict.fromkeys((1, 2), 0)
+        for n, (execution, kind, text) in enumerate(chunks, start=1):
+            seqs[execution] += 1
+            await batches.add(execution, kind, seqs[execution], text)
+            if flush_every and n % flush_every == 0:
+                await batches.flush(execution)  # another notification of its stream
+            if flush_all_every and n % flush_all_every == 0:
+                await batches.flush_all()  # the timer
+        await batches.flush_all()
 
     asyncio.run(main())
-    return [batch for _, batch in written]
+    return writes
+
+
+def of(writes, execution):
+    return [batch for write in writes for id_, batch in write if id_ == execution]
+
+
+@given(CHUNKS, st.integers(min_value=1, max_value=5), st.integers(min_value=1, max_value=7))
+def test_each_execution_s_text_is_written_once_in_order_each_batch_of_one_kind(chunks, every, all_every):
+    writes = play(chunks, flush_every=every, flush_all_every=all_every)
+    for execution in (1, 2):
+        said = [(kind, text) for id_, kind, text in chunks if id_ == execution]
+        batches = of(writes, execution)
+        assert [(b.kind, text) for b in batches for _, text in b.chunks] == said
+        assert [seq for b in batches for seq, _ in b.chunks] == list(range(1, len(said) + 1))
+        assert all(len({b.kind}) == 1 and b.chunks for b in batches)
 
 
 @given(CHUNKS)
-def test_everything_said_is_written_once_in_order_each_batch_of_one_kind(chunks):
-    batches = play(chunks)
-    assert [(b.kind, text) for b in batches for _, text in b.chunks] == chunks
-    assert [seq for b in batches for seq, _ in b.chunks] == list(range(1, len(chunks) + 1))
-    # Consecutive chunks of one kind share a batch unless the size bound split them.
-    for before, after in itertools.pairwise(batches):
-        assert before.kind != after.kind or before.chars >= 64
+def test_consecutive_chunks_of_one_kind_share_a_batch_until_the_size_bound(chunks):
+    writes = play(chunks)
+    for execution in (1, 2):
+        for before, after in itertools.pairwise(of(writes, execution)):
+            assert before.kind != after.kind or before.chars >= 64
 
 
-@given(CHUNKS, st.integers(min_value=1, max_value=5))
-def test_another_notification_writes_the_batch_first(chunks, every):
-    batches = play(chunks, flush_every=every)
-    assert [text for b in batches for _, text in b.chunks] == [text for _, text in chunks]
-    assert all(b.last_seq is not None and len(b.chunks) <= every for b in batches)
+@given(CHUNKS)
+def test_one_write_holds_at_most_one_batch_of_an_execution(chunks):
+    for write in play(chunks, flush_all_every=3):
+        ids = [id_ for id_, _ in write]
+        assert len(ids) == len(set(ids))
 
 
-def test_a_batch_is_written_on_its_timer_when_nothing_else_comes():
+def test_the_timer_writes_every_execution_s_batch_in_one_go():
     async def main():
         written = asyncio.Queue()
 
-        async def write(key, batch):
-            await written.put((key, batch.kind, batch.text_after(0), batch.last_seq))
+        async def write(batches):
+            await written.put([(id_, b.kind, b.text_after(0), b.last_seq) for id_, b in batches])
 
         batches = TextBatches(write, delay=0.01)
-        await batches.add(7, "agent_message_chunk", 1, "Hel")
-        await batches.add(7, "agent_message_chunk", 2, "lo")
+        await batches.add(1, "agent_message_chunk", 1, "Hel")
+        await batches.add(2, "agent_thought_chunk", 7, "hmm")
+        await batches.add(1, "agent_message_chunk", 2, "lo")
         return await asyncio.wait_for(written.get(), 10)
 
-    assert asyncio.run(main()) == (7, "agent_message_chunk", "Hello", 2)
+    assert asyncio.run(main()) == [(1, "agent_message_chunk", "Hello", 2), (2, "agent_thought_chunk", "hmm", 7)]
 
 
 @given(st.lists(st.text(max_size=10), min_size=1, max_size=20), st.integers(min_value=0, max_value=25))

@@ -170,7 +170,7 @@ def deliver(execution, frames: list[str]) -> None:
                 await client.request("agent.elicitations.list", {})
             finally:
                 await client.close()
-                await runner._text.forget(execution.pk)  # the streamed text, written a batch at a time
+                await runner._text.flush(execution.pk)  # the streamed text, written a batch at a time
 
     asyncio.run(run())
 
