@@ -289,6 +289,7 @@ class AgentStreamClient:
                 self._target(),
                 additional_headers={"Authorization": f"Bearer {self._token}"},
                 max_size=MAX_INCOMING_BYTES,
+                compression=None,  # agentctl offers none either (server.py)
                 open_timeout=self._open_timeout,
                 ping_interval=self._ping_interval,
                 ping_timeout=self._ping_interval,

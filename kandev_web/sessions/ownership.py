@@ -91,14 +91,17 @@ def lock_applied_seq(execution_id: int) -> int:
     return AgentExecution.objects.select_for_update().values_list("applied_seq", flat=True).get(pk=execution_id)
 
 
-def count_applied(execution_id: int, seq: int) -> bool:
-    """Count agentctl's notification ``seq`` applied, in the caller's transaction; False if it was already.
+def count_applied(execution_id: int, seq: int, *, unless_through: int | None = None) -> bool:
+    """Count agentctl's notifications up to ``seq`` applied, in the caller's transaction; False if ``seq`` was.
 
+    With ``unless_through``, count nothing and return False unless every
+    notification from ``unless_through`` to ``seq`` is still to be applied.
     The row stays locked until that transaction ends, so of two processes
     applying the same notification (an owner that stopped beating but still
     runs, and its adopter) one applies it and the other finds it counted.
     """
-    return bool(AgentExecution.objects.filter(pk=execution_id, applied_seq__lt=seq).update(applied_seq=seq))
+    below = seq if unless_through is None else unless_through
+    return bool(AgentExecution.objects.filter(pk=execution_id, applied_seq__lt=below).update(applied_seq=seq))
 
 
 def heartbeat(owner: str, execution_ids: list[int]) -> None:

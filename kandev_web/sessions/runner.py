@@ -109,6 +109,22 @@ def _apply_once(ref: "ExecutionRef", event: StreamEvent) -> None:
             handler(ref, event.payload)
 
 
+def _unapplied_text(execution_id: int, batch: Batch) -> str:
+    """Count the batch's chunks applied, and return the text of those that were not yet.
+
+    One statement when none was (the batch follows the last one applied);
+    a few chunks may have been, replayed to a new owner after a takeover.
+    """
+    first, last = batch.first_seq, batch.last_seq
+    if first is None or last is None:
+        return batch.text_after(0)
+    if ownership.count_applied(execution_id, last, unless_through=first):
+        return batch.text_after(0)
+    applied = ownership.lock_applied_seq(execution_id)
+    ownership.count_applied(execution_id, last)
+    return batch.text_after(applied)
+
+
 def _write_batches(batches: list[tuple["ExecutionRef", Batch]]) -> None:
     """Append batches of agents' text, each counting its chunks applied in the transaction that writes it.
 
@@ -120,10 +136,7 @@ def _write_batches(batches: list[tuple["ExecutionRef", Batch]]) -> None:
         for ref, batch in batches:
             try:
                 with bound(execution_id=ref.execution_id, session_id=ref.session_id), transaction.atomic():
-                    applied = ownership.lock_applied_seq(ref.execution_id)
-                    text = batch.text_after(applied)
-                    if batch.last_seq is not None:
-                        ownership.count_applied(ref.execution_id, batch.last_seq)
+                    text = _unapplied_text(ref.execution_id, batch)
                     if text:
                         events.record_text_chunks(ref.session_id, batch.kind, text)
             except ObjectDoesNotExist:

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 
 #: How long chunks wait to be written with the next ones.
-DELAY_SECONDS = 0.1
+DELAY_SECONDS = 0.2
 #: A batch holding this many characters is written at once.
 MAX_CHARS = 16_384
 
@@ -40,6 +40,10 @@ class Batch:
     def text_after(self, applied_seq: int) -> str:
         """The text of the chunks not counted applied yet (all of them, but after a takeover)."""
         return "".join(text for seq, text in self.chunks if seq is None or seq > applied_seq)
+
+    @property
+    def first_seq(self) -> int | None:
+        return next((seq for seq, _ in self.chunks if seq is not None), None)
 
     @property
     def last_seq(self) -> int | None:

@@ -18,8 +18,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from kandev_web.board.models import TaskState
-from kandev_web.sessions import ownership
-from kandev_web.sessions.models import AgentExecution
+from kandev_web.sessions import ownership, runner
+from kandev_web.sessions.models import AgentExecution, Message
+from kandev_web.sessions.text_batches import Batch
 
 pytestmark = pytest.mark.postgres
 
@@ -131,3 +132,17 @@ def test_the_task_page_calls_a_stream_whose_owner_was_killed_down_not_up(operato
     orphan.owner = ownership.process_id()
     orphan.save()
     assert agent_stream_state(operator_client, orphan.session.task_id) == "up"
+
+
+@pytest.mark.parametrize(("applied", "written"), [(0, "abcde"), (3, "de"), (5, ""), (9, "")])
+def test_a_batch_of_streamed_text_writes_only_what_was_not_applied_and_counts_it(execution, applied, written):
+    """After a takeover, agentctl replays chunks the dead owner may have written already."""
+    orphan = execution("me", applied_seq=applied)
+    batch = Batch("agent_message_chunk")
+    for seq, text in enumerate("abcde", start=1):
+        batch.add(seq, text)
+    runner._write_batches([(runner.ExecutionRef(orphan.session_id, orphan.pk), batch)])
+    assert list(Message.objects.filter(session=orphan.session_id).values_list("content", flat=True)) == (
+        [written] if written else []
+    )
+    assert AgentExecution.objects.get(pk=orphan.pk).applied_seq == max(applied, 5)
