@@ -1,4 +1,4 @@
-"""Elicitations when the connection to the agent fails: AC-20a, reconciliation, agentctl killed."""
+"""Elicitations when the connection to the agent fails: AC-20a, reconciliation, agentctl killed (withdrawn)."""
 
 import os
 import signal
@@ -37,17 +37,20 @@ def test_AC_20a_stream_down_answer_not_delivered_then_reconciled_and_answered(br
     assert agent_said(page, "Answer:") == {"action": "accept", "content": {"question_0": "Red"}}
 
 
-def test_agentctl_killed_marks_the_question_agent_disconnected(browser, server):
+def test_a_question_whose_agentctl_was_killed_is_withdrawn_saying_it_can_no_longer_be_answered(browser, server):
+    """agentctl died with its agent: nothing can settle the question, so it is withdrawn, never left to "try again"."""
     page, ids = fresh_task(browser, server, "killed")
     start(page, "elicit-single")
     expect(page.get_by_test_id("clarification-overlay")).to_be_visible()
     os.kill(agentctl_pid(server, ids["task_ids"][0]), signal.SIGKILL)
 
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "FAILED")
-    expect(page.get_by_test_id("clarification-deferred-notice")).to_be_visible()
-    expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-agent-disconnected", "true")
-    option(page, "Blue").click()
-    page.get_by_test_id("clarification-submit").click()
-    expect(page.locator("[data-testid=toast][data-level=info]")).to_contain_text("recorded but not delivered")
     expect(page.get_by_test_id("clarification-overlay")).to_have_count(0)
-    expect(page.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")
+    record = page.get_by_test_id("clarification-record")
+    expect(record).to_have_attribute("data-status", "cancelled")
+    settled = page.get_by_test_id("clarification-record-settlement")
+    expect(settled).to_have_attribute("data-reason", "agentctl_gone")
+    expect(settled).to_contain_text("Withdrawn: the agent stopped; this question can no longer be answered")
+    page.reload()
+    expect(page.get_by_test_id("clarification-overlay")).to_have_count(0)
+    expect(settled).to_contain_text("this question can no longer be answered")
