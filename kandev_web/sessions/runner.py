@@ -98,11 +98,14 @@ def _apply_once(ref: "ExecutionRef", event: StreamEvent) -> None:
     A notification counted already (replayed to a new owner, or applied by
     the old one before it stopped beating) changes nothing.
     """
-    if event.action == GAP:
-        events.record_stream_gap(ref.session_id, event.payload)
-        return
     handler = _handler(event.action)
     with transaction.atomic():
+        if event.action == GAP:
+            # What is no longer kept counts as applied, so the gap is told once, however often it is sent.
+            first_kept = event.payload.get("first_kept_seq")
+            if isinstance(first_kept, int) and ownership.count_applied(ref.execution_id, first_kept - 1):
+                events.record_stream_gap(ref.session_id, event.payload)
+            return
         if event.seq is not None and not ownership.count_applied(ref.execution_id, event.seq):
             return
         if handler is not None:

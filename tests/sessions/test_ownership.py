@@ -17,6 +17,8 @@ import pytest
 from django.db import transaction
 from django.utils import timezone
 
+from kandev_web.agentctl.envelope import GAP
+from kandev_web.agentctl.stream_client import StreamEvent
 from kandev_web.board.models import TaskState
 from kandev_web.sessions import ownership, runner
 from kandev_web.sessions.models import AgentExecution, Message
@@ -146,3 +148,15 @@ def test_a_batch_of_streamed_text_writes_only_what_was_not_applied_and_counts_it
         [written] if written else []
     )
     assert AgentExecution.objects.get(pk=orphan.pk).applied_seq == max(applied, 5)
+
+
+def test_a_gap_agentctl_reports_is_told_once_however_often_it_is_sent(execution):
+    """The client asks again after the same seq when it reconnects before anything newer came."""
+    orphan = execution("me", applied_seq=100)
+    ref = runner.ExecutionRef(orphan.session_id, orphan.pk)
+    gap = StreamEvent(GAP, {"after_seq": 100, "first_kept_seq": 180}, seq=None)
+    runner._apply_once(ref, gap)
+    runner._apply_once(ref, gap)
+    [note] = Message.objects.filter(session=orphan.session_id)
+    assert "is missing here" in note.content
+    assert AgentExecution.objects.get(pk=orphan.pk).applied_seq == 179
