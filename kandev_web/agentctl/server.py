@@ -154,10 +154,6 @@ class StreamServer:
             port,
             process_request=self._authorize,
             max_size=HARD_FRAME_LIMIT,
-            # Frames go to a web process on the same machine or network, a
-            # few hundred bytes each, many a second: deflating them costs
-            # both ends more CPU than it saves.
-            compression=None,
             create_connection=_Connection,
         )
         bound_port = self._server.sockets[0].getsockname()[1]
