@@ -4,15 +4,18 @@
 server, as an operator does over HTTP, each on a task of its own; a prompt
 ``/e2e:stream-chunks M R`` then has one stream M chunks at R a second
 (``kandev_web/mock_agent/scenarios/stream-chunks.json``), each saying its
-number and the time the agent sent it.
+number and the time the agent sent it. ``Background`` keeps such streams
+going, with no page watching them, for as long as another measurement takes.
 
 What was streamed is read back from the server's SQLite file (read-only).
 """
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
+import threading
 import time
 from contextlib import closing
 from pathlib import Path
@@ -62,6 +65,17 @@ class Database:
         )
         return "".join(content for (content,) in found)
 
+    def streamed_by(self, session_ids: list[int]) -> str:
+        """Everything the agents of these sessions said, in all their turns."""
+        found = self.rows(
+            "SELECT message.content FROM agent_sessions_message AS message"
+            " JOIN agent_sessions_turn AS turn ON message.turn_id = turn.id"
+            " WHERE turn.session_id IN (SELECT value FROM json_each(?))"
+            " AND message.type = 'message' AND message.author_type = 'agent'",
+            json.dumps(session_ids),
+        )
+        return "".join(content for (content,) in found)
+
 
 class Sessions:
     """N started Mock agent sessions of one operator ("streamer"), each on a task of its own, their first turn over."""
@@ -104,3 +118,80 @@ class Sessions:
             return [self.database.last_turn(session)[1] for session in session_ids]
 
         return self.wait(ended, "the turns to end", timeout)
+
+
+class Background:
+    """Every session streaming ``rate`` chunks a second, from the block's start until its end.
+
+    Each turn streams ``turn_seconds`` worth of chunks; a thread of its own
+    prompts a session again as soon as its turn is recorded as over, so the
+    load lasts however long the measurement in the block takes (but for a
+    poll and a turn's start between two turns). The block starts once every
+    session has a chunk recorded; at its end no turn is started any more, and
+    a turn under way streams on until the server stops.
+    """
+
+    POLL_SECONDS = 0.2
+
+    def __init__(self, sessions: Sessions, rate: float, *, turn_seconds: float = 60.0) -> None:
+        self.sessions = sessions
+        self.rate = rate
+        self.prompt = f"/e2e:stream-chunks {max(round(rate * turn_seconds), 1)} {rate:g}"
+        #: Turns prompted so far.
+        self.turns = 0
+        self._stop = threading.Event()
+        self._error: BaseException | None = None
+        #: Each session's turn that was last seen before its latest prompt: over, not to be prompted again.
+        self._before: dict[int, int | None] = {}
+        self._keeping = threading.Thread(target=self._keep, name="background-streams", daemon=True)
+
+    def __enter__(self) -> Background:
+        database = self.sessions.database
+        for session in self.sessions.session_ids:
+            self._start_turn(session, database.last_turn(session)[0])
+        self._keeping.start()
+        try:
+            self.sessions.wait(
+                lambda: [
+                    CHUNK.search(database.streamed(turn)) if turn != self._before[session] and turn else None
+                    for session in self.sessions.session_ids
+                    for turn in [database.last_turn(session)[0]]
+                ],
+                "every background stream's first chunk",
+            )
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def _start_turn(self, session: int, over: int | None) -> None:
+        self._before[session] = over
+        self.sessions.prompt(session, self.prompt)
+        self.turns += 1
+
+    def _keep(self) -> None:
+        database = self.sessions.database
+        try:
+            while not self._stop.wait(self.POLL_SECONDS):
+                for session in self.sessions.session_ids:
+                    turn, ended = database.last_turn(session)
+                    if turn != self._before[session] and ended is not None:
+                        self._start_turn(session, turn)
+        except BaseException as error:  # handed to the measuring thread by stop()
+            self._error = error
+
+    def stop(self) -> None:
+        """Start no more turns; raise what stopped the thread early, if anything did."""
+        self._stop.set()
+        if self._keeping.is_alive():
+            self._keeping.join(timeout=30)
+        if self._error is not None:
+            raise RuntimeError("the background streams stopped early") from self._error
+
+    def recorded(self, since: float, until: float) -> int:
+        """How many chunks the agents sent between ``since`` and ``until`` (``time.time()``) the server recorded."""
+        text = self.sessions.database.streamed_by(self.sessions.session_ids)
+        return sum(since <= float(sent) <= until for _, sent in CHUNK.findall(text))
