@@ -12,6 +12,13 @@ and the framework floor (``--floor-per-run``), a minimal Channels consumer's
 chromium (``benchmarks/floor/``). How each timestamp is taken, and on which
 clock: ``benchmarks/stack.py``, ``benchmarks/floor/probe.py`` and BENCHMARKS.md#method.
 
+``--background-streams N`` then measures both paths again, in the same run,
+while N other sessions of the same server (another operator's, Mock agent)
+each stream chunks at ``--background-rate`` a second (25), with no page
+watching them (``benchmarks/streams.py``): each figure with its ratio to the
+idle one, and the issue's target, (a) p50 within 2x of idle. The sessions are
+started after the idle cycles, so those are measured as without the option.
+
 ``--profile several-machines`` runs the same cycles on PostgreSQL, Redis, two
 web processes and an SSH executor (``benchmarks/profiles.py``), the framework
 floor then in two processes on the same Redis; both references are measured
@@ -32,11 +39,12 @@ import math
 import statistics
 import subprocess
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import profiles, support
+from benchmarks import profiles, streams, support
 from benchmarks.floor.probe import FrameworkFloor
-from benchmarks.stack import ElicitationStack
+from benchmarks.stack import Cycle, ElicitationStack
 from benchmarks.trace_server import PATCHES
 
 TARGET_SUBMIT_P50 = 5.0
@@ -44,6 +52,21 @@ TARGET_OVERLAY_P50 = 15.0
 TARGET_OVERLAY_P99 = 40.0
 #: With ``--extra-sockets 5``: five more task pages open on the same task.
 TARGET_OVERLAY_P50_EXTRA = 20.0
+#: With ``--background-streams``: (a) p50 at most this many times its idle p50 of the same run.
+TARGET_OVERLAY_P50_BACKGROUND_RATIO = 2.0
+
+
+@dataclass
+class Phase:
+    """The cycles of one phase of the run, and the references measured in the quiet after each."""
+
+    cycles: list[Cycle] = field(default_factory=list)
+    baseline: list[float] = field(default_factory=list)
+    ssh_baseline: list[float] = field(default_factory=list)
+    floors: list = field(default_factory=list)
+    #: ``time.time()`` at its start and end.
+    started: float = 0.0
+    ended: float = 0.0
 
 
 def figures(
@@ -115,13 +138,7 @@ def report(
         f"page-clock calibration uncertainty (both pages): median {statistics.median(uncertainty):.2f} ms, "
         f"max {max(uncertainty):.2f} ms"
     )
-    bad = [c.index for c in cycles if not c.answer_ok]
-    undelivered = [c.index for c in cycles if c.outcome != "delivered"]
-    print(
-        f"answers: the agent read {{'action': 'accept', 'content': {{'question_0': 'Blue'}}}} in "
-        f"{len(cycles) - len(bad)} of {len(cycles)} runs; the page was told 'delivered' in "
-        f"{len(cycles) - len(undelivered)}"
-    )
+    bad, undelivered = answers(cycles)
     return {
         "baseline": base.as_dict(),
         **({"ssh_baseline": tunnelled.as_dict(base)} if tunnelled.values else {}),
@@ -139,6 +156,120 @@ def report(
         "bad_answers": bad,
         "not_delivered": undelivered,
     }
+
+
+def answers(cycles) -> tuple[list[int], list[int]]:
+    """The runs whose answer the agent did not read as given, and those whose page was not told 'delivered'."""
+    bad = [c.index for c in cycles if not c.answer_ok]
+    undelivered = [c.index for c in cycles if c.outcome != "delivered"]
+    print(
+        f"answers: the agent read {{'action': 'accept', 'content': {{'question_0': 'Blue'}}}} in "
+        f"{len(cycles) - len(bad)} of {len(cycles)} runs; the page was told 'delivered' in "
+        f"{len(cycles) - len(undelivered)}"
+    )
+    return bad, undelivered
+
+
+def to_idle(loaded: support.Summary, idle: support.Summary) -> dict[str, float]:
+    """Each percentile of ``loaded`` as a ratio to the same of ``idle``."""
+    if not (loaded.values and idle.values):
+        return {}
+    return {f"idle_ratio_{p}": getattr(loaded, p) / getattr(idle, p) for p in ("p50", "p95", "p99")}
+
+
+def report_background(idle: Phase, loaded: Phase, *, streams: int, rate: float, recorded: int, turns: int) -> dict:
+    """The loaded phase's figures, each against its own references and its idle value; the 2x target."""
+    seconds = loaded.ended - loaded.started
+    print(f"while {streams} other sessions each stream {rate:g} chunks a second (no page watching them):")
+    idle_base, idle_floor, idle_parts = figures(idle.cycles, idle.baseline, idle.floors)
+    base, floor, parts = figures(loaded.cycles, loaded.baseline, loaded.floors)
+
+    def line(summary: support.Summary, reference: support.Summary, text: str) -> str:
+        ratios = to_idle(summary, reference)
+        if not ratios:
+            return text
+        return text + "  | x idle: " + " ".join(f"{k[-3:]} {v:5.2f}x" for k, v in ratios.items())
+
+    print(line(base, idle_base, base.line()))
+    print(line(floor, idle_floor, floor.line(base)))
+    for key, summary in parts.items():
+        print(line(summary, idle_parts[key], summary.line(base, floor)))
+    overlay, idle_overlay = parts["create_to_overlay"], idle_parts["create_to_overlay"]
+    ratio = overlay.p50 / idle_overlay.p50
+    met = ratio <= TARGET_OVERLAY_P50_BACKGROUND_RATIO
+    print(
+        f"target (a) create -> overlay p50 within {TARGET_OVERLAY_P50_BACKGROUND_RATIO:g}x of idle "
+        f"({idle_overlay.p50:.1f} ms): {'MET' if met else 'MISSED'} ({overlay.p50:.1f} ms, {ratio:.2f}x)"
+    )
+    asked = streams * rate * seconds
+    print(
+        f"background: {recorded} chunks sent in the {seconds:.1f} s measured and recorded by its end, "
+        f"{recorded / seconds:.0f}/s of the {streams * rate:g}/s asked ({recorded / asked:.0%}); {turns} turns"
+    )
+    bad, undelivered = answers(loaded.cycles)
+    return {
+        "streams": streams,
+        "rate": rate,
+        "seconds": seconds,
+        "chunks_recorded": recorded,
+        "chunks_per_second": recorded / seconds,
+        "turns": turns,
+        "baseline": {**base.as_dict(), **to_idle(base, idle_base)},
+        "floor": {**floor.as_dict(base), **to_idle(floor, idle_floor)},
+        **{key: {**s.as_dict(base, floor), **to_idle(s, idle_parts[key])} for key, s in parts.items()},
+        "targets": {
+            "create_to_overlay_p50_idle_ratio": TARGET_OVERLAY_P50_BACKGROUND_RATIO,
+            "create_to_overlay_within_idle_ratio": met,
+        },
+        "bad_answers": bad,
+        "not_delivered": undelivered,
+    }
+
+
+def measure(args, stack: ElicitationStack, floor: FrameworkFloor) -> Phase:
+    """``--runs`` cycles, each followed by the references, for at most ``--max-seconds``."""
+    phase = Phase(started=time.time())
+    deadline = time.monotonic() + args.max_seconds
+    for i in range(args.runs):
+        if time.monotonic() > deadline:
+            print(f"   stopped after {i} runs: --max-seconds {args.max_seconds} reached")
+            break
+        phase.cycles.append(stack.cycle(i))
+        # The references are taken in the quiet between cycles, on the same machine in the same run.
+        time.sleep(args.gap)
+        phase.baseline += stack.baseline(args.baseline_per_run)
+        phase.ssh_baseline += stack.ssh_baseline(args.baseline_per_run)
+        phase.floors += [floor.cycle() for _ in range(args.floor_per_run)]
+    phase.ended = time.time()
+    print(f"   measured in {phase.ended - phase.started:.1f} s; RSS KiB {stack.process_rss()}")
+    return phase
+
+
+def under_background(args, stack: ElicitationStack, floor: FrameworkFloor, idle: Phase) -> dict:
+    """The same cycles again while ``--background-streams`` sessions stream; their figures against ``idle``'s."""
+    assert stack.sqlite_path is not None
+    started = time.monotonic()
+    sessions = streams.Sessions(stack.server, streams.Database(stack.sqlite_path), args.background_streams)
+    try:
+        with streams.Background(sessions, args.background_rate) as background:
+            print(
+                f"   {args.background_streams} background sessions started and streaming in "
+                f"{time.monotonic() - started:.1f} s"
+            )
+            loaded = measure(args, stack, floor)
+        recorded = background.recorded(loaded.started, loaded.ended)
+    finally:
+        sessions.operator.close()
+    result = report_background(
+        idle,
+        loaded,
+        streams=args.background_streams,
+        rate=args.background_rate,
+        recorded=recorded,
+        turns=background.turns,
+    )
+    result["cycles"] = [c.__dict__ for c in loaded.cycles]
+    return result
 
 
 def trace_breakdown(cycles, trace_path: Path) -> dict:
@@ -232,7 +363,8 @@ def profiler(args, stack: ElicitationStack, directory: Path) -> list[subprocess.
     return processes
 
 
-def main(argv: list[str] | None = None) -> int:
+def arguments(argv: list[str] | None):
+    """The command line's options, checked against each other."""
     parser = support.cycle_parser(__doc__)
     parser.add_argument("--baseline-per-run", type=int, default=5, help="echo round trips after each cycle")
     parser.add_argument("--floor-per-run", type=int, default=2, help="framework floor cycles after each cycle")
@@ -256,6 +388,20 @@ def main(argv: list[str] | None = None) -> int:
         help="the extra pages as browser windows (the default), or as bare sockets from a process of their own "
         "(what they cost the server, apart from what more windows cost the browser on the same cores)",
     )
+    parser.add_argument(
+        "--background-streams",
+        type=int,
+        default=0,
+        metavar="N",
+        help="then measure again while N other sessions of the server stream chunks (default 0: not at all)",
+    )
+    parser.add_argument(
+        "--background-rate",
+        type=float,
+        default=25,
+        metavar="R",
+        help="chunks a second each background session streams (default 25)",
+    )
     profiles.add_profile_option(parser)
     args = parser.parse_args(argv)
     if args.floor_per_run < 1:
@@ -263,7 +409,16 @@ def main(argv: list[str] | None = None) -> int:
     several = args.profile == profiles.SEVERAL_MACHINES
     if several and (args.trace or args.patch):
         parser.error("--trace and --patch run on the embedded profile only")
+    if several and args.background_streams:
+        parser.error("--background-streams runs on the embedded profile only")
+    if args.background_streams < 0 or args.background_rate <= 0:
+        parser.error("--background-streams must be at least 0 and --background-rate above 0")
+    return args
 
+
+def main(argv: list[str] | None = None) -> int:
+    args = arguments(argv)
+    several = args.profile == profiles.SEVERAL_MACHINES
     support.header(f"latency: elicitation/create -> overlay, Submit -> ACP answer (profile {args.profile})")
     if several:
         print(
@@ -274,6 +429,11 @@ def main(argv: list[str] | None = None) -> int:
         f"   runs {args.runs} (+{args.warmup} warm-up), {args.baseline_per_run} baseline round trips and "
         f"{args.floor_per_run} framework floor cycles per run"
     )
+    if args.background_streams:
+        print(
+            f"   then the same again while {args.background_streams} other sessions each stream "
+            f"{args.background_rate:g} chunks a second"
+        )
     started = time.monotonic()
     if args.patch:
         print(f"   server patched with candidate fix(es): {', '.join(args.patch)} (not the product as committed)")
@@ -313,33 +473,26 @@ def main(argv: list[str] | None = None) -> int:
             time.sleep(args.gap)
             stack.baseline(args.baseline_per_run)
             floor.cycle()
-        baseline: list[float] = []
-        ssh_baseline: list[float] = []
-        floors = []
-        cycles = []
         spies = profiler(args, stack, directory)
-        deadline = time.monotonic() + args.max_seconds
-        for i in range(args.runs):
-            if time.monotonic() > deadline:
-                print(f"   stopped after {i} runs: --max-seconds {args.max_seconds} reached")
-                break
-            cycles.append(stack.cycle(i))
-            # The references are taken in the quiet between cycles, on the same machine in the same run.
-            time.sleep(args.gap)
-            baseline += stack.baseline(args.baseline_per_run)
-            ssh_baseline += stack.ssh_baseline(args.baseline_per_run)
-            floors += [floor.cycle() for _ in range(args.floor_per_run)]
+        if args.background_streams:
+            print("idle (no background streams):")
+        idle = measure(args, stack, floor)
+        measured = report(
+            idle.cycles, idle.baseline, idle.floors, extra_sockets=args.extra_sockets, ssh_baseline=idle.ssh_baseline
+        )
+        result = {"profile": args.profile, **placement, **measured}
+        if stack.trace_path:
+            result["server_breakdown"] = trace_breakdown(idle.cycles, stack.trace_path)
+        cycles = {"cycles": [c.__dict__ for c in idle.cycles]}
+        if args.background_streams:
+            result["background"] = under_background(args, stack, floor, idle)
+            cycles["background_cycles"] = result["background"].pop("cycles")
         for spy in spies:
             spy.send_signal(2)
             spy.wait(timeout=30)
-        print(f"   measured in {time.monotonic() - deadline + args.max_seconds:.1f} s; RSS KiB {stack.process_rss()}")
-        measured = report(cycles, baseline, floors, extra_sockets=args.extra_sockets, ssh_baseline=ssh_baseline)
-        result = {"profile": args.profile, **placement, **measured}
-        if stack.trace_path:
-            result["server_breakdown"] = trace_breakdown(cycles, stack.trace_path)
     support.footer()
     if args.json:
-        args.json.write_text(json.dumps({"latency": result, "cycles": [c.__dict__ for c in cycles]}, indent=1))
+        args.json.write_text(json.dumps({"latency": result, **cycles}, indent=1))
     return 0
 
 

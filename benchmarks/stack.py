@@ -217,6 +217,8 @@ class ElicitationStack:
         self.profile = profile
         #: The several-machines profile's PostgreSQL, Redis and SSH host (None on the embedded one).
         self.services: profiles.Services | None = None
+        #: The embedded profile's SQLite file (None on the several-machines one).
+        self.sqlite_path: Path | None = None
         self.trace_path = directory / "server-trace.jsonl" if trace else None
         self.patches = patches
         self.tracemalloc = tracemalloc
@@ -255,7 +257,8 @@ class ElicitationStack:
             env = support.server_environ(self.directory / "unused.sqlite3", extra)
             support.migrate(env)
         else:
-            env = support.server_environ(support.migrated_database(self.directory), extra)
+            self.sqlite_path = support.migrated_database(self.directory)
+            env = support.server_environ(self.sqlite_path, extra)
         module = "benchmarks.trace_server" if (self.trace_path or self.patches or self.tracemalloc) else "daphne"
         logs = [self.directory / "server.log", *([self.directory / "server-b.log"] if several else [])]
         servers = self._exit.enter_context(support.running_servers(env, logs, module=module))

@@ -52,58 +52,15 @@ if __package__ in (None, ""):  # run as benchmarks/streaming.py
 
 import argparse
 import json
-import re
-import sqlite3
 import threading
 import time
-from contextlib import ExitStack, closing, contextmanager, nullcontext
+from contextlib import ExitStack, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 
 from benchmarks import support
 from benchmarks.frozen import REQUEST_TIMEOUT, Operator
-
-WORKSPACE = "Streaming bench"
-#: What each chunk says (``kandev_web/mock_agent/scenarios/stream-chunks.json``).
-CHUNK = re.compile(r"chunk (\d+) sent at (\d+\.\d+)")
-
-
-class Database:
-    """The server's SQLite file, read (never written) by the benchmark."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-
-    def rows(self, sql: str, *params) -> list[tuple]:
-        with closing(sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10)) as connection:
-            return connection.execute(sql, params).fetchall()
-
-    def profile_id(self, workspace_id: int) -> int:
-        [(pk,)] = self.rows(
-            "SELECT id FROM agent_sessions_agentprofile WHERE workspace_id = ? AND name = 'Mock agent'", workspace_id
-        )
-        return pk
-
-    def session_of(self, task_id: int) -> int | None:
-        found = self.rows("SELECT id FROM agent_sessions_tasksession WHERE task_id = ? ORDER BY id DESC", task_id)
-        return found[0][0] if found else None
-
-    def last_turn(self, session_id: int) -> tuple[int | None, str | None]:
-        """The session's latest turn: its id and when it ended (None while it is open, or there is none)."""
-        found = self.rows(
-            "SELECT id, completed_at FROM agent_sessions_turn WHERE session_id = ? ORDER BY started_at DESC, id DESC"
-            " LIMIT 1",
-            session_id,
-        )
-        return found[0] if found else (None, None)
-
-    def streamed(self, turn_id: int) -> str:
-        found = self.rows(
-            "SELECT content FROM agent_sessions_message"
-            " WHERE turn_id = ? AND type = 'message' AND author_type = 'agent' ORDER BY id",
-            turn_id,
-        )
-        return "".join(content for (content,) in found)
+from benchmarks.streams import CHUNK, Database, Sessions
 
 
 def wall(timestamp: str) -> float:
@@ -163,42 +120,8 @@ class Page:
         return seen
 
 
-class Bench:
-    def __init__(self, server: support.Server, database: Database, sessions: int) -> None:
-        self.server, self.database = server, database
-        ids = server.create_operator("streamer", workspace=WORKSPACE, tasks=False)
-        self.operator = Operator(server, "streamer")
-        profile = database.profile_id(ids["workspace_id"])
-        board, step = ids["board_id"], ids["step_ids"][0]
-        self.task_ids = [self.operator.create_task(board, step, f"Stream {index}") for index in range(sessions)]
-        for task_id in self.task_ids:
-            self._post(f"/tasks/{task_id}/sessions/", {"profile": str(profile), "prompt": "/e2e:simple-message"})
-        self.session_ids = self._wait(lambda: [database.session_of(task) for task in self.task_ids], "sessions")
-        self._wait_for_turns(self.session_ids, timeout=30 + 5 * sessions)
-
-    def _post(self, path: str, data: dict[str, str]) -> None:
-        headers = {"X-CSRFToken": self.operator.http.cookies["csrftoken"], "HX-Request": "true"}
-        response = self.operator.http.post(path, data=data, headers=headers)
-        if response.status_code != 204:
-            raise RuntimeError(f"POST {path}: {response.status_code} {response.text[:300]}")
-
-    def _wait(self, read, what: str, timeout: float = 60.0):
-        deadline = time.monotonic() + timeout
-        while not all(value := read()):
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"waited {timeout} s for {what}")
-            time.sleep(0.1)
-        return value
-
-    def _wait_for_turns(self, session_ids: list[int], timeout: float, samples: list | None = None) -> list[str]:
-        """When each session's latest turn ended, once all have; ``samples`` gets (time, server CPU) meanwhile."""
-
-        def ended():
-            if samples is not None:
-                samples.append((time.time(), support.cpu_seconds(self.server.pid)))
-            return [self.database.last_turn(session)[1] for session in session_ids]
-
-        return self._wait(ended, "the turns to end", timeout)
+class Bench(Sessions):
+    """The sessions, and one measured stream of some of them at a time."""
 
     def stream(self, agents: int, chunks: int, rate: float, *, watched: bool, pad: int = 0) -> dict:
         sessions = self.session_ids[:agents]
@@ -206,8 +129,8 @@ class Bench:
         with Page.of(self.operator, self.task_ids[0]) if watched else nullcontext() as page:
             samples = [(time.time(), support.cpu_seconds(self.server.pid))]
             for session in sessions:
-                self._post(f"/sessions/{session}/prompt/", {"prompt": prompt})
-            ended = self._wait_for_turns(sessions, timeout=chunks / rate + 60, samples=samples)
+                self.prompt(session, prompt)
+            ended = self.wait_for_turns(sessions, timeout=chunks / rate + 60, samples=samples)
         start, cpu_start = samples[0]
         end, cpu_end = samples[-1]
         result = {

@@ -107,6 +107,36 @@ def test_latency_with_more_sockets_open_on_the_task_measures_both_paths_with_eve
     assert result["not_delivered"] == []
 
 
+def test_latency_with_sessions_streaming_in_the_background_measures_both_paths_again_against_idle(tmp_path):
+    result = run_benchmark(
+        "latency",
+        tmp_path,
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "--background-streams",
+        "2",
+        "--background-rate",
+        "20",
+        profile="embedded",
+    )
+    loaded = result["background"]
+    assert (loaded["streams"], loaded["rate"]) == (2, 20)
+    for path in ("create_to_overlay", "submit_to_read"):
+        assert result[path]["n"] == loaded[path]["n"] == 3
+        assert math.isfinite(loaded[path]["floor_ratio_p50"])
+        # Each loaded figure is compared with the idle one of the same run.
+        assert math.isclose(loaded[path]["idle_ratio_p50"], loaded[path]["p50"] / result[path]["p50"])
+    within = loaded["create_to_overlay"]["idle_ratio_p50"] <= 2
+    assert loaded["targets"]["create_to_overlay_within_idle_ratio"] is within
+    # The sessions streamed while the cycles ran (an agent that fell behind catches up: no upper bound).
+    assert loaded["chunks_recorded"] > 0
+    assert loaded["turns"] >= 2
+    assert result["bad_answers"] == loaded["bad_answers"] == []
+    assert result["not_delivered"] == loaded["not_delivered"] == []
+
+
 def figures(p50: float, p99: float, *, baseline: float, floor: float | None = None) -> dict:
     out = {"n": 10, "p50": p50, "p99": p99, "ratio_p50": p50 / baseline}
     if floor is not None:
