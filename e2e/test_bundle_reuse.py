@@ -14,10 +14,17 @@ from testing_support.browser import fresh_task
 from testing_support.browser import start_scenario as start
 
 
-def agent_reports(page, prefix: str) -> list:
-    """Every JSON value the mock agent said after ``prefix``, oldest first, once its turn is over."""
-    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false")
+def agent_reports(page, prefix: str, count: int = 1) -> list:
+    """Every JSON value the mock agent said after ``prefix``, oldest first, once its ``count``-th report is whole.
+
+    The turn's end alone is no sign: the page may not have shown the
+    follow-up turn open yet when it is looked at.
+    """
     messages = page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text=prefix)
+    expect(messages).to_have_count(count)
+    # A report streams in; it is whole once its turn is over.
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false")
+    expect(messages.last).to_have_attribute("data-streaming", "false")
     return [json.loads(re.sub(rf"^.*?{prefix}\s*", "", text, flags=re.S)) for text in messages.all_inner_texts()]
 
 
@@ -43,7 +50,7 @@ def test_the_same_questions_in_a_later_turn_are_asked_again(browser, server):
     expect(records.last).to_have_attribute("data-status", "answered")
     expect(records.last.get_by_test_id("clarification-record-answer")).to_have_text("MongoDB")
     expect(records.first.get_by_test_id("clarification-record-answer")).to_have_text("SQLite")
-    assert agent_reports(page, "Tool result:") == [
+    assert agent_reports(page, "Tool result:", count=2) == [
         {"db": {"selected_option": "db_opt3"}},
         {"db": {"selected_option": "db_opt2"}},
     ]

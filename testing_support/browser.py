@@ -161,8 +161,9 @@ def agent_said(page, prefix: str) -> dict | list:
     """The JSON the mock agent reports after ``prefix``: what reached it over ACP."""
     message = page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text=prefix)
     expect(message).to_have_count(1)
-    # The report streams in; it is whole once its turn is over.
+    # The report streams in; it is whole once its turn is over, and rendered once it settled.
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false")
+    expect(message).to_have_attribute("data-streaming", "false")
     text = message.inner_text()
     offset = text.index(prefix) + len(prefix)
     value, _ = json.JSONDecoder().raw_decode(text[offset:].lstrip())
