@@ -259,31 +259,8 @@ class Runner(RequestRouting):
                 }
             await agent_sync_to_async(events.record_start_failed)(plan.session_id, reason)
             return
-        self._processes[plan.execution_id] = process
-        asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
-        ref = ExecutionRef(plan.session_id, plan.execution_id)
-        client = self._stream_client(ref, process.url, process.token, after_seq=0)
         try:
-            await client.connect()
-            self._owned[plan.execution_id] = client
-            # Over SSH, what is stored is where agentctl listens on its host:
-            # every process reaches it through a tunnel of its own.
-            recorded = await agent_sync_to_async(ownership.record_execution_started)(
-                plan.execution_id,
-                process.remote_url if isinstance(process, SshAgentctl) else process.url,
-                process.token,
-                process.pid,
-                owner=PROCESS_ID,
-                launch_id=process.launch_id if isinstance(process, SshAgentctl) else "",
-            )
-            if not recorded:
-                raise ObjectDoesNotExist("the task was deleted while its agent started")
-            initialized = await client.request(
-                "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
-            )
-            await agent_sync_to_async(resuming.record_agent_capabilities)(
-                plan.execution_id, initialized.get("agent_capabilities")
-            )
+            client = await self._hold(plan, process)
             new_session: dict = {"cwd": cwd, "mcp_servers": plan.mcp_servers}
             if plan.auth_method:
                 new_session["auth_method"] = plan.auth_method
@@ -320,29 +297,8 @@ class Runner(RequestRouting):
                     reason = str(error) or _("no answer in time")
                 await failed(plan.session_id, plan.execution_id, acp_session_id, reason)
                 return
-            self._processes[plan.execution_id] = process
-            asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
-            ref = ExecutionRef(plan.session_id, plan.execution_id)
-            client = self._stream_client(ref, process.url, process.token, after_seq=0)
             try:
-                await client.connect()
-                self._owned[plan.execution_id] = client
-                recorded = await agent_sync_to_async(ownership.record_execution_started)(
-                    plan.execution_id,
-                    process.remote_url if isinstance(process, SshAgentctl) else process.url,
-                    process.token,
-                    process.pid,
-                    owner=PROCESS_ID,
-                    launch_id=process.launch_id if isinstance(process, SshAgentctl) else "",
-                )
-                if not recorded:
-                    raise ObjectDoesNotExist("the task was deleted while its agent started")
-                initialized = await client.request(
-                    "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
-                )
-                await agent_sync_to_async(resuming.record_agent_capabilities)(
-                    plan.execution_id, initialized.get("agent_capabilities")
-                )
+                client = await self._hold(plan, process)
                 payload: dict = {"session_id": acp_session_id, "cwd": cwd, "mcp_servers": plan.mcp_servers}
                 if plan.auth_method:
                     payload["auth_method"] = plan.auth_method
@@ -355,6 +311,38 @@ class Runner(RequestRouting):
                 logger.warning("resuming the agent's session %s failed: %s", plan.session_id, type(error).__name__)
                 await failed(plan.session_id, plan.execution_id, acp_session_id, str(error))
                 await self._stop_process(plan.execution_id)
+
+    async def _hold(self, plan: LaunchPlan, process: AgentctlProcess | SshAgentctl) -> AgentStreamClient:
+        """Own the stream of an agentctl this process just launched, record where it is, and initialise its agent.
+
+        Raises ``ObjectDoesNotExist`` when the task was deleted meanwhile,
+        ``StreamError`` or ``TimeoutError`` when agentctl fails to answer.
+        """
+        self._processes[plan.execution_id] = process
+        asyncio.get_running_loop().create_task(self._watch(plan.execution_id, process))
+        ref = ExecutionRef(plan.session_id, plan.execution_id)
+        client = self._stream_client(ref, process.url, process.token, after_seq=0)
+        await client.connect()
+        self._owned[plan.execution_id] = client
+        # Over SSH, what is stored is where agentctl listens on its host:
+        # every process reaches it through a tunnel of its own.
+        recorded = await agent_sync_to_async(ownership.record_execution_started)(
+            plan.execution_id,
+            process.remote_url if isinstance(process, SshAgentctl) else process.url,
+            process.token,
+            process.pid,
+            owner=PROCESS_ID,
+            launch_id=process.launch_id if isinstance(process, SshAgentctl) else "",
+        )
+        if not recorded:
+            raise ObjectDoesNotExist("the task was deleted while its agent started")
+        initialized = await client.request(
+            "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
+        )
+        await agent_sync_to_async(resuming.record_agent_capabilities)(
+            plan.execution_id, initialized.get("agent_capabilities")
+        )
+        return client
 
     def _executor(self, address: SshAddress) -> SshExecutor:
         """This process's one connection to an executor host, shared by its executions there."""
