@@ -11,8 +11,6 @@ host and a host showing another key each fail the session saying so.
 import os
 import signal
 import subprocess
-import sys
-import uuid
 from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -25,26 +23,14 @@ from playwright.sync_api import expect
 from testing_support.browser import agent_said, expect_agentctl_gone, login, option
 from testing_support.browser import start_scenario as start
 from testing_support.executor import ssh_executor_command, ssh_test_host
-from testing_support.processes import ROOT, free_port, running_server, server_environ
+from testing_support.processes import free_port, two_web_processes
 
 
 @pytest.fixture(scope="module")
 def servers(postgres_url, redis_url, tmp_path_factory):
     logs = tmp_path_factory.mktemp("scale-out")
-    env = server_environ(
-        logs / "unused.sqlite3",
-        {
-            "DATABASE_URL": postgres_url,
-            "REDIS_URL": redis_url,
-            "KANDEV_CHANNEL_PREFIX": f"scale-{uuid.uuid4().hex[:8]}",
-            "KANDEV_FEATURES_ACP_ELICITATION": "true",
-            # Both web processes run on this one machine, so agentctl on loopback reaches them.
-            "KANDEV_SILENCED_CHECKS": "kandev.E002",
-        },
-    )
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    with running_server(env, logs / "a.log") as a, running_server(env, logs / "b.log") as b:
-        yield a, b
+    with two_web_processes(postgres_url, redis_url, logs, {"KANDEV_FEATURES_ACP_ELICITATION": "true"}) as both:
+        yield both
 
 
 def test_an_answer_through_the_other_process_reaches_the_agent_once(browser, servers):

@@ -11,8 +11,6 @@ recorded, and an answer given meanwhile ends as it did at the agent.
 import json
 import os
 import signal
-import subprocess
-import sys
 import uuid
 
 import pytest
@@ -20,7 +18,7 @@ from playwright.sync_api import expect
 
 from testing_support.browser import agent_said, login, option
 from testing_support.browser import start_scenario as start
-from testing_support.processes import ROOT, Server, running_server, server_environ
+from testing_support.processes import Server, running_server, server_environ, two_web_processes
 
 #: Long enough that only a dead owner, never a stale heartbeat, explains a takeover.
 ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_OWNER_HEARTBEAT_SECONDS": "60"}
@@ -115,19 +113,8 @@ def test_an_answer_given_while_the_new_process_takes_over_is_recorded_once(brows
 @pytest.fixture
 def two_processes(postgres_url, redis_url, tmp_path):
     """Two web processes on PostgreSQL and Redis, as on several machines."""
-    env = server_environ(
-        tmp_path / "unused.sqlite3",
-        {
-            **ENV,
-            "DATABASE_URL": postgres_url,
-            "REDIS_URL": redis_url,
-            "KANDEV_CHANNEL_PREFIX": f"resume-{uuid.uuid4().hex[:8]}",
-            "KANDEV_SILENCED_CHECKS": "kandev.E002",
-        },
-    )
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    with running_server(env, tmp_path / "a.log") as a, running_server(env, tmp_path / "b.log") as b:
-        yield a, b
+    with two_web_processes(postgres_url, redis_url, tmp_path, ENV) as both:
+        yield both
 
 
 def test_the_other_web_process_takes_over_a_stream_mid_way_with_nothing_lost_or_doubled(browser, two_processes):

@@ -4,33 +4,17 @@ Alice's process starts the agent and so holds its stream; Bob is connected to
 the other process, sees everything live, and can answer and cancel.
 """
 
-import os
-import subprocess
-import sys
-
 import pytest
 from playwright.sync_api import expect
 
 from testing_support.browser import login
-from testing_support.processes import ROOT, running_server, server_environ
+from testing_support.processes import two_web_processes
 
 
 @pytest.fixture(scope="module")
 def servers(postgres_url, redis_url, tmp_path_factory):
-    logs = tmp_path_factory.mktemp("two-web-processes")
-    env = server_environ(
-        logs / "unused.sqlite3",
-        {
-            "DATABASE_URL": postgres_url,
-            "REDIS_URL": redis_url,
-            "KANDEV_CHANNEL_PREFIX": f"e2e-{os.getpid()}",
-            # Both web processes run on this one machine, so agentctl on loopback reaches them.
-            "KANDEV_SILENCED_CHECKS": "kandev.E002",
-        },
-    )
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    with running_server(env, logs / "a.log") as a, running_server(env, logs / "b.log") as b:
-        yield a, b
+    with two_web_processes(postgres_url, redis_url, tmp_path_factory.mktemp("two-web-processes")) as both:
+        yield both
 
 
 @pytest.fixture(scope="module")

@@ -14,6 +14,7 @@ import sys
 import time
 import urllib.parse
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -131,6 +132,27 @@ class Server:
         args += [] if staff else ["--no-staff"]
         args += [] if tasks else ["--no-tasks"]
         return json.loads(self.manage(*args))
+
+
+@contextmanager
+def two_web_processes(
+    postgres_url: str, redis_url: str, logs: Path, extra: dict[str, str] | None = None
+) -> Iterator[tuple[Server, Server]]:
+    """Two web processes on one PostgreSQL database and one Redis, as on several machines; logs in ``logs``."""
+    env = server_environ(
+        logs / "unused.sqlite3",
+        {
+            "DATABASE_URL": postgres_url,
+            "REDIS_URL": redis_url,
+            "KANDEV_CHANNEL_PREFIX": f"e2e-{uuid.uuid4().hex[:8]}",
+            # Both web processes run on this one machine, so agentctl on loopback reaches them.
+            "KANDEV_SILENCED_CHECKS": "kandev.E002",
+            **(extra or {}),
+        },
+    )
+    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+    with running_server(env, logs / "a.log") as a, running_server(env, logs / "b.log") as b:
+        yield a, b
 
 
 @contextmanager
