@@ -19,7 +19,7 @@ import logging
 import time
 from typing import NamedTuple
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import F, Subquery, TextField, Value
 from django.db.models.functions import Concat, Length
 from django.utils import timezone
@@ -115,9 +115,24 @@ def record_session_update(session_id: int, update: dict) -> None:
             _upsert_plan(session, update.get("entries") or [])
 
 
-@transaction.atomic
-def record_text_chunks(session_id: int, kind: str, text: str) -> None:
-    """Stream ``text`` into one message until something else is said in between.
+class Streamed(NamedTuple):
+    """Where a stream's text went last: what the next batch needs to be appended without reading anything."""
+
+    kind: str
+    message_id: int
+    task_id: int
+    #: The message's length after that append (characters).
+    length: int
+    #: When its pages last rendered it whole (``metadata["rendered_at"]``).
+    rendered_at: float
+
+    def render_due(self, now: float) -> bool:
+        every = max(STREAM_RENDER_SECONDS, self.length / STREAM_RENDER_CHARS_PER_SECOND)
+        return now - self.rendered_at >= every
+
+
+def record_text_chunks(session_id: int, kind: str, text: str, *, after: Streamed | None = None) -> Streamed | None:
+    """Stream ``text`` into one message until something else is said in between; where it went.
 
     ``kind`` is the ACP ``sessionUpdate`` kind (``agent_message_chunk`` or
     ``agent_thought_chunk``) and ``text`` one or more consecutive chunks of it,
@@ -127,11 +142,55 @@ def record_text_chunks(session_id: int, kind: str, text: str) -> None:
     Pages are sent ``text`` itself (``live.message_appended``) with the length
     the message had before it, so a page that was just sent the whole message
     knows what it already shows.
+
+    ``after``, what the same stream's previous call returned, lets the next
+    batch be one statement (:func:`_append_where_left_off`), two when its
+    pages are due to render it whole; the message is found again when that
+    one no longer applies.
     """
-    type_ = _TEXT_CHUNKS[kind]
     if not text:
-        return
-    # Three statements, each as small as it can be: they are what every chunk costs.
+        return after
+    if after is None or after.kind != kind or not _append_where_left_off(session_id, after, text):
+        return _find_and_append(session_id, kind, text)
+    streamed = after._replace(length=after.length + len(text))
+    now = time.time()
+    if after.render_due(now):
+        Message.objects.filter(pk=after.message_id).update(metadata={"streaming": True, "rendered_at": now})
+        streamed = streamed._replace(rendered_at=now)
+        live.message_changed(after.task_id, after.message_id, created=False)  # before its delta, as below
+    live.message_appended(after.task_id, after.message_id, text, offset=after.length)
+    return streamed
+
+
+#: :func:`_append_where_left_off`'s statement (``Message``'s table and columns).
+_APPEND_WHERE_LEFT_OFF = (
+    "UPDATE agent_sessions_message SET content = content || %s WHERE id = %s AND LENGTH(content) = %s"
+    " AND NOT EXISTS (SELECT 1 FROM agent_sessions_message later WHERE later.session_id = %s AND later.id > %s)"
+)
+
+
+def _append_where_left_off(session_id: int, after: Streamed, text: str) -> bool:
+    """Append ``text`` where the stream's previous batch went, if nothing changed there since.
+
+    That is: the message is still its session's last and as long as that
+    batch left it (nobody wrote in between: another process, after a
+    takeover). A message settled since is not looked for: whatever settles
+    one reaches the owner as a notification of the same stream, and the
+    owner forgets ``after`` then (``runner``).
+
+    Written out, not built with the ORM: it runs for every batch of every
+    stream, and building it took the ORM fifty times longer than SQLite
+    takes to run it.
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(_APPEND_WHERE_LEFT_OFF, [text, after.message_id, after.length, session_id, after.message_id])
+        return cursor.rowcount == 1
+
+
+@transaction.atomic
+def _find_and_append(session_id: int, kind: str, text: str) -> Streamed:
+    type_ = _TEXT_CHUNKS[kind]
+    # Three statements, each as small as it can be.
     session = TaskSession.objects.select_for_update().only("task_id").get(pk=session_id)
     last = (
         Message.objects.filter(session=session, turn=Subquery(_latest_turn(session).values("pk")[:1]))
@@ -141,20 +200,22 @@ def record_text_chunks(session_id: int, kind: str, text: str) -> None:
     )
     now = time.time()
     if last is None or last["type"] != type_ or last["author_type"] != AuthorType.AGENT:
-        add_message(session, type=type_, content=text, metadata={"streaming": True, "rendered_at": now})
-        return
+        message = add_message(session, type=type_, content=text, metadata={"streaming": True, "rendered_at": now})
+        return Streamed(kind, message.pk, session.task_id, len(text), now)
     changes: dict[str, object] = {"content": Concat(F("content"), Value(text), output_field=TextField())}
     # Whole again every few seconds; and at once when it had settled and streams again (text after the
     # turn's end, say), so that its pages get its stream element back.
-    every = max(STREAM_RENDER_SECONDS, last["length"] / STREAM_RENDER_CHARS_PER_SECOND)
-    render = not last["metadata"].get("streaming") or now - last["metadata"]["rendered_at"] >= every
+    streamed = Streamed(kind, last["pk"], session.task_id, last["length"], last["metadata"].get("rendered_at", 0.0))
+    render = not last["metadata"].get("streaming") or streamed.render_due(now)
     if render:
         changes["metadata"] = {"streaming": True, "rendered_at": now}
+        streamed = streamed._replace(rendered_at=now)
     Message.objects.filter(pk=last["pk"]).update(**changes)
     if render:
         # Before the delta: a page rendering the message whole then has the delta's text, and skips it.
         live.message_changed(session.task_id, last["pk"], created=False)
     live.message_appended(session.task_id, last["pk"], text, offset=last["length"])
+    return streamed._replace(length=last["length"] + len(text))
 
 
 def settle_streamed(session: TaskSession) -> None:

@@ -128,22 +128,28 @@ def _unapplied_text(execution_id: int, batch: Batch) -> str:
     return batch.text_after(applied)
 
 
-def _write_batches(batches: list[tuple["ExecutionRef", Batch]]) -> None:
+def _write_batches(
+    batches: list[tuple["ExecutionRef", Batch]], streamed: Mapping[int, events.Streamed] = MappingProxyType({})
+) -> dict[int, events.Streamed | None]:
     """Append batches of agents' text, each counting its chunks applied in the transaction that writes it.
 
     One transaction for them all, each batch in a savepoint of its own: a
     session deleted meanwhile drops its own text, nobody else's. Chunks
-    counted already (replayed after a takeover) are left out.
+    counted already (replayed after a takeover) are left out. ``streamed``
+    is where each execution's text went last (:class:`events.Streamed`); what
+    is returned is where each batch's went.
     """
+    written: dict[int, events.Streamed | None] = {}
     with transaction.atomic():
         for ref, batch in batches:
             try:
                 with bound(execution_id=ref.execution_id, session_id=ref.session_id), transaction.atomic():
                     text = _unapplied_text(ref.execution_id, batch)
-                    if text:
-                        events.record_text_chunks(ref.session_id, batch.kind, text)
+                    after = written.get(ref.execution_id) or streamed.get(ref.execution_id)
+                    written[ref.execution_id] = events.record_text_chunks(ref.session_id, batch.kind, text, after=after)
             except ObjectDoesNotExist:
                 logger.info("dropped the agent's text for the deleted session %s", ref.session_id)
+    return written
 
 
 #: How often this process looks for executions whose owner is gone.
@@ -180,6 +186,8 @@ class Runner(RequestRouting):
         self._refs: dict[int, ExecutionRef] = {}
         #: The agents' streamed text, written a batch at a time (per execution).
         self._text = TextBatches(self._write_text)
+        #: Where each execution's text went last, so that its next batch is one statement.
+        self._streamed: dict[int, events.Streamed] = {}
 
     # The server's loop -----------------------------------------------------
 
@@ -376,8 +384,9 @@ class Runner(RequestRouting):
         if chunk is not None:
             await self._text.add(ref.execution_id, chunk.kind, event.seq, chunk.text)
             return
-        # What was said before this is recorded before it.
+        # What was said before this is recorded before it; and may be settled by it.
         await self._text.flush(ref.execution_id)
+        self._streamed.pop(ref.execution_id, None)
         try:
             with bound(execution_id=ref.execution_id, session_id=ref.session_id):
                 await agent_sync_to_async(_apply_once)(ref, event)
@@ -387,7 +396,13 @@ class Runner(RequestRouting):
 
     async def _write_text(self, batches: list[tuple[int, Batch]]) -> None:
         try:
-            await agent_sync_to_async(_write_batches)([(self._refs[id_], batch) for id_, batch in batches])
+            refs = [(self._refs[id_], batch) for id_, batch in batches]
+            written = await agent_sync_to_async(_write_batches)(refs, dict(self._streamed))
+            for execution_id, where in written.items():
+                if where is None or execution_id not in self._refs:
+                    self._streamed.pop(execution_id, None)
+                else:
+                    self._streamed[execution_id] = where
         except Exception:
             # Written on a timer, where nobody else would hear of it.
             logger.exception("recording the agents' streamed text failed")
@@ -506,6 +521,7 @@ class Runner(RequestRouting):
             await client.close()
         await self._text.flush(execution_id)
         self._refs.pop(execution_id, None)
+        self._streamed.pop(execution_id, None)
         process = self._processes.pop(execution_id, None)
         if process is not None:
             await process.stop()

@@ -3,16 +3,18 @@
 from html.parser import HTMLParser
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kandev_web import live
+from kandev_web.agentctl.stream_client import StreamEvent
 from kandev_web.board.models import TaskState
 from kandev_web.pages.task.fragments import render_delta
 from kandev_web.pages.task.streaming import Shown
-from kandev_web.sessions import events
+from kandev_web.sessions import events, runner
 from kandev_web.sessions.models import Message
 
 #: On SQLite, and again on PostgreSQL (scripts/test).
@@ -72,6 +74,75 @@ def test_appended_chunks_are_exactly_their_concatenation_and_so_are_their_deltas
             assert delta["offset"] == len(streamed)
             streamed += delta["text"]
         assert streamed == message.content
+
+
+#: What may happen to a session between two batches of one stream: another batch of it, a batch written by
+#: another process (which knows nothing of this one's ``after``), a tool call (a message of its own), or the
+#: turn's end (it settles the message; the stream's owner forgets ``after`` then, as for anything it applies).
+STEPS = st.one_of(
+    st.tuples(st.just("batch"), st.sampled_from(sorted(KINDS)), CHUNK),
+    st.tuples(st.just("elsewhere"), st.sampled_from(sorted(KINDS)), CHUNK),
+    st.tuples(st.sampled_from(["tool call", "turn end"]), st.just(""), st.just("")),
+)
+
+
+@settings(max_examples=80, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(STEPS, min_size=1, max_size=12))
+def test_a_stream_that_appends_where_it_left_off_writes_what_it_would_have_found(new_session, told, steps):
+    session = new_session()
+    told.clear()
+    after = None
+    expected: list[list] = []  # [type, content, streaming] per message, in order
+    for index, (step, kind, text) in enumerate(steps):
+        if step in ("tool call", "turn end"):
+            if step == "tool call":
+                update = {"sessionUpdate": "tool_call", "toolCallId": f"t{index}", "title": "ls"}
+                events.record_session_update(session.pk, update)
+            else:
+                events.record_turn_completed(session.pk, {"stop_reason": "end_turn"})
+            for message in expected:
+                message[2] = False
+            if step == "tool call":
+                expected.append(["tool_call", "ls", False])
+            after = None
+            continue
+        if step == "batch":
+            after = events.record_text_chunks(session.pk, kind, text, after=after)
+        else:
+            events.record_text_chunks(session.pk, kind, text)
+        if text and expected and expected[-1][0] == KINDS[kind]:
+            expected[-1][1] += text
+            expected[-1][2] = True
+        elif text:
+            for message in expected:  # a new message settles what streamed before it
+                message[2] = False
+            expected.append([KINDS[kind], text, True])
+
+    messages = list(session.messages.order_by("created_at", "pk"))
+    assert [[m.type, m.content, m.metadata.get("streaming", False)] for m in messages] == expected
+    for message in messages:
+        # What its pages were sent: created with its first text, then every delta at the length it had.
+        deltas = [e for e in announced(told, "message.appended") if e["message_id"] == message.pk]
+        streamed = message.content[: len(message.content) - sum(len(d["text"]) for d in deltas)]
+        for delta in deltas:
+            assert delta["offset"] == len(streamed)
+            streamed += delta["text"]
+        assert streamed == message.content
+
+
+def test_appending_where_the_stream_left_off_is_one_statement_that_reads_nothing(
+    new_session, told, django_assert_num_queries
+):
+    session = new_session()
+    after = events.record_text_chunks(session.pk, "agent_message_chunk", "x" * 100_000)
+    with django_assert_num_queries(1) as captured:
+        after = events.record_text_chunks(session.pk, "agent_message_chunk", "more", after=after)
+    [update] = [q["sql"] for q in captured.captured_queries]
+    assert update.lstrip().upper().startswith("UPDATE")
+    assert after is not None
+    assert after.length == 100_004
+    assert session.messages.get().content == "x" * 100_000 + "more"
+    assert announced(told, "message.appended")[-1]["offset"] == 100_000
 
 
 class _Fragment(HTMLParser):
@@ -145,6 +216,25 @@ def test_a_streaming_message_is_rendered_whole_at_most_every_few_seconds(new_ses
     # The render's event comes before its delta, so a page rendering it whole skips that delta.
     types = [event["type"] for _, event in told]
     assert types[-3:] == ["message.changed", "message.appended", "message.appended"]
+
+
+def test_a_stream_appending_where_it_left_off_has_its_pages_render_it_whole_every_few_seconds(new_session, told):
+    session = new_session()
+    after = events.record_text_chunks(session.pk, "agent_message_chunk", "First ")
+    after = events.record_text_chunks(session.pk, "agent_message_chunk", "second ", after=after)
+    assert [e["type"] for _, e in told] == ["message.changed", "message.appended"], "created; no render since"
+
+    told.clear()
+    rendered_before = after.rendered_at - events.STREAM_RENDER_SECONDS  # a clock is not waited on
+    after = events.record_text_chunks(
+        session.pk, "agent_message_chunk", "third ", after=after._replace(rendered_at=rendered_before)
+    )
+    after = events.record_text_chunks(session.pk, "agent_message_chunk", "fourth", after=after)
+    assert [e["type"] for _, e in told] == ["message.changed", "message.appended", "message.appended"]
+    message = session.messages.get()
+    assert message.content == "First second third fourth"
+    assert message.metadata == {"streaming": True, "rendered_at": after.rendered_at}
+    assert after.rendered_at >= rendered_before + events.STREAM_RENDER_SECONDS
 
 
 def test_a_long_streaming_message_is_rendered_whole_less_often(new_session, told):
@@ -246,3 +336,38 @@ def test_a_settled_message_is_forgotten():
     shown.rendered([Message(pk=1, content="Hello", metadata={"streaming": True})])
     shown.rendered([Message(pk=1, content="Hello", metadata={})])
     assert shown.unseen(1, 5, "!") is None
+
+
+# The owner's stream ------------------------------------------------------------
+
+
+def _chunk(seq, text):
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return StreamEvent("session.update", {"update": update}, seq=seq)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_text_after_anything_else_the_owner_applied_is_rendered_whole_again_on_its_pages(
+    make_task, make_session, make_execution, board, told
+):
+    """The turn's end settled the message; more text revives its stream element, not a bare append."""
+    task = make_task("Work", step=board.steps.get(is_start=True), state=TaskState.IN_PROGRESS)
+    execution = make_execution(make_session(task))
+    ref = runner.ExecutionRef(execution.session_id, execution.pk)
+    owner = runner.Runner()
+    owner._refs[ref.execution_id] = ref
+
+    async def stream():
+        await owner._apply(ref, _chunk(1, "Done."))
+        await owner._text.flush_all()
+        await owner._apply(ref, _chunk(2, " Yes."))
+        await owner._text.flush_all()
+        await owner._apply(ref, StreamEvent("turn.completed", {"stop_reason": "end_turn"}, seq=3))
+        told.clear()
+        await owner._apply(ref, _chunk(4, " Really."))
+        await owner._text.flush_all()
+
+    async_to_sync(stream)()
+    [message] = Message.objects.filter(session=execution.session_id)
+    assert (message.content, message.metadata["streaming"]) == ("Done. Yes. Really.", True)
+    assert [e["type"] for _, e in told] == ["message.changed", "message.appended"]
