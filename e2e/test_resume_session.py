@@ -1,10 +1,10 @@
 """An agentctl killed under a live session: the task page offers to resume it, and the conversation comes back.
 
-The Mock agent profile keeps its sessions on disk (``KANDEV_MOCK_SESSION_DIR``)
-and advertises ACP ``session/resume``, as the Claude bridge does.
+The demo's Mock agent profile keeps its sessions on disk (``KANDEV_MOCK_SESSION_DIR``
+under ``KANDEV_VAR_DIR``) and advertises ACP ``session/resume``, as the Claude
+bridge does.
 """
 
-import json
 import os
 import signal
 
@@ -14,19 +14,8 @@ from testing_support.browser import agentctl_pid, fresh_task, start_agent
 
 EARLIER = "Use PostgreSQL, not SQLite"
 
-#: Gives the workspace's Mock agent profile a directory to keep its sessions in.
-KEEP_SESSIONS = """
-from kandev_web.agents.models import AgentProfile
-profile = AgentProfile.objects.get(workspace_id={workspace_id}, name="Mock agent")
-profile.env = {{**profile.env, "KANDEV_MOCK_SESSION_DIR": {directory}}}
-profile.save(update_fields=["env"])
-"""
-
-
-def test_a_session_whose_agentctl_was_killed_is_resumed_with_its_conversation(browser, server, tmp_path):
+def test_a_session_whose_agentctl_was_killed_is_resumed_with_its_conversation(browser, server):
     page, ids = fresh_task(browser, server, "resumer")
-    script = KEEP_SESSIONS.format(workspace_id=ids["workspace_id"], directory=json.dumps(str(tmp_path / "sessions")))
-    server.manage("shell", "-v", "0", "-c", script)
     panel = page.get_by_test_id("task-sessions")
 
     start_agent(page, EARLIER)

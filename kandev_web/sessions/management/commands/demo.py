@@ -25,6 +25,7 @@ from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.flags.models import FlagOverride
 from kandev_web.flags.registry import ACP_ELICITATION
+from kandev_web.mock_agent.store import ENV_VAR as MOCK_SESSION_DIR
 from kandev_web.repositories.models import Repository, Worktree
 from kandev_web.sessions.scenarios import MOCK_AGENT_ID
 
@@ -101,6 +102,8 @@ class Command(BaseCommand):
             defaults={
                 "agent_id": MOCK_AGENT_ID,
                 "command": [sys.executable, "-m", "kandev_web.mock_agent"],
+                # It keeps its sessions on disk, as the Claude bridge does: a session whose agentctl died resumes.
+                "env": {MOCK_SESSION_DIR: str(settings.VAR_DIR / "mock-sessions")},
             },
         )
 
