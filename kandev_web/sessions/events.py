@@ -281,7 +281,10 @@ def _upsert_plan(session: TaskSession, entries: list) -> None:
 
 @transaction.atomic
 def record_permission_requested(session_id: int, payload: dict) -> None:
+    """Show the agent's permission request; once, though a reconnect may report it again."""
     session = _locked_session(session_id)
+    if _permission_requests(session).filter(metadata__pending_id=payload.get("pending_id")).exists():
+        return
     tool_call = payload.get("tool_call") or {}
     add_message(
         session,
@@ -298,14 +301,31 @@ def record_permission_requested(session_id: int, payload: dict) -> None:
     workflow.permission_requested(session)
 
 
+def _permission_requests(session: TaskSession):
+    return Message.objects.filter(session=session, type=MessageType.PERMISSION_REQUEST)
+
+
+@transaction.atomic
+def reconcile_permissions(session_id: int, pending: list[dict]) -> None:
+    """agentctl's open permission requests, read after it said part of its stream is no longer kept.
+
+    One asked in the part lost is shown now; one shown as waiting that
+    agentctl no longer holds was settled in it, and is shown as cancelled.
+    """
+    open_ids = {payload.get("pending_id") for payload in pending}
+    waiting = _permission_requests(_locked_session(session_id)).filter(metadata__status="pending")
+    for pending_id in list(waiting.values_list("metadata__pending_id", flat=True)):
+        if pending_id not in open_ids:
+            record_permission_settled(session_id, {"pending_id": pending_id, "outcome": "cancelled"})
+    for payload in pending:
+        record_permission_requested(session_id, payload)
+
+
 @transaction.atomic
 def record_permission_settled(session_id: int, payload: dict) -> None:
     session = _locked_session(session_id)
-    message = (
-        Message.objects.select_for_update()
-        .filter(session=session, type=MessageType.PERMISSION_REQUEST, metadata__pending_id=payload.get("pending_id"))
-        .first()
-    )
+    requests = _permission_requests(session).filter(metadata__pending_id=payload.get("pending_id"))
+    message = requests.select_for_update().first()
     if message is None:
         return
     settle_streamed(session)
@@ -321,7 +341,8 @@ def record_permission_settled(session_id: int, payload: dict) -> None:
     _tool_call_permitted(session, message.metadata)
     turn = current_turn(session)
     assert turn is not None  # the permission was asked in one
-    workflow.permission_settled(session, turn_open=turn.completed_at is None)
+    still_asking = _permission_requests(session).filter(metadata__status="pending").exists()
+    workflow.permission_settled(session, runs_again=turn.completed_at is None and not still_asking)
 
 
 def _tool_call_permitted(session: TaskSession, permission: dict) -> None:

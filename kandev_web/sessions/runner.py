@@ -390,9 +390,27 @@ class Runner(RequestRouting):
         try:
             with bound(execution_id=ref.execution_id, session_id=ref.session_id):
                 await agent_sync_to_async(_apply_once)(ref, event)
+                if event.action == GAP:
+                    await self._reconcile_permissions(ref)
         except ObjectDoesNotExist:
             # The task was deleted meanwhile; its agent is being stopped (lifecycle).
             logger.info("dropped %s for the deleted session %s", event.action, ref.session_id)
+
+    async def _reconcile_permissions(self, ref: ExecutionRef) -> None:
+        """Part of the stream is lost: what permission requests are open is read from agentctl instead.
+
+        (Its open questions are read on every connection: ``signals.stream_reconnected``.)
+        """
+        client = self._owned.get(ref.execution_id)
+        if client is None:
+            return
+        try:
+            # Unordered: asked while one of the stream's notifications is handled, its answer must not queue behind it.
+            listed = await client.request("agent.permissions.list", {}, ordered=False, timeout=REQUEST_TIMEOUT)
+        except (StreamError, TimeoutError) as error:
+            logger.warning("agentctl's open permission requests could not be read: %s", error)
+            return
+        await agent_sync_to_async(events.reconcile_permissions)(ref.session_id, listed.get("pending", []))
 
     async def _write_text(self, batches: list[tuple[int, Batch]]) -> None:
         try:

@@ -224,12 +224,12 @@ def permission_requested(session: TaskSession) -> None:
     _announce(session.task)
 
 
-def permission_settled(session: TaskSession, *, turn_open: bool) -> None:
-    """A permission request was answered or withdrawn: a turn still open runs again.
+def permission_settled(session: TaskSession, *, runs_again: bool) -> None:
+    """A permission request was answered or withdrawn: the turn runs again, if open and asking nothing else.
 
     Announced either way: the pending request was what the card's icon showed.
     """
-    if turn_open and session.state == SessionState.WAITING_FOR_INPUT:
+    if runs_again and session.state == SessionState.WAITING_FOR_INPUT:
         session.state = SessionState.RUNNING
         _save_session(session, "state")
     _announce(session.task)

@@ -93,6 +93,37 @@ def test_permission_request_waits_for_input_and_settles(session):
     assert (message.metadata["status"], message.metadata["option_id"]) == ("approved", "ok")
 
 
+def permission(pending_id, title="Edit"):
+    return {"pending_id": pending_id, "tool_call": {"title": title}, "options": [{"optionId": "ok", "name": "OK"}]}
+
+
+def permission_statuses(session):
+    requests = Message.objects.filter(session=session, type=MessageType.PERMISSION_REQUEST).order_by("pk")
+    return [(m.metadata["pending_id"], m.metadata["status"]) for m in requests]
+
+
+def test_a_permission_request_reported_again_is_shown_once(session):
+    events.record_permission_requested(session.pk, permission("p1"))
+    events.record_permission_requested(session.pk, permission("p1"))
+    assert permission_statuses(session) == [("p1", "pending")]
+
+
+def test_after_a_gap_agentctl_s_open_permission_requests_are_the_truth(session):
+    """p1 was settled in the part of the stream agentctl no longer kept; p3 was asked in it."""
+    events.record_permission_requested(session.pk, permission("p1"))
+    events.record_permission_requested(session.pk, permission("p2"))
+
+    events.reconcile_permissions(session.pk, [permission("p2"), permission("p3", "Run tests")])
+
+    assert permission_statuses(session) == [("p1", "cancelled"), ("p2", "pending"), ("p3", "pending")]
+    session.refresh_from_db()
+    assert session.state == SessionState.WAITING_FOR_INPUT
+    # What the rest of the replay then says of them is applied once, as ever.
+    events.record_permission_requested(session.pk, permission("p3", "Run tests"))
+    events.record_permission_settled(session.pk, {"pending_id": "p3", "outcome": "selected", "option_id": "ok"})
+    assert permission_statuses(session) == [("p1", "cancelled"), ("p2", "pending"), ("p3", "approved")]
+
+
 def test_turn_completed_moves_the_task_to_review(session, board):
     events.record_turn_completed(session.pk, {"turn_id": "", "stop_reason": "end_turn"})
     session.refresh_from_db()

@@ -14,6 +14,7 @@ from datetime import timedelta
 
 import psutil
 import pytest
+from asgiref.sync import async_to_sync
 from django.db import transaction
 from django.utils import timezone
 
@@ -160,3 +161,33 @@ def test_a_gap_agentctl_reports_is_told_once_however_often_it_is_sent(execution)
     [note] = Message.objects.filter(session=orphan.session_id)
     assert "is missing here" in note.content
     assert AgentExecution.objects.get(pk=orphan.pk).applied_seq == 179
+
+
+class ListingAgentctl:
+    """What the owner asks agentctl after a gap, answered as agentctl would."""
+
+    def __init__(self, pending):
+        self.pending, self.asked = pending, []
+
+    async def request(self, action, payload=None, **options):
+        self.asked.append((action, options.get("ordered", True)))
+        return {"pending": self.pending}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_after_a_gap_the_owner_reads_agentctl_s_open_permission_requests(execution):
+    """Asked while nobody held the stream, in the part agentctl no longer kept: shown all the same."""
+    orphan = execution("me", applied_seq=100)
+    ref = runner.ExecutionRef(orphan.session_id, orphan.pk)
+    asked = {"pending_id": "p9", "tool_call": {"title": "Run the tests"}, "options": [{"optionId": "ok", "name": "OK"}]}
+    agentctl = ListingAgentctl([asked])
+    owner = runner.Runner()
+    owner._owned[orphan.pk] = agentctl
+
+    gap = StreamEvent(GAP, {"after_seq": 100, "first_kept_seq": 180}, seq=None)
+    async_to_sync(owner._apply)(ref, gap)
+
+    # Unordered: asked while the gap's notification is handled, its answer must not wait behind it.
+    assert agentctl.asked == [("agent.permissions.list", False)]
+    request = Message.objects.get(session=orphan.session_id, type="permission_request")
+    assert (request.content, request.metadata["status"]) == ("Run the tests", "pending")
