@@ -48,6 +48,16 @@ def announced(told, type_):
     return [event for _, event in told if event["type"] == type_]
 
 
+def assert_its_pages_were_sent_it_whole(told, message):
+    """Created with its first text, then every delta at the length it had: together, what it holds."""
+    deltas = [e for e in announced(told, "message.appended") if e["message_id"] == message.pk]
+    streamed = message.content[: len(message.content) - sum(len(d["text"]) for d in deltas)]
+    for delta in deltas:
+        assert delta["offset"] == len(streamed)
+        streamed += delta["text"]
+    assert streamed == message.content
+
+
 @settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(chunks=st.lists(st.tuples(st.sampled_from(sorted(KINDS)), CHUNK), min_size=1, max_size=12))
 def test_appended_chunks_are_exactly_their_concatenation_and_so_are_their_deltas(new_session, told, chunks):
@@ -67,13 +77,7 @@ def test_appended_chunks_are_exactly_their_concatenation_and_so_are_their_deltas
     messages = list(session.messages.order_by("created_at", "pk"))
     assert [[m.type, m.content] for m in messages] == expected
     for message in messages:
-        # What its pages were sent: created with its first text, then every delta at the length it had.
-        deltas = [e for e in announced(told, "message.appended") if e["message_id"] == message.pk]
-        streamed = message.content[: len(message.content) - sum(len(d["text"]) for d in deltas)]
-        for delta in deltas:
-            assert delta["offset"] == len(streamed)
-            streamed += delta["text"]
-        assert streamed == message.content
+        assert_its_pages_were_sent_it_whole(told, message)
 
 
 #: What may happen to a session between two batches of one stream: another batch of it, a batch written by
@@ -121,13 +125,7 @@ def test_a_stream_that_appends_where_it_left_off_writes_what_it_would_have_found
     messages = list(session.messages.order_by("created_at", "pk"))
     assert [[m.type, m.content, m.metadata.get("streaming", False)] for m in messages] == expected
     for message in messages:
-        # What its pages were sent: created with its first text, then every delta at the length it had.
-        deltas = [e for e in announced(told, "message.appended") if e["message_id"] == message.pk]
-        streamed = message.content[: len(message.content) - sum(len(d["text"]) for d in deltas)]
-        for delta in deltas:
-            assert delta["offset"] == len(streamed)
-            streamed += delta["text"]
-        assert streamed == message.content
+        assert_its_pages_were_sent_it_whole(told, message)
 
 
 def test_appending_where_the_stream_left_off_is_one_statement_that_reads_nothing(
