@@ -41,7 +41,20 @@ setup_venv() {
   fi
   say "Installing kandev-web${extras:+ with [$extras]} into .venv"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip 2>&1 | grep -v '^WARNING: Location' || true
-  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e "$ROOT${extras:+[$extras]}" 2>&1 | grep -v '^WARNING: Location' || true
+  # The versions in requirements/lock.txt (bash scripts/lock), within pyproject.toml's ranges: every run
+  # installs the same ones, not whatever is newest that day.
+  # A failure stops here: a lock that no longer fits pyproject.toml must not pass as the last run's install.
+  local log
+  log="$(mktemp)"
+  if ! "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -c "$ROOT/requirements/lock.txt" \
+    -e "$ROOT${extras:+[$extras]}" >"$log" 2>&1; then
+    grep -v '^WARNING: Location' "$log" >&2 || true
+    rm -f "$log"
+    echo "installing kandev-web failed (bash scripts/lock remakes requirements/lock.txt from pyproject.toml)" >&2
+    exit 1
+  fi
+  grep -v '^WARNING: Location' "$log" || true
+  rm -f "$log"
   "$VENV/bin/python" -c 'import kandev_web, django, channels' || { echo "installing kandev-web failed" >&2; exit 1; }
 }
 

@@ -9,6 +9,10 @@ for real in ``tests/executor/test_container_host.py``.
 
 import json
 import re
+import shlex
+import subprocess
+import sys
+import time
 from importlib.resources import files
 from pathlib import Path
 
@@ -16,6 +20,7 @@ import jsonschema
 import yaml
 
 from kandev_web.sessions.checks import problems
+from testing_support.processes import free_port, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
@@ -38,6 +43,67 @@ def volume_target(service: dict, volume: str) -> tuple[str, str]:
 def stage_of(target: str) -> str:
     """The base of the Dockerfile stage ``target`` names."""
     return next(base for base, name in STAGES if name == target)
+
+
+def instructions(dockerfile: str) -> list[tuple[str, str]]:
+    """The Dockerfile's instructions, in order, as (KEYWORD, arguments): comments dropped, continued lines joined."""
+    joined = re.sub(r"\\\n(?:\s*#[^\n]*\n)*", " ", dockerfile)
+    found = []
+    for line in joined.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            keyword, _, arguments = line.partition(" ")
+            found.append((keyword.upper(), arguments.strip()))
+    return found
+
+
+def stage_instructions(target: str) -> list[tuple[str, str]]:
+    """What building ``target`` runs: the instructions of the stages it is FROM, then its own (FROM lines dropped)."""
+    stages: dict[str, tuple[str, list[tuple[str, str]]]] = {}
+    current: list[tuple[str, str]] = []
+    for keyword, arguments in instructions(DOCKERFILE):
+        if keyword == "FROM":
+            base, _, name = arguments.partition(" AS ")
+            current = []
+            stages[name.strip()] = (base.strip(), current)
+        else:
+            current.append((keyword, arguments))
+    base, own = stages[target]
+    return (stage_instructions(base) if base in stages else []) + own
+
+
+#: Where the image keeps the kandev user's home, mapped to a temporary folder when its steps run here.
+IMAGE_HOME = "/home/kandev"
+
+
+def run_as_the_image_would(target: str, home: Path) -> tuple[dict[str, str], list[str]]:
+    """Run ``target``'s build steps that run as kandev (our software, not apt-get), as written, under its ENV.
+
+    The steps before ``USER kandev`` install system packages and the wheel; here the
+    package is this virtualenv's. Each step runs in ``sh -c`` with only the image's
+    environment (its ENV, with ``/home/kandev`` mapped to ``home``): nothing of the
+    test's own environment (DJANGO_SETTINGS_MODULE, secrets) leaks in. Returns the
+    stage's environment and the steps run.
+    """
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8"}
+    user, workdir, ran = "root", Path("/"), []
+    for keyword, arguments in stage_instructions(target):
+        if keyword == "ENV":
+            for pair in shlex.split(arguments):
+                key, _, value = pair.partition("=")
+                env[key] = value.replace(IMAGE_HOME, str(home))
+        elif keyword == "USER":
+            user = arguments
+        elif keyword == "WORKDIR":
+            workdir = Path(arguments.replace(IMAGE_HOME, str(home)))
+            workdir.mkdir(parents=True, exist_ok=True)
+        elif keyword == "RUN" and user == "kandev":
+            done = subprocess.run(
+                ["sh", "-c", arguments], cwd=workdir, env=env, capture_output=True, text=True, timeout=300
+            )
+            assert done.returncode == 0, f"RUN {arguments}\n{done.stdout}\n{done.stderr}"
+            ran.append(arguments)
+    return env, ran
 
 
 def test_the_compose_file_is_valid_by_the_compose_specification():
@@ -138,8 +204,12 @@ def test_the_image_installs_the_wheel_and_runs_as_a_user_of_its_own():
     images = [base for base, _ in STAGES if base not in names]
     assert images
     assert all(image.startswith("python:3.1") and image.endswith("-slim") for image in images)
-    assert "pip wheel" in dockerfile
-    assert "pip install --no-cache-dir /tmp/dist/*.whl" in dockerfile
+    # The wheel is built from the sdist, as tests/test_package.py builds it.
+    assert "python -m build --outdir /dist ." in dockerfile
+    # Both the build tool and the app's dependencies at the versions CI tests with.
+    assert "pip install --no-cache-dir -c requirements/lock.txt build" in dockerfile
+    assert "COPY requirements/lock.txt /tmp/lock.txt" in dockerfile
+    assert "pip install --no-cache-dir -c /tmp/lock.txt /tmp/dist/*.whl" in dockerfile
     # Every runtime stage ends as kandev, the executor host's sshd included.
     for stage in re.split(r"^FROM ", dockerfile, flags=re.MULTILINE)[2:]:
         users = re.findall(r"^USER (\S+)", stage, flags=re.MULTILINE) or ["kandev"]  # a stage FROM base is kandev
@@ -150,3 +220,75 @@ def test_the_image_installs_the_wheel_and_runs_as_a_user_of_its_own():
     assert re.search(r'^CMD \["daphne".*"kandev_web\.asgi:application"\]', dockerfile, flags=re.MULTILINE)
     ignored = (ROOT / ".dockerignore").read_text().split()
     assert {".git", ".venv", "var"} <= set(ignored)
+
+
+def test_the_web_image_s_build_steps_run_as_written_under_the_web_stage_s_environment(tmp_path):
+    home = tmp_path / "home" / "kandev"
+    env, ran = run_as_the_image_would("web", home)
+    assert any("kandev-web collectstatic" in step for step in ran), ran
+    # The prod profile's hashed, compressed static files, where the image keeps them.
+    assert env["KANDEV_PROFILE"] == "prod"
+    static_root = Path(env["STATIC_ROOT"])
+    assert static_root == home / "static"
+    manifest = json.loads((static_root / "staticfiles.json").read_text())
+    hashed_css = manifest["paths"]["css/app.css"]
+    assert re.fullmatch(r"css/app\.[0-9a-f]{12}\.css", hashed_css)
+    assert (static_root / f"{hashed_css}.br").is_file()
+    # The volumes' mount points, made by kandev in its home.
+    assert {"var", "login-key", "login-pub"} <= {path.name for path in home.iterdir()}
+
+
+def test_no_secret_is_baked_into_the_image():
+    for keyword, arguments in instructions(DOCKERFILE):
+        if keyword in {"ENV", "ARG", "LABEL"}:
+            for pair in shlex.split(arguments):
+                assert "SECRET" not in pair.partition("=")[0].upper(), f"{keyword} {arguments}"
+
+
+def healthcheck_of_the_image() -> list[str]:
+    """The web stage's HEALTHCHECK command (exec form), with the script at its path in the repository."""
+    (arguments,) = [arguments for keyword, arguments in stage_instructions("web") if keyword == "HEALTHCHECK"]
+    command = json.loads(arguments.partition(" CMD ")[2])
+    copies = [arguments for keyword, arguments in stage_instructions("web") if keyword == "COPY"]
+    (copied,) = [arguments for arguments in copies if command[0] in arguments]
+    source, target = copied.split()
+    assert target == command[0]
+    return [str(ROOT / source), *command[1:]]
+
+
+def probe(command: list[str], port: int, env: dict[str, str]) -> int:
+    """Run a health check command against ``port`` instead of the container's 8000, as Docker would: its exit code."""
+    command = [part.replace("127.0.0.1:8000", f"127.0.0.1:{port}") for part in command]
+    return subprocess.run(command, env=env, capture_output=True, timeout=30).returncode
+
+
+def test_the_image_and_the_compose_web_services_report_a_web_process_healthy_while_it_answers(tmp_path):
+    command = healthcheck_of_the_image()
+    for name, service in WEB.items():
+        check = service["healthcheck"]["test"]
+        assert check[0] == "CMD", name
+        assert [str(ROOT / "deploy" / "web" / "healthcheck"), *check[2:]] == command, name
+        assert check[1] == "/usr/local/lib/kandev-web/healthcheck", name
+    assert SERVICES["migrate"]["healthcheck"] == {"disable": True}  # it exits once migrated: nothing to probe
+
+    home = tmp_path / "home" / "kandev"
+    env, _ = run_as_the_image_would("web", home)
+    # A deployment whose ALLOWED_HOSTS does not name localhost: the check names a host it does.
+    env |= {"SECRET_KEY": "x" * 64, "KANDEV_SECRETS_KEY": "a" * 43 + "=", "ALLOWED_HOSTS": "kandev.example.com"}
+    port = free_port()
+    server = subprocess.Popen(
+        ["daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+        cwd=home,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, server, time.monotonic() + 60)
+        assert probe(command, port, env) == 0
+        # What the check asks for is what Django would refuse from any other host.
+        assert probe(command, port, env | {"ALLOWED_HOSTS": "localhost"}) == 1
+    finally:
+        stop_group(server)
+    assert probe(command, port, env) == 1

@@ -1,17 +1,33 @@
-"""The built wheel is the whole app: installed in a fresh virtualenv far from any checkout, it migrates and serves."""
+"""The release is the whole app: the wheel built from its sdist, installed far from a checkout, checks and serves.
 
+It installs the versions requirements/lock.txt pins, the lock pins what
+pyproject.toml declares, and what the package imports is declared.
+"""
+
+import ast
 import os
 import re
+import shutil
 import subprocess
 import sys
+import tarfile
 import time
+import tomllib
 import urllib.request
 import zipfile
+from importlib.metadata import distributions, packages_distributions
 from pathlib import Path
+
+from packaging.markers import Marker
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from packaging.version import Version
 
 from testing_support.processes import free_port, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
+LOCK = ROOT / "requirements" / "lock.txt"
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 
 
 def run(*argv, **kwargs) -> subprocess.CompletedProcess[str]:
@@ -20,16 +36,51 @@ def run(*argv, **kwargs) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and_static_files(tmp_path):
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path / "dist"), str(ROOT))
+def clean_checkout(destination: Path) -> Path:
+    """The repository's files as a fresh clone would have them, plus new ones not yet committed, in ``destination``.
+
+    What a build leaves in a working checkout (build/, *.egg-info with a stale
+    SOURCES.txt) changes what setuptools puts in an sdist; a release is built
+    from a clean tree, and so is this one.
+    """
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
+    for name in filter(None, listed.split("\0")):
+        source = ROOT / name
+        if source.is_file():  # a file deleted but not yet committed is listed too
+            (destination / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, destination / name)
+    return destination
+
+
+def test_the_wheel_built_from_the_sdist_installs_in_a_fresh_virtualenv_then_checks_migrates_and_serves(tmp_path):
+    # `python -m build` makes the sdist, then the wheel from the unpacked sdist: the release's path (and the image's).
+    source = clean_checkout(tmp_path / "checkout")
+    run(sys.executable, "-m", "build", "--outdir", str(tmp_path / "dist"), str(source))
+    (sdist,) = (tmp_path / "dist").glob("kandev_web-*.tar.gz")
     (wheel,) = (tmp_path / "dist").glob("kandev_web-*.whl")
-    # Test helpers live beside the tests (testing_support/), never in what is installed.
+    with tarfile.open(sdist) as archive:
+        in_sdist = {name.partition("/")[2] for name in archive.getnames()}
+    assert {"templates/base.html", "static/css/app.css", "MANIFEST.in"} <= in_sdist
     shipped = zipfile.ZipFile(wheel).namelist()
+    assert {"kandev_web/templates/base.html", "kandev_web/static/css/app.css", "kandev_web/flags/profiles.toml"} <= set(
+        shipped
+    )
+    # Test helpers live beside the tests (testing_support/), never in what is installed.
     assert [name for name in shipped if name.startswith("testing_support/") or name.endswith("/testing.py")] == []
     base_python = getattr(sys, "_base_executable", sys.executable)
     run(base_python, "-m", "venv", str(tmp_path / "venv"))
     bin_dir = tmp_path / "venv" / "bin"
-    run(str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", str(wheel))
+    run(
+        str(bin_dir / "python"), "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+        "-c", str(LOCK), str(wheel),
+    )  # fmt: skip
+    installed = run(str(bin_dir / "python"), "-m", "pip", "list", "--format=freeze").stdout.lower()
+    assert "pyyaml" not in installed  # the product reads no YAML: nothing pulls PyYAML in
 
     site = tmp_path / "site"
     site.mkdir()
@@ -45,6 +96,7 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and
     }
     where = run(str(bin_dir / "python"), "-c", "import kandev_web; print(kandev_web.__file__)", cwd=site, env=env)
     assert str(tmp_path / "venv") in where.stdout  # the installed package, not this checkout
+    run(str(bin_dir / "kandev-web"), "check", cwd=site, env=env)
     run(str(bin_dir / "kandev-web"), "migrate", "--no-input", "-v0", cwd=site, env=env)
     run(str(bin_dir / "kandev-web"), "collectstatic", "--no-input", "-v0", cwd=site, env=env)
     assert (site / "var" / "kandev.sqlite3").is_file()
@@ -77,3 +129,75 @@ def test_the_wheel_installed_in_a_fresh_virtualenv_migrates_and_serves_pages_and
         assert "Bei kandev anmelden" in page
     finally:
         stop_group(server)
+
+
+def locked() -> dict[str, list[tuple[Version, Marker | None]]]:
+    """requirements/lock.txt's pins by canonical name: each version, with the marker it is for (None: every Python)."""
+    pins: dict[str, list[tuple[Version, Marker | None]]] = {}
+    for line in LOCK.read_text().splitlines():
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        requirement = Requirement(line)
+        (specifier,) = requirement.specifier  # one ==, nothing looser
+        assert specifier.operator == "==", line
+        pin = (Version(specifier.version), requirement.marker)
+        pins.setdefault(canonicalize_name(requirement.name), []).append(pin)
+    return pins
+
+
+def declared() -> list[Requirement]:
+    """What pyproject.toml declares for the package and for CI's extra ([test])."""
+    return [Requirement(text) for text in PROJECT["dependencies"] + PROJECT["optional-dependencies"]["test"]]
+
+
+def test_every_dependency_pyproject_declares_is_pinned_in_the_lock_within_its_range():
+    pins = locked()
+    for requirement in declared():
+        name = canonicalize_name(requirement.name)
+        assert name in pins, f"{requirement.name} is not in requirements/lock.txt: run bash scripts/lock"
+        for version, _marker in pins[name]:  # every pin, whichever Python it is for
+            assert requirement.specifier.contains(version, prereleases=True), (
+                f"requirements/lock.txt pins {name}=={version}, outside pyproject.toml's {requirement}: "
+                "run bash scripts/lock"
+            )
+
+
+def test_this_virtualenv_holds_the_locked_versions():
+    """scripts/lib.sh's setup_venv installs with the lock as constraints: CI tests what the image runs."""
+    pins = locked()
+    for distribution in distributions():
+        name = canonicalize_name(distribution.metadata["Name"])
+        here = [version for version, marker in pins.get(name, []) if marker is None or marker.evaluate()]
+        if here:
+            assert Version(distribution.version) in here, f"{name} {distribution.version} here, {here} locked"
+
+
+def imported_top_level_modules(package: Path) -> set[str]:
+    """Every absolute import's first name in the package's modules, but those only type checkers read."""
+    names = set()
+    for module in package.rglob("*.py"):
+        tree = ast.parse(module.read_text(), filename=str(module))
+        for block in ast.walk(tree):
+            if isinstance(block, ast.If) and ast.unparse(block.test) in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}:
+                block.body = []  # `if TYPE_CHECKING:` imports never run
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {alias.name.partition(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.partition(".")[0])
+    return names
+
+
+def test_every_third_party_module_the_package_imports_comes_from_a_declared_runtime_dependency():
+    runtime = {canonicalize_name(Requirement(text).name) for text in PROJECT["dependencies"]}
+    providers = packages_distributions()
+    undeclared = {}
+    for name in imported_top_level_modules(ROOT / "kandev_web") - set(sys.stdlib_module_names) - {"kandev_web"}:
+        found = {canonicalize_name(distribution) for distribution in providers.get(name, [])}
+        assert found, f"kandev_web imports {name}, which no installed distribution provides"
+        if not found & runtime:
+            undeclared[name] = sorted(found)
+    assert undeclared == {}, "imported but not declared in pyproject.toml's dependencies"
+    # The only YAML the package read was one small file of flag values: now TOML, read by the standard library.
+    assert "pyyaml" not in runtime

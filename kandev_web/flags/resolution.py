@@ -4,17 +4,16 @@ Pure functions over plain values, so the precedence can be tested without a
 database or a process environment.
 """
 
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from functools import cache
 from pathlib import Path
 
-import yaml
-
 from .registry import FlagDefinition
 
-PROFILES_FILE = Path(__file__).with_name("profiles.yaml")
+PROFILES_FILE = Path(__file__).with_name("profiles.toml")
 
 _TRUE = {"1", "true", "yes", "on"}
 _FALSE = {"0", "false", "no", "off"}
@@ -50,8 +49,9 @@ def parse_bool(raw: str) -> bool | None:
 
 @cache
 def profile_values() -> dict[str, dict[str, str]]:
-    with PROFILES_FILE.open(encoding="utf-8") as fh:
-        return yaml.safe_load(fh) or {}
+    """Each flag's value per profile, from ``profiles.toml`` (TOML, read by the standard library's tomllib)."""
+    with PROFILES_FILE.open("rb") as fh:
+        return tomllib.load(fh)
 
 
 def resolve(

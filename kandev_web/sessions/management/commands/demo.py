@@ -4,7 +4,7 @@
 with nothing to configure: a small git repository under ``var/`` registered as
 the workspace's "Demo repository", a task on it whose agent asks a structured
 question, and ``features.acpElicitation``'s stored override on (the profiles
-in ``profiles.yaml`` keep the spec's defaults; an override an operator stored
+in ``profiles.toml`` keep the spec's defaults; an override an operator stored
 is kept). Idempotent: running it again resets the operator's password to the
 one it prints and adds nothing twice. The e2e suite uses it with
 ``--no-showcase`` to create operators, so no test gets the flag by accident.
