@@ -13,15 +13,15 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
-from django.test import Client
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kandev_web.agents.models import AgentProfile
+from kandev_web.agents.models import AgentProfile, Executor
 from kandev_web.board.models import Membership, Role, Workspace
 from kandev_web.repositories import roots
 from kandev_web.repositories.models import Repository
 from kandev_web.webhooks.models import Webhook
+from testing_support.executor import ssh_test_host_fields
 
 SETTINGS = "/settings/workspaces/{}/"
 
@@ -96,7 +96,8 @@ def test_another_workspaces_objects_are_not_found_through_ones_own(staff, theirs
     assert client.post(base + f"repositories/{repository.pk}/delete/").status_code == 404
     assert client.post(base + f"webhooks/{hook.pk}/delete/").status_code == 404
     assert client.get(base + f"webhooks/{hook.pk}/log/").status_code == 404
-    assert AgentProfile.objects.filter(pk=profile.pk).exists() and Webhook.objects.filter(pk=hook.pk).exists()
+    assert AgentProfile.objects.filter(pk=profile.pk).exists()
+    assert Webhook.objects.filter(pk=hook.pk).exists()
 
 
 def test_the_board_links_its_workspaces_admins_to_the_settings_and_only_superusers_to_the_flags(
@@ -216,6 +217,23 @@ def test_another_workspaces_repository_or_a_worktree_is_refused_for_an_admin(
         assert response.status_code == 200
         assert "another workspace&#x27;s repository or a task&#x27;s worktree, or holds one." in response.text, path
     assert not Repository.objects.filter(workspace=workspace).exists()
+
+
+def test_on_an_executor_host_the_top_level_git_resolves_there_is_checked(staff_client, workspace, code_root, tmp_path):
+    """The executor is scripts/test's sshd on this machine: its paths are this machine's, reached over SSH."""
+    executor = Executor.objects.create(name="gpu-1", **ssh_test_host_fields())
+    inside = git_repository(code_root / "shop")
+    outside = git_repository(tmp_path / "elsewhere")
+    (code_root / "link").symlink_to(outside)
+
+    def register_there(path, name):
+        data = {"name": name, "path": str(path), "default_branch": "", "executor": executor.pk}
+        return staff_client.post(SETTINGS.format(workspace.pk) + "repositories/", data)
+
+    refused = register_there(code_root / "link", "linked")
+    assert f"{outside} is outside the directories repositories may be registered in" in refused.text
+    assert register_there(inside, "shop").status_code == 302
+    assert list(Repository.objects.values_list("path", "executor")) == [(str(inside), executor.pk)]
 
 
 def test_a_relative_root_is_a_configuration_error_that_names_the_setting(settings):
