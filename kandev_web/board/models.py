@@ -59,11 +59,10 @@ class Role(models.TextChoices):
 class Membership(models.Model):
     """An operator's place in a workspace, and their role there.
 
-    The table is the one the plain many-to-many field made (hence its name
-    and its integer id): the role was added to it in place.
+    The table is the one the plain many-to-many field made (hence its name):
+    the role was added to it in place, its rows kept.
     """
 
-    id = models.AutoField(primary_key=True)
     workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
     role = models.CharField(_("role"), max_length=16, choices=Role, default=Role.MEMBER)

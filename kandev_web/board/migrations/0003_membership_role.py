@@ -11,7 +11,7 @@ from django.db import migrations, models
 MEMBERSHIP_STATE = migrations.CreateModel(
     name="Membership",
     fields=[
-        ("id", models.AutoField(primary_key=True, serialize=False)),
+        ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
         (
             "user",
             models.ForeignKey(
