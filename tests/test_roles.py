@@ -5,6 +5,7 @@ manage every workspace they were a member of, change the feature flags, read
 ``/metrics`` and register any directory of the web machine as a repository.
 """
 
+import asyncio
 import os
 import subprocess
 
@@ -287,3 +288,33 @@ def test_the_migration_makes_staff_admins_of_the_workspaces_they_are_in_and_keep
     assert roles == {("root", "Mine"): Role.ADMIN, ("bob", "Mine"): Role.MEMBER, ("bob", "Theirs"): Role.MEMBER}
     root_now = get_user_model().objects.get(username="root")
     assert list(Workspace.objects.administered_by(root_now).values_list("name", flat=True)) == ["Mine"]
+
+
+# Memberships changed row by row ------------------------------------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_a_membership_row_made_or_ended_tells_that_operators_open_pages_at_once():
+    """The admin site's membership inline saves rows, not ``members``: open pages must still check again."""
+    from asgiref.sync import sync_to_async
+    from channels.layers import get_channel_layer
+
+    from kandev_web.live import user_group
+
+    @sync_to_async
+    def setup():
+        return Workspace.objects.create(name="Ops"), get_user_model().objects.create_user("alice")
+
+    workspace, alice = await setup()
+    layer = get_channel_layer()
+    channel = await layer.new_channel()
+    await layer.group_add(user_group(alice.pk), channel)
+
+    for change in (
+        lambda: Membership.objects.create(workspace=workspace, user=alice, role=Role.ADMIN),
+        lambda: Membership.objects.filter(workspace=workspace, user=alice).delete(),
+    ):
+        await sync_to_async(change)()
+        message = await asyncio.wait_for(layer.receive(channel), 2)
+        assert message["type"] == "access.changed"
