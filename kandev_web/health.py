@@ -6,7 +6,7 @@ its database answers and its channel layer carries a message (with Redis,
 that Redis is reachable); a readiness probe takes it out of rotation while
 either is down. ``/metrics`` is Prometheus' text format: the counters in
 ``kandev_web.metrics`` plus what the database holds right now. It is public
-only to a scraper with ``KANDEV_METRICS_TOKEN`` (a bearer token), or to staff
+only to a scraper with ``KANDEV_METRICS_TOKEN`` (a bearer token), or to a superuser
 when no token is set: counts of questions and agents are nobody else's business.
 """
 
@@ -116,7 +116,7 @@ def _may_scrape(request) -> bool:
     if token:
         given = request.headers.get("Authorization", "").removeprefix("Bearer ")
         return hmac.compare_digest(given.encode(), token.encode())
-    return request.user.is_authenticated and request.user.is_staff
+    return request.user.is_authenticated and request.user.is_superuser
 
 
 @login_not_required

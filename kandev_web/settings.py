@@ -154,6 +154,8 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 KANDEV_MCP_URL = env.str("KANDEV_MCP_URL", default="")
 # Where each task's git worktree is made (one directory per task, under this).
 KANDEV_WORKTREE_ROOT = Path(env.str("KANDEV_WORKTREE_ROOT", default=str(VAR_DIR / "worktrees")))
+# Where a workspace admin may register repositories (absolute, comma-separated); elsewhere, superusers only.
+KANDEV_REPOSITORY_ROOTS = env.list("KANDEV_REPOSITORY_ROOTS", default=[])
 
 # How often a waiting ask_user_question_kandev call tells the agent it is still waiting.
 KANDEV_MCP_KEEPALIVE_SECONDS = env.float("KANDEV_MCP_KEEPALIVE_SECONDS", default=20.0)
@@ -174,7 +176,7 @@ KANDEV_LIVE_ACCESS_RECHECK_SECONDS = env.float("KANDEV_LIVE_ACCESS_RECHECK_SECON
 # machine (kandev_web/sessions/checks.py).
 SILENCED_SYSTEM_CHECKS = env.list("KANDEV_SILENCED_CHECKS", default=[])
 
-# The bearer token a Prometheus scraper sends for /metrics; empty, only staff
+# The bearer token a Prometheus scraper sends for /metrics; empty, only superusers
 # who are logged in may read it.
 KANDEV_METRICS_TOKEN = env.str("KANDEV_METRICS_TOKEN", default="")
 

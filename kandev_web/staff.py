@@ -1,8 +1,11 @@
-"""The one staff check of the settings pages (feature toggles, agent profiles, repositories, webhooks).
+"""Who may change what the whole deployment shares: superusers only.
 
-Managing a workspace is not yet a permission of its own: staff only, for
-sync and async views alike. Login is required everywhere already
-(``LoginRequiredMiddleware``); an operator who is not staff gets 403.
+Feature flags, ``/metrics`` without its token, a repository outside
+``KANDEV_REPOSITORY_ROOTS``: each reaches past any one workspace, so
+Django's ``is_superuser`` decides, never ``is_staff`` (which only opens
+Django's admin site) nor a workspace role. A workspace's own settings are its
+admins' (``kandev_web.board.workspaces.workspace_admin_required``). Login
+is required everywhere already (``LoginRequiredMiddleware``); anyone else gets 403.
 """
 
 from functools import wraps
@@ -11,12 +14,12 @@ from asgiref.sync import iscoroutinefunction
 from django.core.exceptions import PermissionDenied
 
 
-def staff_required(view):
+def superuser_required(view):
     if iscoroutinefunction(view):
 
         @wraps(view)
         async def async_wrapper(request, *args, **kwargs):
-            if not (await request.auser()).is_staff:
+            if not (await request.auser()).is_superuser:
                 raise PermissionDenied
             return await view(request, *args, **kwargs)
 
@@ -24,7 +27,7 @@ def staff_required(view):
 
     @wraps(view)
     def wrapper(request, *args, **kwargs):
-        if not request.user.is_staff:
+        if not request.user.is_superuser:
             raise PermissionDenied
         return view(request, *args, **kwargs)
 

@@ -12,16 +12,19 @@ from django.contrib.auth import get_user_model
 from django.test import Client
 
 from kandev_web.agents.models import AgentProfile
-from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.board.models import Board, Role, Task, Workspace
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 
 
 @pytest.fixture
 def make_operator(db):
-    def make(username="alice", *, workspace=None, staff=False):
-        user = get_user_model().objects.create_user(username, password="pw-123456", is_staff=staff)
+    def make(username="alice", *, workspace=None, staff=False, superuser=False):
+        """``staff``: an admin of ``workspace`` (its settings pages are theirs); ``superuser``: the deployment's too."""
+        user = get_user_model().objects.create_user(
+            username, password="pw-123456", is_staff=staff or superuser, is_superuser=superuser
+        )
         if workspace is not None:
-            workspace.members.add(user)
+            workspace.members.add(user, through_defaults={"role": Role.ADMIN if staff else Role.MEMBER})
         return user
 
     return make
@@ -47,8 +50,14 @@ def operator(make_operator, workspace):
 
 @pytest.fixture
 def staff(make_operator, workspace):
-    """Root, a staff member of the workspace: the settings pages (profiles, repositories, webhooks) are theirs."""
+    """Root, an admin of the workspace, not a superuser: its settings pages (profiles, repositories, webhooks)."""
     return make_operator("root", workspace=workspace, staff=True)
+
+
+@pytest.fixture
+def superuser(make_operator, workspace):
+    """Ada, a superuser in the workspace: the deployment's settings (feature flags, /metrics) are hers too."""
+    return make_operator("ada", workspace=workspace, superuser=True)
 
 
 @pytest.fixture
@@ -71,6 +80,11 @@ def operator_client(make_client, operator):
 @pytest.fixture
 def staff_client(make_client, staff):
     return make_client(staff)
+
+
+@pytest.fixture
+def superuser_client(make_client, superuser):
+    return make_client(superuser)
 
 
 @pytest.fixture

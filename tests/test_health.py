@@ -56,28 +56,30 @@ def test_readyz_answers_without_a_login_when_the_database_and_channel_layer_work
     assert response.json() == {"status": "ok", "checks": {"database": "ok", "channel_layer": "ok"}}
 
 
-def test_metrics_are_for_staff_or_a_scraper_with_the_token_and_nobody_else(db, staff_client, operator, settings):
+def test_metrics_are_for_superusers_or_a_scraper_with_the_token_and_no_one_else(
+    db, superuser_client, operator, settings
+):
     anonymous, member = Client(), Client()
     member.force_login(operator)
 
     assert anonymous.get("/metrics").status_code == 403
     assert member.get("/metrics").status_code == 403
-    assert staff_client.get("/metrics").status_code == 200
+    assert superuser_client.get("/metrics").status_code == 200
     settings.KANDEV_METRICS_TOKEN = "scrape-me"
     assert anonymous.get("/metrics", HTTP_AUTHORIZATION="Bearer scrape-me").status_code == 200
     assert anonymous.get("/metrics", HTTP_AUTHORIZATION="Bearer guess").status_code == 403
-    assert staff_client.get("/metrics").status_code == 403  # with a token set, only the token reads them
+    assert superuser_client.get("/metrics").status_code == 403  # with a token set, only the token reads them
 
 
-def test_a_scrape_counts_requests_pending_questions_live_executions_and_answers(staff_client, make_task):
+def test_a_scrape_counts_requests_pending_questions_live_executions_and_answers(superuser_client, make_task):
     session = TaskSession.objects.create(task=make_task("Pick a stack"), state=SessionState.RUNNING)
     Turn.objects.create(session=session)
     record, _ = services.request_clarification(session, BUNDLE, "")
-    before = samples(staff_client.get("/metrics").text)
-    staff_client.get("/no-such-page/")
+    before = samples(superuser_client.get("/metrics").text)
+    superuser_client.get("/no-such-page/")
     async_to_sync(answering.answer)(record, answers=[], rejected=True, reject_reason="why " * 131_072)
 
-    after = samples(staff_client.get("/metrics").text)
+    after = samples(superuser_client.get("/metrics").text)
 
     assert after[("kandev_pending_questions", (("source", "ask_user_question"),))] == 1
     assert after[("kandev_live_executions", ())] == 0
@@ -89,11 +91,11 @@ def test_a_scrape_counts_requests_pending_questions_live_executions_and_answers(
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_open_sockets_are_counted_while_open(staff_client):
+async def test_open_sockets_are_counted_while_open(superuser_client):
     task, _, alice, _ = await two_workspaces()
     cookie = await session_cookie(alice)
     open_sockets = ("kandev_open_sockets", (("page", "task"),))
-    scrape = sync_to_async(lambda: samples(staff_client.get("/metrics").text))
+    scrape = sync_to_async(lambda: samples(superuser_client.get("/metrics").text))
     before = (await scrape()).get(open_sockets, 0)
     socket = WebsocketCommunicator(
         application, f"/ws/tasks/{task.pk}/", headers=[HOST, (b"origin", b"http://127.0.0.1"), cookie]

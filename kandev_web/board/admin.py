@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from .models import Board, Step, Task, Workspace
+from .models import Board, Membership, Step, Task, Workspace
 
 
 class StepInline(admin.TabularInline):
@@ -8,9 +8,17 @@ class StepInline(admin.TabularInline):
     extra = 0
 
 
+class MembershipInline(admin.TabularInline):
+    """Who is in the workspace, and which of them are its admins."""
+
+    model = Membership
+    extra = 0
+    autocomplete_fields = ["user"]
+
+
 @admin.register(Workspace)
 class WorkspaceAdmin(admin.ModelAdmin):
-    filter_horizontal = ["members"]
+    inlines = [MembershipInline]
 
 
 @admin.register(Board)

@@ -17,6 +17,12 @@ class WorkspaceQuerySet(models.QuerySet):
     def for_user(self, user):
         return self.filter(members=user)
 
+    def administered_by(self, user):
+        """The workspaces whose settings ``user`` manages: those they are an admin of; a superuser, all they are in."""
+        if user.is_superuser:
+            return self.for_user(user)
+        return self.filter(memberships__user=user, memberships__role=Role.ADMIN)
+
 
 class Workspace(models.Model):
     """The unit of access: an operator sees a workspace's boards only as a member.
@@ -27,7 +33,9 @@ class Workspace(models.Model):
     """
 
     name = models.CharField(_("name"), max_length=200)
-    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="workspaces", blank=True)
+    members = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, through="Membership", related_name="workspaces", blank=True
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = WorkspaceQuerySet.as_manager()
@@ -37,6 +45,35 @@ class Workspace(models.Model):
 
     def __str__(self):
         return self.name
+
+
+class Role(models.TextChoices):
+    """What a member may do in a workspace; nothing here reaches another workspace or the deployment's settings."""
+
+    #: Works on its boards and tasks, answers its agents.
+    MEMBER = "member", _("Member")
+    #: A member who also manages its agent profiles, repositories and webhooks.
+    ADMIN = "admin", _("Admin")
+
+
+class Membership(models.Model):
+    """An operator's place in a workspace, and their role there.
+
+    The table is the one the plain many-to-many field made (hence its name):
+    the role was added to it in place, its rows kept.
+    """
+
+    workspace = models.ForeignKey(Workspace, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships")
+    role = models.CharField(_("role"), max_length=16, choices=Role, default=Role.MEMBER)
+
+    class Meta:
+        db_table = "board_workspace_members"
+        unique_together = [("workspace", "user")]
+        verbose_name = _("membership")
+
+    def __str__(self):
+        return f"{self.user} · {self.workspace} ({self.get_role_display()})"
 
 
 class BoardQuerySet(models.QuerySet):

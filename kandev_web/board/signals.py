@@ -5,12 +5,12 @@ affected operators' sockets to check again now, so one removed from a
 workspace stops hearing it with the next event, not seconds later.
 """
 
-from django.db.models.signals import m2m_changed
+from django.db.models.signals import m2m_changed, post_delete, post_save
 from django.dispatch import receiver
 
 from kandev_web import live
 
-from .models import Workspace
+from .models import Membership, Workspace
 
 
 @receiver(m2m_changed, sender=Workspace.members.through, dispatch_uid="board.membership_changed")
@@ -25,3 +25,10 @@ def membership_changed(sender, instance, action, reverse, pk_set, **kwargs):
         user_ids = list(pk_set or ())
     for user_id in user_ids:
         live.access_changed(user_id)
+
+
+@receiver(post_save, sender=Membership, dispatch_uid="board.membership_saved")
+@receiver(post_delete, sender=Membership, dispatch_uid="board.membership_deleted")
+def membership_row_changed(sender, instance, **kwargs):
+    """A membership made or ended row by row (the admin site's inline), not through ``members``."""
+    live.access_changed(instance.user_id)

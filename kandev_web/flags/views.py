@@ -1,4 +1,4 @@
-"""The feature-toggles settings page and the runtime-flags JSON API (staff only)."""
+"""The feature-toggles page and the runtime-flags JSON API: superusers only, the flags are the whole deployment's."""
 
 import json
 
@@ -6,7 +6,7 @@ from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kandev_web.staff import staff_required
+from kandev_web.staff import superuser_required
 
 from . import services
 from .resolution import FlagState
@@ -14,12 +14,12 @@ from .resolution import FlagState
 _CHOICES = {"true": True, "false": False, "default": None}
 
 
-@staff_required
+@superuser_required
 def feature_toggles(request):
     return render(request, "flags/feature_toggles.html", {"states": services.flag_states()})
 
 
-@staff_required
+@superuser_required
 @require_POST
 def feature_toggle_set(request, key):
     try:
@@ -84,13 +84,13 @@ def read_json(body: bytes) -> object:
         raise BadBody("request body is not JSON") from None
 
 
-@staff_required
+@superuser_required
 @require_http_methods(["GET"])
 def api_flags(request):
     return JsonResponse({"flags": [as_json(state) for state in services.flag_states()]})
 
 
-@staff_required
+@superuser_required
 @require_http_methods(["GET", "PATCH"])
 def api_flag(request, key):
     try:

@@ -7,3 +7,8 @@ class RepositoriesConfig(AppConfig):
 
     name = "kandev_web.repositories"
     verbose_name = _("Repositories")
+
+    def ready(self):
+        from .roots import configured_roots
+
+        configured_roots()  # a relative root stops the process at start, with the setting's name

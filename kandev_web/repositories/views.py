@@ -1,4 +1,7 @@
-"""The workspace's repositories page: register and remove the git repositories its tasks work on (staff)."""
+"""The workspace's repositories page: register and remove the git repositories its tasks work on (its admins).
+
+Where a repository may be is the form's to check (``KANDEV_REPOSITORY_ROOTS``, superusers anywhere).
+"""
 
 from django.db.models import Count, ProtectedError
 from django.shortcuts import get_object_or_404, redirect, render
@@ -6,8 +9,7 @@ from django.urls import reverse
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_http_methods, require_POST
 
-from kandev_web.board.workspaces import managed_workspace
-from kandev_web.staff import staff_required
+from kandev_web.board.workspaces import managed_workspace, workspace_admin_required
 
 from .forms import RepositoryForm
 from .models import Repository
@@ -25,19 +27,19 @@ def _page(request, workspace, form, *, refusal="", status=200):
     return render(request, TEMPLATE, context, status=status)
 
 
-@staff_required
+@workspace_admin_required
 @require_http_methods(["GET", "POST"])
 def repositories(request, workspace_id):
     """GET: the list and an empty form. POST: register one; its machine is asked whether it is a repository."""
     workspace = managed_workspace(request.user, workspace_id)
-    form = RepositoryForm(request.POST or None, workspace=workspace)
+    form = RepositoryForm(request.POST or None, workspace=workspace, anywhere=request.user.is_superuser)
     if request.method == "POST" and form.is_valid():
         form.save()
         return redirect(reverse("sessions:repositories", args=[workspace.pk]))
     return _page(request, workspace, form)
 
 
-@staff_required
+@workspace_admin_required
 @require_POST
 def repository_delete(request, workspace_id, repository_id):
     """Refused while a task works in one of its worktrees: the task would lose where its branch lives."""

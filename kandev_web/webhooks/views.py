@@ -1,14 +1,13 @@
 """The workspace's webhooks page: add one (its secret shown once), switch it off, remove it, test it, read its log.
 
-Staff members of the workspace only, like the agent profiles page.
+The workspace's admins only, like the agent profiles page (``workspace_admin_required``).
 """
 
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
-from kandev_web.board.workspaces import managed_workspace
-from kandev_web.staff import staff_required
+from kandev_web.board.workspaces import managed_workspace, workspace_admin_required
 
 from . import services, signing
 from .forms import WebhookForm
@@ -42,7 +41,7 @@ def _list_url(workspace_id) -> str:
 JUST_ADDED = "webhooks.just_added"
 
 
-@staff_required
+@workspace_admin_required
 @require_GET
 def webhooks(request, workspace_id):
     workspace = managed_workspace(request.user, workspace_id)
@@ -53,7 +52,7 @@ def webhooks(request, workspace_id):
     return _page(request, workspace, WebhookForm(workspace=workspace), created=created)
 
 
-@staff_required
+@workspace_admin_required
 @require_POST
 def webhook_new(request, workspace_id):
     """Add a webhook, then show its secret on the next page only: it is never shown again.
@@ -71,7 +70,7 @@ def webhook_new(request, workspace_id):
     return redirect(_list_url(workspace_id))
 
 
-@staff_required
+@workspace_admin_required
 @require_POST
 def webhook_active(request, workspace_id, webhook_id):
     webhook = _webhook(request.user, workspace_id, webhook_id)
@@ -80,7 +79,7 @@ def webhook_active(request, workspace_id, webhook_id):
     return redirect(f"{_list_url(workspace_id)}#webhook-{webhook.pk}")
 
 
-@staff_required
+@workspace_admin_required
 @require_POST
 def webhook_delete(request, workspace_id, webhook_id):
     """Its delivery log goes with it."""
@@ -88,7 +87,7 @@ def webhook_delete(request, workspace_id, webhook_id):
     return redirect(_list_url(workspace_id))
 
 
-@staff_required
+@workspace_admin_required
 @require_POST
 def webhook_test(request, workspace_id, webhook_id):
     webhook = _webhook(request.user, workspace_id, webhook_id)
@@ -99,7 +98,7 @@ def webhook_test(request, workspace_id, webhook_id):
     return redirect(f"{_list_url(workspace_id)}#webhook-{webhook.pk}")
 
 
-@staff_required
+@workspace_admin_required
 @require_GET
 def webhook_log(request, workspace_id, webhook_id):
     """The delivery log alone, which the page re-reads while it is open."""

@@ -46,13 +46,13 @@ def test_another_reason_is_not_said(session):
     assert notices(session) == []
 
 
-def test_the_task_page_links_staff_to_the_toggle_and_tells_others_to_ask_an_admin(session, make_operator):
+def test_the_task_page_links_superusers_to_the_toggle_and_tells_others_to_ask_an_admin(session, make_operator):
     elicitations.record_declined(session.pk, DECLINED)
     workspace = session.task.board.workspace
     pages = {}
     for name, staff in (("admin", True), ("bob", False)):
         client = Client()
-        client.force_login(make_operator(name, workspace=workspace, staff=staff))
+        client.force_login(make_operator(name, workspace=workspace, superuser=staff))
         pages[staff] = client.get(f"/tasks/{session.task_id}/").text
 
     link = 'href="/settings/feature-toggles/#feature-toggle-featuresacpelicitation"'
@@ -67,7 +67,7 @@ def test_the_task_page_links_staff_to_the_toggle_and_tells_others_to_ask_an_admi
 def test_the_live_row_is_rendered_for_its_viewer(session, make_operator):
     elicitations.record_declined(session.pk, DECLINED)
     (notice,) = notices(session)
-    staff, other = make_operator("admin", staff=True), make_operator("bob")
+    staff, other = make_operator("admin", superuser=True), make_operator("bob")
 
     def row(user):
         return fragments.render_message(session.task_id, notice.pk, created=True, user=user)

@@ -96,10 +96,10 @@ def _form_fields() -> set[str]:
 
 @pytest.fixture
 def member(db):
-    """A staff member of one workspace, with an agent profile there, and its objects' URL values."""
+    """A superuser in one workspace, with an agent profile there, and its objects' URL values."""
     mine = workspace_objects("mine")
     AgentProfile.objects.create(workspace=mine["workspace"], name="Mock agent", agent_id="mock", command=["true"])
-    operator = get_user_model().objects.create_user("alice", is_staff=True)
+    operator = get_user_model().objects.create_user("alice", is_staff=True, is_superuser=True)
     mine["workspace"].members.add(operator)
     client = Client()
     client.force_login(operator)

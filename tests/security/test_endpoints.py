@@ -28,7 +28,7 @@ from testing_support.endpoints import ENDPOINTS, Endpoint, workspace_objects
 
 #: Reachable without a login, on purpose: the login page, and the probes a load balancer sends.
 PUBLIC = {"login", "healthz", "readyz"}
-#: For a scraper's token or staff: anyone else is refused outright, not sent to a login page it cannot use.
+#: For a scraper's token or a superuser: anyone else is refused outright, not sent to a login page it cannot use.
 SCRAPED = {"metrics"}
 #: Parameters that do not name an object of a workspace (a flag key, a notification event).
 GLOBAL_PARAMETERS = {"key", "event"}
@@ -68,7 +68,7 @@ class World:
 def world(db) -> tuple[World, object]:
     mine, theirs = workspace_objects("mine"), workspace_objects("theirs")
     # No password (tests log in with force_login): hashing one costs a second per test.
-    operator = get_user_model().objects.create_user("alice", is_staff=True)
+    operator = get_user_model().objects.create_user("alice", is_staff=True, is_superuser=True)
     mine["workspace"].members.add(operator)
     theirs["workspace"].members.add(get_user_model().objects.create_user("bob"))
     return World(mine, theirs, theirs["task"], theirs["clarification"], theirs["permission"]), operator

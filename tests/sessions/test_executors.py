@@ -35,7 +35,7 @@ def test_the_admin_never_shows_an_executor_private_key_and_keeps_it_when_left_bl
         name="gpu-1", host="gpu-1.lan", user="kandev", host_key=HOST_KEY, private_key="s3cret-key"
     )
     request = RequestFactory().get("/")
-    request.user = make_operator("root", staff=True)
+    request.user = make_operator("root", superuser=True)
     model_admin = admin.site._registry[Executor]
     form_class = model_admin.get_form(request, executor)
     assert "s3cret-key" not in str(form_class(instance=executor)["private_key"])

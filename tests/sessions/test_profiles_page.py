@@ -37,7 +37,7 @@ def test_login_is_required(db, workspace):
     assert response.url.startswith("/login/")
 
 
-def test_only_staff_members_of_the_workspace_reach_it(staff_client, make_operator, workspace, profile):
+def test_only_admins_of_the_workspace_reach_it(staff_client, make_operator, workspace, profile):
     member = Client()
     member.force_login(make_operator("bob", workspace=workspace))
     assert member.get(url(workspace)).status_code == 403
@@ -49,7 +49,7 @@ def test_only_staff_members_of_the_workspace_reach_it(staff_client, make_operato
     assert AgentProfile.objects.filter(pk=profile.pk).exists()
 
 
-def test_the_board_links_staff_to_the_page(staff_client, make_operator, workspace, board):
+def test_the_board_links_the_workspace_admins_to_the_page(staff_client, make_operator, workspace, board):
     assert (
         f'href="{url(workspace)}" data-testid="board-agent-profiles"' in staff_client.get(f"/boards/{board.pk}/").text
     )

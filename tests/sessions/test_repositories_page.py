@@ -1,4 +1,7 @@
-"""The workspace's repositories page: staff register a git repository (checked by git), and remove an unused one."""
+"""The workspace's repositories page: its admins register a git repository (checked by git), and remove an unused one.
+
+Where an admin may register one (``KANDEV_REPOSITORY_ROOTS``) is tested in ``tests/test_roles.py``.
+"""
 
 import subprocess
 
@@ -13,6 +16,12 @@ def url(workspace, rest=""):
     return f"/settings/workspaces/{workspace.pk}/repositories/{rest}"
 
 
+@pytest.fixture(autouse=True)
+def repository_roots(settings, tmp_path):
+    """Workspace admins register repositories under the test's directory."""
+    settings.KANDEV_REPOSITORY_ROOTS = [str(tmp_path)]
+
+
 @pytest.fixture
 def git_repository(tmp_path):
     path = tmp_path / "shop"
@@ -22,7 +31,7 @@ def git_repository(tmp_path):
     return path
 
 
-def test_only_staff_members_of_the_workspace_reach_it(make_operator, workspace):
+def test_only_admins_of_the_workspace_reach_it(make_operator, workspace):
     member = Client()
     member.force_login(make_operator("bob", workspace=workspace))
     stranger = Client()

@@ -1,4 +1,4 @@
-"""The webhooks page: staff members of the workspace only, CSRF on every change, the secret shown once."""
+"""The webhooks page: the workspace's admins only, CSRF on every change, the secret shown once."""
 
 from django.test import Client
 
@@ -63,7 +63,7 @@ def test_switching_off_testing_and_removing(staff, workspace, make_client):
     assert not WebhookDelivery.objects.exists()
 
 
-def test_only_staff_members_of_the_workspace_reach_it(staff, operator, workspace, make_operator, make_client):
+def test_only_admins_of_the_workspace_reach_it(staff, operator, workspace, make_operator, make_client):
     add(make_client(staff), workspace)
     hook = Webhook.objects.get()
     assert make_client(operator).get(url(workspace)).status_code == 403

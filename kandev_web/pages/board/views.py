@@ -13,6 +13,7 @@ from django.views.decorators.http import require_POST
 
 from kandev_web.board import services
 from kandev_web.board.models import Board, Task
+from kandev_web.board.workspaces import manages
 from kandev_web.pages import htmx
 from kandev_web.repositories import worktrees
 from kandev_web.repositories.models import Worktree
@@ -56,7 +57,13 @@ def board(request, board_id):
     return render(
         request,
         "board/board.html",
-        {"board": board, "columns": board_columns(board), "form": TaskCreateForm(board=board)},
+        {
+            "board": board,
+            "columns": board_columns(board),
+            "form": TaskCreateForm(board=board),
+            # The settings links are for the workspace's admins (the pages check again).
+            "manages_workspace": manages(request.user, board.workspace_id),
+        },
     )
 
 

@@ -1,4 +1,4 @@
-"""The workspace's agent profiles page: add, edit, check and remove them (staff members of the workspace).
+"""The workspace's agent profiles page: add, edit, check and remove them (the workspace's admins).
 
 Adding and editing are plain forms (post, then redirect back); checking is an
 async view, so the seconds an agent takes to answer ``initialize`` are awaited
@@ -14,10 +14,9 @@ from django.views.decorators.http import require_http_methods, require_POST
 from kandev_web.agents import check_report, presets
 from kandev_web.agents.models import AgentProfile
 from kandev_web.agents.profile_forms import AgentProfileForm
-from kandev_web.board.workspaces import managed_workspace
+from kandev_web.board.workspaces import managed_workspace, workspace_admin_required
 from kandev_web.sessions import profile_checks
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES
-from kandev_web.staff import staff_required
 
 TEMPLATE = "sessions/profiles.html"
 
@@ -53,13 +52,13 @@ def _new_form(workspace, preset_key: str) -> AgentProfileForm:
     return form
 
 
-@staff_required
+@workspace_admin_required
 def profiles(request, workspace_id):
     workspace = managed_workspace(request.user, workspace_id)
     return _page(request, workspace, _new_form(workspace, request.GET.get("preset", "")))
 
 
-@staff_required
+@workspace_admin_required
 @require_http_methods(["GET", "POST"])
 def profile_new(request, workspace_id):
     """GET (htmx, on a preset's choice): the new profile's form filled from it. POST: add the profile."""
@@ -75,7 +74,7 @@ def profile_new(request, workspace_id):
     return redirect(_anchor(workspace, profile))
 
 
-@staff_required
+@workspace_admin_required
 @require_http_methods(["GET", "POST"])
 def profile_edit(request, workspace_id, profile_id):
     workspace = managed_workspace(request.user, workspace_id)
@@ -87,7 +86,7 @@ def profile_edit(request, workspace_id, profile_id):
     return _page(request, workspace, form, editing=profile)
 
 
-@staff_required
+@workspace_admin_required
 @require_POST
 def profile_delete(request, workspace_id, profile_id):
     """Sessions that used it stay on their tasks, unnamed (``SET_NULL``); the page said so before the click."""
@@ -96,7 +95,7 @@ def profile_delete(request, workspace_id, profile_id):
     return redirect(reverse("sessions:profiles", args=[workspace.pk]))
 
 
-@staff_required
+@workspace_admin_required
 @require_POST
 async def profile_check(request, workspace_id, profile_id):
     user = await request.auser()

@@ -22,7 +22,7 @@ from django.db import transaction
 
 from kandev_web import git
 from kandev_web.agents.models import AgentProfile
-from kandev_web.board.models import Board, Task, Workspace
+from kandev_web.board.models import Board, Membership, Role, Task, Workspace
 from kandev_web.flags.models import FlagOverride
 from kandev_web.flags.registry import ACP_ELICITATION
 from kandev_web.mock_agent.store import ENV_VAR as MOCK_SESSION_DIR
@@ -81,7 +81,10 @@ class Command(BaseCommand):
         user.save()
 
         workspace, _ = Workspace.objects.get_or_create(name=options["workspace"])
-        workspace.members.add(user)
+        # Staff of the demo manage its workspace (and, as superusers, the deployment's settings).
+        Membership.objects.update_or_create(
+            workspace=workspace, user=user, defaults={"role": Role.ADMIN if staff else Role.MEMBER}
+        )
         board, created = Board.objects.get_or_create(workspace=workspace, name=options["board"])
         if created:
             board.add_default_steps()
