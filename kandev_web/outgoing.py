@@ -246,7 +246,6 @@ class _GuardedAdapter(HTTPAdapter):
     def init_poolmanager(self, connections, maxsize, block=False, **pool_kwargs):
         self.poolmanager = PoolManager(num_pools=connections, maxsize=maxsize, block=block, **pool_kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _GuardedHTTPPool, "https": _GuardedHTTPSPool}
-        self.poolmanager.key_fn_by_scheme = dict(self.poolmanager.key_fn_by_scheme)
 
     def proxy_manager_for(self, proxy, **proxy_kwargs):
         raise Refused  # never reached: the session trusts no proxy settings
