@@ -4,6 +4,7 @@ destination does not hold up another, and that a worker's passes may overlap."""
 
 import asyncio
 import ipaddress
+import socket
 import threading
 import time
 
@@ -88,6 +89,26 @@ def test_a_loopback_destination_is_refused_without_connecting(listener, settings
     settings.KANDEV_OUTGOING_ALLOW_PRIVATE = False
     outcome = outgoing.post(f"http://{host}:{listener.port}/hook", b"{}", {}, 2.0)
     assert outcome == outgoing.Outcome("refused", None, "refused: not a public address")
+    assert not listener.was_reached()
+
+
+def test_a_name_that_turns_into_loopback_after_the_check_never_reaches_loopback(listener, settings, monkeypatch):
+    """DNS rebinding: the first answer is public (the check passes), every later one is 127.0.0.1."""
+    settings.KANDEV_OUTGOING_ALLOW_PRIVATE = False
+    real = socket.getaddrinfo
+    answers = []
+
+    def rebinding(host, port, *args, **kwargs):
+        if host != "rebind.example":
+            return real(host, port, *args, **kwargs)
+        address = "8.8.8.8" if not answers else "127.0.0.1"
+        answers.append(address)
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(socket, "getaddrinfo", rebinding)
+    outcome = outgoing.post(f"http://rebind.example:{listener.port}/hook", b"{}", {}, 1.0)
+    assert answers == ["8.8.8.8"]  # looked up once: the address checked is the address connected to
+    assert outcome.kind in {"timeout", "failed"}  # 8.8.8.8 does not serve that port
     assert not listener.was_reached()
 
 
