@@ -181,6 +181,8 @@ def _resolve_checked(host: str, port: int) -> list[tuple[Any, ...]]:
 
 def _connect(host: str, port: int, timeout: float | None, socket_options) -> socket.socket:
     """A connection to one of the addresses ``host`` resolved to and was checked for: no second lookup."""
+    if not isinstance(timeout, int | float):
+        timeout = None  # urllib3's "no timeout given" marker: the deadline still bounds it
     last: OSError | None = None
     for family, kind, proto, _name, address in _resolve_checked(host, port):
         sock = socket.socket(family, kind, proto)
