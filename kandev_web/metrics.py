@@ -10,9 +10,21 @@ or an agent wrote ever becomes a label.
 import time
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (
+    GC_COLLECTOR,
+    PLATFORM_COLLECTOR,
+    PROCESS_COLLECTOR,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+)
 
 REGISTRY = CollectorRegistry(auto_describe=True)
+# The process's memory, CPU and open files, the Python version, and the garbage collector's work:
+# what prometheus_client's default registry has, in ours.
+for _collector in (PROCESS_COLLECTOR, PLATFORM_COLLECTOR, GC_COLLECTOR):
+    REGISTRY.register(_collector)
 
 REQUESTS = Counter(
     "kandev_http_requests",
@@ -31,6 +43,19 @@ ANSWER_SECONDS = Histogram(
     "From an operator's answer reaching this process to what became of it (agentctl's reply, or the refusal).",
     ["outcome"],
     buckets=(0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0),
+    registry=REGISTRY,
+)
+PUSH_DELIVERIES = Counter(
+    "kandev_push_deliveries",
+    "Pushes offered to a browser's push service, by outcome (delivered, gone, http_error, redirect, refused, "
+    "timeout, failed).",
+    ["outcome"],
+    registry=REGISTRY,
+)
+WEBHOOK_DELIVERIES = Counter(
+    "kandev_webhook_deliveries",
+    "Webhook POST attempts, by outcome (delivered, http_error, redirect, refused, timeout, failed, unsigned).",
+    ["outcome"],
     registry=REGISTRY,
 )
 

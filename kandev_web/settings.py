@@ -208,6 +208,9 @@ KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = env.float("KANDEV_PROFILE_CHECK_TIMEOUT_S
 # Where operators reach kandev (https://kandev.example.com): webhooks link to tasks with it.
 # Unset, their links are paths only.
 KANDEV_PUBLIC_URL = env.str("KANDEV_PUBLIC_URL", default="")
+# Whether pushes and webhooks may go to loopback, private, link-local and other non-public
+# addresses (kandev_web/outgoing.py). On a laptop and in tests receivers run on this machine.
+KANDEV_OUTGOING_ALLOW_PRIVATE = env.bool("KANDEV_OUTGOING_ALLOW_PRIVATE", default=not IS_PROD)
 # Outgoing webhooks: how long one POST may take, how often a web process looks for due
 # deliveries besides being woken by a new one, and the waits between failed attempts
 # (after the last, a delivery is given up).

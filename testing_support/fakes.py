@@ -16,8 +16,11 @@ http-ece. Each endpoint answers with the status it was made with (410: gone).
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
+import select
+import socket
 import threading
 import time
 from dataclasses import dataclass, field
@@ -30,8 +33,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.hazmat.primitives.asymmetric.utils import encode_dss_signature
-
-from kandev_web.webhooks import signing
+from standardwebhooks import Webhook as StandardWebhook
 
 
 class LoopbackService:
@@ -197,6 +199,8 @@ class PushService(LoopbackService):
 class Received:
     headers: dict[str, str]
     body: bytes
+    #: ``time.time()`` when it had been read.
+    at: float = field(default_factory=time.time)
 
     @property
     def payload(self) -> dict:
@@ -230,14 +234,141 @@ class Receiver(LoopbackService):
         return f"{self.origin}/hook?token=abc"
 
     def verified(self, secret: str) -> list[dict]:
-        """Every payload received, after checking each one's signature as a receiver must."""
-        now = int(time.time())
+        """Every payload received, after checking each one's signature as a receiver must: with the
+        Standard Webhooks library (``standardwebhooks``), not with kandev's own code."""
         for item in self.received:
-            assert signing.verify(secret, item.body, item.headers[signing.HEADER], now=now), item.headers
-            assert item.headers["X-Kandev-Delivery"] == item.payload["delivery"]
+            assert StandardWebhook(secret).verify(item.body, item.headers) == item.payload, item.headers
+            assert item.headers["webhook-id"] == item.payload["delivery"]
             assert item.headers["X-Kandev-Event"] == item.payload["event"]
             assert item.headers["Content-Type"] == "application/json"
         return [item.payload for item in self.received]
 
 
 # --- agentctl, for tests that need no real process -------------------------------------------------
+
+
+# --- Hostile receivers, for the outgoing client's guards ------------------------------------------
+
+
+class DripReceiver:
+    """A receiver that reads a request, then answers one byte every ``interval`` seconds, like a tarpit.
+
+    A read timeout never fires on it (a byte always comes in time); only a
+    total deadline ends it. ``requested`` is set when a request has been
+    read, ``cut`` when the client hung up before the answer was all sent
+    (``requested_at`` and ``cut_at`` say when, by ``time.time()``).
+    """
+
+    ANSWER = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Slow: " + b"." * 40 + b"\r\n\r\n"
+
+    def __init__(self, interval: float = 0.25) -> None:
+        self.interval = interval
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.requested = threading.Event()
+        self.cut = threading.Event()
+        self.finished = threading.Event()
+        self.requested_at: float | None = None
+        self.cut_at: float | None = None
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}/drip"
+
+    @property
+    def seconds(self) -> float:
+        """How long the whole answer takes to drip out."""
+        return len(self.ANSWER) * self.interval
+
+    def _serve(self) -> None:
+        with contextlib.suppress(OSError):
+            connection, _ = self.listener.accept()
+            with connection:
+                _read_request(connection)
+                self.requested_at = time.time()
+                self.requested.set()
+                for byte in self.ANSWER:
+                    readable, _, _ = select.select([connection], [], [], self.interval)
+                    if readable and not connection.recv(1):  # the client hung up
+                        break
+                    try:
+                        connection.sendall(bytes([byte]))
+                    except OSError:
+                        break
+                else:
+                    self.finished.set()
+                    return
+                self.cut_at = time.time()
+                self.cut.set()
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+class RedirectingReceiver(LoopbackService):
+    """Answers every POST with ``status`` and a ``Location`` pointing at ``to``."""
+
+    def __init__(self, to: str, status: int = 307) -> None:
+        self.to = to
+        self.status = status
+        self.received: list[str] = []
+        super().__init__()
+        self.server.RequestHandlerClass = _RedirectHandler
+
+    def answer(self, path: str, headers: Message, body: bytes) -> int:
+        self.received.append(path)
+        return self.status
+
+
+class _RedirectHandler(_PostHandler):
+    def do_POST(self):
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        service = self.server.service
+        assert isinstance(service, RedirectingReceiver)
+        self.send_response(service.answer(self.path, self.headers, body))
+        self.send_header("Location", service.to)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+
+class Listener:
+    """A bare TCP listener on 127.0.0.1 that accepts nothing: :meth:`was_reached` says whether anyone connected."""
+
+    def __init__(self) -> None:
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+
+    def was_reached(self, wait: float = 0.3) -> bool:
+        self.socket.settimeout(wait)
+        try:
+            connection, _ = self.socket.accept()
+        except TimeoutError:
+            return False
+        connection.close()
+        return True
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+def _read_request(connection: socket.socket) -> bytes:
+    """One HTTP request's head and its Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = connection.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = 0
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            length = int(value)
+    while len(body) < length:
+        chunk = connection.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body

@@ -56,8 +56,9 @@ class PushSubscription(models.Model):
 
     The endpoint and keys are what anyone needs to push to that browser, so
     they are never logged or shown; the browser's own subscription is the
-    only copy the operator sees. A browser belongs to whoever subscribed in
-    it last: subscribing again moves its endpoint to them.
+    only copy the operator sees. An endpoint belongs to whoever registered it
+    first (``services.subscribe``); an operator has at most
+    ``services.MAX_SUBSCRIPTIONS`` of them.
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="push_subscriptions")

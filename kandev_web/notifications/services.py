@@ -100,12 +100,40 @@ def turn_finished(session, turn) -> None:
     )
 
 
+#: The most browsers one operator's notifications are pushed to. Subscribing one more drops the
+#: oldest: an operator cannot see or remove a browser they no longer use, and a stale one is the
+#: likeliest to be it (a browser that comes back subscribes again when its settings page opens).
+MAX_SUBSCRIPTIONS = 10
+
+
+class EndpointTaken(Exception):
+    """The endpoint is another operator's subscription: it is not taken over (and whose it is, not told)."""
+
+
 def subscribe(user, subscription: webpush.Subscription) -> None:
-    """Push ``user``'s notifications to this browser; a browser that was someone else's is theirs no more."""
-    PushSubscription.objects.update_or_create(
-        endpoint=subscription.endpoint,
-        defaults={"user": user, "p256dh": subscription.p256dh, "auth": subscription.auth},
-    )
+    """Push ``user``'s notifications to this browser, keeping their ``MAX_SUBSCRIPTIONS`` newest.
+
+    An endpoint is a capability: whoever registered it first keeps it, so
+    nobody can redirect another operator's pushes to themselves by posting
+    that endpoint (``EndpointTaken``). A browser that changes hands
+    unsubscribes and subscribes again, which gives it a new endpoint.
+    """
+    try:
+        with transaction.atomic():
+            mine, created = PushSubscription.objects.select_for_update().get_or_create(
+                endpoint=subscription.endpoint,
+                defaults={"user": user, "p256dh": subscription.p256dh, "auth": subscription.auth},
+            )
+            if mine.user_id != user.pk:
+                raise EndpointTaken
+            if not created:
+                PushSubscription.objects.filter(pk=mine.pk).update(p256dh=subscription.p256dh, auth=subscription.auth)
+                return
+            theirs = PushSubscription.objects.filter(user=user)
+            newest = list(theirs.order_by("-created_at", "-pk").values_list("pk", flat=True)[:MAX_SUBSCRIPTIONS])
+            theirs.exclude(pk__in=newest).delete()
+    except IntegrityError:
+        raise EndpointTaken from None  # registered by a request racing this one
 
 
 def unsubscribe(user, endpoint: str) -> None:

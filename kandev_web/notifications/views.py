@@ -43,11 +43,18 @@ def _json_body(request) -> object:
 
 @require_POST
 def push_subscribe(request):
-    """This browser's ``PushSubscription.toJSON()``: it now gets the logged-in operator's pushes."""
+    """This browser's ``PushSubscription.toJSON()``: it now gets the logged-in operator's pushes.
+
+    409 if its endpoint is someone else's: it is not taken over.
+    """
     subscription = webpush.parse_subscription(_json_body(request), allow_http=not settings.IS_PROD)
     if subscription is None:
         return JsonResponse({"error": "not a push subscription"}, status=400)
-    services.subscribe(request.user, subscription)
+    try:
+        services.subscribe(request.user, subscription)
+    except services.EndpointTaken:
+        # The page's script unsubscribes this browser and subscribes again, for an endpoint of its own.
+        return JsonResponse({"error": "this push subscription is registered already"}, status=409)
     return JsonResponse({"subscribed": True}, status=201)
 
 

@@ -28,7 +28,7 @@ def _page(request, workspace, form, *, created=None, status=200):
         "form": form,
         "created": created,
         "created_secret": created.signing_secret() if created is not None else "",
-        "signature_header": signing.HEADER,
+        "signature_header": signing.SIGNATURE_HEADER,
     }
     return render(request, TEMPLATE, context, status=status)
 

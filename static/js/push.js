@@ -21,7 +21,7 @@
       headers: { "Content-Type": "application/json", "X-CSRFToken": csrfToken() },
       body: JSON.stringify(data),
     }).then((response) => {
-      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      if (!response.ok) throw Object.assign(new Error(`HTTP ${response.status}`), { status: response.status });
       return response;
     });
   }
@@ -44,12 +44,18 @@
   async function turnOn(section, registration) {
     const permission = await Notification.requestPermission();
     if (permission !== "granted") return show(section, permission === "denied" ? "denied" : "off");
-    const subscription = await registration.pushManager.subscribe({
-      userVisibleOnly: true,
-      applicationServerKey: keyBytes(section.dataset.vapidKey),
-    });
+    const options = { userVisibleOnly: true, applicationServerKey: keyBytes(section.dataset.vapidKey) };
+    let subscription = await registration.pushManager.subscribe(options);
     try {
-      await post(section.dataset.subscribeUrl, subscription.toJSON());
+      try {
+        await post(section.dataset.subscribeUrl, subscription.toJSON());
+      } catch (error) {
+        if (error.status !== 409) throw error;
+        // This browser's endpoint is another operator's (who used it here before): a fresh one is this operator's.
+        await subscription.unsubscribe();
+        subscription = await registration.pushManager.subscribe(options);
+        await post(section.dataset.subscribeUrl, subscription.toJSON());
+      }
     } catch (error) {
       await subscription.unsubscribe();
       throw error;
@@ -74,9 +80,16 @@
     const registration = await navigator.serviceWorker.ready;
     const subscription = await registration.pushManager.getSubscription();
     if (subscription) {
-      // The server may have forgotten it (another operator subscribed here since): it is this operator's again.
-      await post(section.dataset.subscribeUrl, subscription.toJSON());
-      show(section, "on");
+      // Said again, in case the server forgot it (dropped as the oldest of too many); refused (409) if it
+      // is another operator's, who turned push on here: off for this one until they turn it on.
+      const mine = await post(section.dataset.subscribeUrl, subscription.toJSON()).then(
+        () => true,
+        (error) => {
+          if (error.status === 409) return false;
+          throw error;
+        },
+      );
+      show(section, mine ? "on" : "off");
     } else {
       show(section, Notification.permission === "denied" ? "denied" : "off");
     }

@@ -18,12 +18,15 @@ from django.utils import timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
+from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications.models import Clarification
+from kandev_web.metrics import REGISTRY
 from kandev_web.notifications import services, vapid, webpush
 from kandev_web.notifications.models import Delivery, Event, PushSubscription
 from kandev_web.notifications.push_sender import WEB_PUSH, PushSender
+from kandev_web.notifications.services import MAX_SUBSCRIPTIONS
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
-from testing_support.fakes import FakeBrowser, PushService
+from testing_support.fakes import DripReceiver, FakeBrowser, Listener, PushService, RedirectingReceiver
 
 QUESTION = "Which database should I use for the secret ledger?"
 
@@ -46,7 +49,11 @@ def push_service():
 
 
 def _ask(make_task, title='Ship <b>it</b> & "go"'):
-    session = TaskSession.objects.create(task=make_task(title), state=SessionState.RUNNING)
+    return _ask_on(make_task(title))
+
+
+def _ask_on(task):
+    session = TaskSession.objects.create(task=task, state=SessionState.RUNNING)
     Turn.objects.create(session=session)
     return Clarification.objects.create(
         pending_id=str(uuid.uuid4()), session=session, questions=[{"question": QUESTION, "options": []}]
@@ -160,6 +167,39 @@ def test_a_subscription_belongs_to_the_operator_who_posted_it(operator_client, o
     assert not PushSubscription.objects.exists()
 
 
+def test_an_endpoint_someone_else_registered_is_not_taken_over_nor_its_owner_told(
+    operator_client, operator, make_operator, workspace
+):
+    subscription = FakeBrowser().subscription("https://push.example.com/send/alices")
+    assert (
+        operator_client.post("/settings/notifications/push/", subscription, content_type="application/json").status_code
+        == 201
+    )
+
+    mallory = Client()
+    mallory.force_login(make_operator("mallory", workspace=Workspace.objects.create(name="Elsewhere")))
+    other_keys = FakeBrowser().subscription(subscription["endpoint"])
+    response = mallory.post("/settings/notifications/push/", other_keys, content_type="application/json")
+    assert response.status_code == 409
+    assert "alice" not in response.content.decode()
+    (kept,) = PushSubscription.objects.all()
+    assert (kept.user, kept.p256dh) == (operator, subscription["keys"]["p256dh"])
+
+    again = operator_client.post("/settings/notifications/push/", other_keys, content_type="application/json")
+    assert again.status_code == 201  # the owner's own browser, with new keys
+    assert PushSubscription.objects.get().p256dh == other_keys["keys"]["p256dh"]
+
+
+def test_an_operator_keeps_at_most_the_newest_subscriptions(operator_client, operator):
+    endpoints = [f"https://push.example.com/send/{n}" for n in range(MAX_SUBSCRIPTIONS + 2)]
+    for endpoint in endpoints:
+        subscription = FakeBrowser().subscription(endpoint)
+        response = operator_client.post("/settings/notifications/push/", subscription, content_type="application/json")
+        assert response.status_code == 201
+    kept = set(PushSubscription.objects.filter(user=operator).values_list("endpoint", flat=True))
+    assert kept == set(endpoints[-MAX_SUBSCRIPTIONS:])  # the two oldest dropped
+
+
 def test_a_bad_subscription_is_refused(operator_client):
     assert (
         operator_client.post("/settings/notifications/push/", "nope", content_type="application/json").status_code
@@ -258,7 +298,7 @@ def test_an_unreachable_push_service_is_logged_without_its_address(operator, mak
     with caplog.at_level(logging.INFO, logger="kandev_web.notifications"):
         services.clarification_requested(_ask(make_task))
         PushSender().run_once()
-    assert "failed: ConnectionError" in caplog.text
+    assert "failed: no answer" in caplog.text
     assert "private-token" not in caplog.text
     assert not Delivery.objects.filter(provider=WEB_PUSH, pending=True).exists()
 
@@ -284,3 +324,89 @@ def test_a_push_queued_longer_ago_than_its_ttl_is_dropped_unsent(operator, make_
 def test_an_operator_without_a_subscribed_browser_queues_nothing(operator, make_task):
     services.clarification_requested(_ask(make_task))
     assert list(Delivery.objects.values_list("provider", flat=True)) == ["in_app"]
+
+
+# -- the way out: guarded, deadlined, one push service cannot hold up another ------------------------
+
+
+def _count(outcome: str) -> float:
+    return REGISTRY.get_sample_value("kandev_push_deliveries_total", {"outcome": outcome}) or 0.0
+
+
+def _question_pushed(make_task, django_capture_on_commit_callbacks, title="Quiet task"):
+    with django_capture_on_commit_callbacks(execute=True):
+        services.clarification_requested(_ask(make_task, title))
+
+
+def test_a_push_endpoint_on_this_machine_is_refused_without_connecting(
+    operator, make_task, settings, caplog, django_capture_on_commit_callbacks
+):
+    settings.KANDEV_OUTGOING_ALLOW_PRIVATE = False
+    listeners = [Listener(), Listener()]
+    refused_before = _count("refused")
+    try:
+        _subscribe(operator, f"https://127.0.0.1:{listeners[0].port}/push/a", FakeBrowser())
+        _subscribe(operator, f"http://localhost:{listeners[1].port}/push/b", FakeBrowser())
+        _question_pushed(make_task, django_capture_on_commit_callbacks)
+        with caplog.at_level(logging.INFO, logger="kandev_web.notifications"):
+            assert PushSender().run_once() == 1
+        assert not any(listener.was_reached() for listener in listeners)
+    finally:
+        for listener in listeners:
+            listener.close()
+    assert caplog.text.count("refused: not a public address") == 2
+    assert str(listeners[0].port) not in caplog.text
+    assert _count("refused") == refused_before + 2
+
+
+def test_a_redirecting_push_endpoint_is_not_followed(
+    operator, make_task, push_service, caplog, django_capture_on_commit_callbacks
+):
+    target = push_service.endpoint("where-the-redirect-points")
+    redirecting = RedirectingReceiver(to=target)
+    try:
+        _subscribe(operator, redirecting.origin + "/push/redirecting", FakeBrowser())
+        _question_pushed(make_task, django_capture_on_commit_callbacks)
+        with caplog.at_level(logging.INFO, logger="kandev_web.notifications"):
+            PushSender().run_once()
+    finally:
+        redirecting.close()
+    assert len(redirecting.received) == 1
+    assert push_service.received == []
+    assert "HTTP 307: a redirect, not followed" in caplog.text
+
+
+def test_a_dripping_endpoint_of_one_operator_does_not_delay_another_workspaces_push(
+    operator, make_task, make_operator, push_service, settings, caplog, django_capture_on_commit_callbacks
+):
+    settings.KANDEV_PUSH_TIMEOUT_SECONDS = 2.0
+    elsewhere = Workspace.objects.create(name="Elsewhere")
+    board = Board.objects.create(workspace=elsewhere, name="Theirs")
+    board.add_default_steps()
+    mallory = make_operator("mallory", workspace=elsewhere)
+    drip = DripReceiver(interval=0.25)
+    try:
+        _subscribe(mallory, drip.url, FakeBrowser())
+        theirs = Task.objects.create(board=board, step=board.steps.first(), title="Their task")
+        with django_capture_on_commit_callbacks(execute=True):
+            services.clarification_requested(_ask_on(theirs))  # queued first
+        _subscribe(operator, fine := push_service.endpoint("alice"), FakeBrowser())
+        _question_pushed(make_task, django_capture_on_commit_callbacks)
+        with caplog.at_level(logging.INFO, logger="kandev_web.notifications"):
+            assert PushSender().run_once() == 2
+        assert drip.requested.is_set()
+    finally:
+        drip.close()
+    (push,) = push_service.pushes_to(fine)
+    assert push.at < drip.requested_at + 1.0  # while the dripping endpoint was still dripping
+    assert "timed out after 2 s" in caplog.text
+    assert not drip.finished.is_set()
+
+
+def test_push_outcomes_are_counted(operator, make_task, push_service, django_capture_on_commit_callbacks):
+    delivered, gone = _count("delivered"), _count("gone")
+    _subscribe(operator, push_service.endpoint("fine"), FakeBrowser())
+    _subscribe(operator, push_service.endpoint("gone", 410), FakeBrowser())
+    _question_pushed(make_task, django_capture_on_commit_callbacks)
+    PushSender().run_once()
+    assert (_count("delivered"), _count("gone")) == (delivered + 1, gone + 1)

@@ -6,16 +6,18 @@ import threading
 import pytest
 from django.db import connections, transaction
 
+from kandev_web.board.models import Workspace
 from kandev_web.clarifications import actions, services
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
+from kandev_web.metrics import REGISTRY
 from kandev_web.sessions import events
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
 from kandev_web.webhooks import services as webhooks
 from kandev_web.webhooks import signing
 from kandev_web.webhooks.models import DeliveryState, Event, Webhook, WebhookDelivery
 from kandev_web.webhooks.sender import Sender
-from testing_support.fakes import Receiver
+from testing_support.fakes import DripReceiver, Listener, Receiver, RedirectingReceiver
 
 pytestmark = pytest.mark.postgres
 
@@ -197,7 +199,7 @@ def test_two_senders_racing_over_many_deliveries_send_each_once(transactional_db
         thread.start()
     for thread in threads:
         thread.join()
-    ids = [item.headers["X-Kandev-Delivery"] for item in receiver.received]
+    ids = [item.headers["webhook-id"] for item in receiver.received]
     assert len(ids) == 12 == len(set(ids))
     assert WebhookDelivery.objects.filter(state=DeliveryState.DELIVERED, attempts=1).count() == 12
 
@@ -211,3 +213,99 @@ def test_a_secret_no_key_opens_is_not_sent_unsigned_but_logged_and_retried(sessi
     assert receiver.received == []
     assert (delivery.state, delivery.attempts) == (DeliveryState.PENDING, 1)
     assert delivery.last_error == "its signing secret does not open with KANDEV_SECRETS_KEY"
+
+
+# -- the way out: guarded, deadlined, one receiver cannot hold up another -----------------------------
+
+
+def _count(outcome: str) -> float:
+    return REGISTRY.get_sample_value("kandev_webhook_deliveries_total", {"outcome": outcome}) or 0.0
+
+
+def test_a_webhook_to_this_machine_is_refused_without_connecting_and_logged_without_details(
+    session, workspace, settings
+):
+    settings.KANDEV_OUTGOING_ALLOW_PRIVATE = False
+    listener = Listener()
+    refused_before = _count("refused")
+    try:
+        make_webhook(workspace, f"http://localhost:{listener.port}/hook")
+        webhooks.turn_finished(session, session.turns.get())
+        Sender().run_once()
+        assert not listener.was_reached()
+    finally:
+        listener.close()
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.state, delivery.last_status, delivery.last_error) == (
+        DeliveryState.PENDING,
+        None,
+        "refused: not a public address",
+    )
+    assert _count("refused") == refused_before + 1
+
+
+def test_a_redirect_is_a_failed_attempt_and_the_redirect_target_hears_nothing(session, workspace, receiver):
+    redirecting = RedirectingReceiver(to=receiver.url)
+    try:
+        make_webhook(workspace, redirecting.origin + "/hook")
+        webhooks.turn_finished(session, session.turns.get())
+        Sender().run_once()
+    finally:
+        redirecting.close()
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.last_status, delivery.last_error) == (307, "HTTP 307: a redirect, not followed")
+    assert len(redirecting.received) == 1
+    assert receiver.received == []
+
+
+def test_a_dripping_receiver_is_cut_at_the_deadline_and_retried(session, workspace, settings):
+    settings.KANDEV_WEBHOOK_TIMEOUT_SECONDS = 1.0
+    drip = DripReceiver(interval=0.25)
+    try:
+        make_webhook(workspace, drip.url)
+        webhooks.turn_finished(session, session.turns.get())
+        Sender().run_once()
+        assert drip.cut.wait(5)
+    finally:
+        drip.close()
+    delivery = WebhookDelivery.objects.get()
+    assert (delivery.state, delivery.last_error) == (DeliveryState.PENDING, "timed out after 1 s")
+    assert not drip.finished.is_set()  # a read timeout alone would have waited out every byte
+    assert delivery.attempt_log.get().duration_ms < drip.seconds * 1000 / 2
+
+
+def test_a_dripping_receiver_in_one_workspace_does_not_delay_another_workspaces_delivery(workspace, receiver, settings):
+    settings.KANDEV_WEBHOOK_TIMEOUT_SECONDS = 2.0
+    drip = DripReceiver(interval=0.25)
+    other = Workspace.objects.create(name="Elsewhere")
+    try:
+        slow = make_webhook(other, drip.url)
+        webhooks.send_test(slow)  # queued first: the old sender would have waited on it
+        fast = make_webhook(workspace, receiver.url)
+        webhooks.send_test(fast)
+        assert Sender().run_once() == 2
+        assert drip.requested.is_set()
+    finally:
+        drip.close()
+    (received,) = receiver.received
+    assert received.at < drip.requested_at + 1.0  # while the slow one was still dripping
+    assert WebhookDelivery.objects.get(webhook=fast).state == DeliveryState.DELIVERED
+    assert WebhookDelivery.objects.get(webhook=slow).last_error == "timed out after 2 s"
+
+
+def test_delivery_outcomes_and_the_process_are_on_the_metrics_page(session, workspace, receiver, staff_client):
+    delivered_before = _count("delivered")
+    make_webhook(workspace, receiver.url)
+    webhooks.turn_finished(session, session.turns.get())
+    Sender().run_once()
+    assert _count("delivered") == delivered_before + 1
+    page = staff_client.get("/metrics").content.decode()
+    assert 'kandev_webhook_deliveries_total{outcome="delivered"}' in page
+    assert "kandev_push_deliveries_total" in page
+    for collector in (
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "python_info",
+        "python_gc_objects_collected",
+    ):
+        assert collector in page

@@ -1,16 +1,24 @@
-"""What a receiver relies on: the signature holds for the body sent and for nothing else, and the payload never
-carries a question."""
+"""What a receiver relies on: the Standard Webhooks library verifies the signature for the body, id and time sent and
+for nothing else, and the payload never carries a question."""
 
+import base64
+import hashlib
+import hmac
 import json
+import string
+import time
 from datetime import UTC, datetime
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from standardwebhooks import Webhook as StandardWebhook
+from standardwebhooks.webhooks import WebhookVerificationError
 
 from kandev_web.webhooks import payloads, signing
 from kandev_web.webhooks.retries import retry_delay
 
-SECRET = "whsec_test"
+SECRET = "whsec_" + base64.b64encode(b"k" * 32).decode()
 NOW = 1_800_000_000
 
 
@@ -27,35 +35,58 @@ def subject(title: str) -> payloads.Subject:
     )
 
 
-def test_a_signature_is_stripes_scheme_over_timestamp_dot_body():
-    import hashlib
-    import hmac
+def _now() -> int:
+    return int(time.time())
 
+
+def test_a_signature_is_the_standard_webhooks_scheme_over_id_dot_timestamp_dot_body():
     body = b'{"event":"turn.finished"}'
-    expected = hmac.new(SECRET.encode(), b"1800000000." + body, hashlib.sha256).hexdigest()
-    assert signing.sign(SECRET, body, NOW) == f"t=1800000000,v1={expected}"
+    key = base64.b64decode(SECRET.removeprefix("whsec_"))
+    headers = signing.headers(SECRET, "d-1", body, NOW)
+    expected = base64.b64encode(hmac.new(key, b"d-1.1800000000." + body, hashlib.sha256).digest()).decode()
+    assert headers == {"webhook-id": "d-1", "webhook-timestamp": "1800000000", "webhook-signature": f"v1,{expected}"}
 
 
-@given(st.binary(max_size=2000), st.text(min_size=1, max_size=60))
-def test_verify_accepts_what_sign_made(body, secret):
-    assert signing.verify(secret, body, signing.sign(secret, body, NOW), now=NOW + 10)
+def test_a_new_secret_is_whsec_and_base64_of_32_bytes():
+    secret = signing.new_secret()
+    assert secret.startswith("whsec_")
+    assert len(base64.b64decode(secret.removeprefix("whsec_"), validate=True)) == 32
+    assert signing.standard_secret(secret) == secret
+
+
+@given(st.binary(max_size=2000), st.uuids())
+def test_the_standard_webhooks_library_verifies_what_kandev_signs(body, message_id):
+    secret = signing.new_secret()
+    headers = signing.headers(secret, str(message_id), body, _now())
+    assert StandardWebhook(secret).verify(body, headers, json_parse=False) is None  # raises if it does not hold
 
 
 @given(st.binary(max_size=500), st.binary(min_size=1, max_size=8))
 def test_a_tampered_body_fails(body, extra):
-    header = signing.sign(SECRET, body, NOW)
-    assert not signing.verify(SECRET, body + extra, header, now=NOW)
+    headers = signing.headers(SECRET, "d-1", body, _now())
+    with pytest.raises(WebhookVerificationError):
+        StandardWebhook(SECRET).verify(body + extra, headers, json_parse=False)
 
 
-def test_another_secret_an_old_signature_or_a_garbled_header_fails():
+def test_a_request_replayed_under_a_new_id_another_secret_or_an_old_one_fails():
     body = b"{}"
-    header = signing.sign(SECRET, body, NOW)
-    assert not signing.verify("whsec_other", body, header, now=NOW)
-    assert not signing.verify(SECRET, body, header, now=NOW + signing.TOLERANCE_SECONDS + 1)
-    moved = header.replace(f"t={NOW}", f"t={NOW + 60}")
-    assert not signing.verify(SECRET, body, moved, now=NOW + 60)
-    for garbled in ("", "v1=abc", "t=soon,v1=abc", "t=1800000000"):
-        assert not signing.verify(SECRET, body, garbled, now=NOW)
+    headers = signing.headers(SECRET, "d-1", body, _now())
+    StandardWebhook(SECRET).verify(body, headers)
+    replayed = headers | {"webhook-id": "d-2"}  # a receiver that drops repeated ids would take this one
+    other = signing.new_secret()
+    stale = signing.headers(SECRET, "d-1", body, _now() - 600)
+    for secret, sent in ((SECRET, replayed), (other, headers), (SECRET, stale)):
+        with pytest.raises(WebhookVerificationError):
+            StandardWebhook(secret).verify(body, sent)
+
+
+@given(st.text(alphabet=string.ascii_letters + string.digits + "-_", min_size=43, max_size=43))
+def test_a_secret_from_before_standard_webhooks_keeps_its_key_in_the_standard_form(token):
+    legacy = "whsec_" + token  # secrets.token_urlsafe(32), as webhooks were given before
+    standard = signing.standard_secret(legacy)
+    assert base64.b64decode(standard.removeprefix("whsec_"), validate=True) == legacy.encode()
+    body = b'{"event":"webhook.test"}'
+    StandardWebhook(standard).verify(body, signing.headers(legacy, "d-1", body, _now()))
 
 
 @given(st.text(max_size=300))
