@@ -14,6 +14,7 @@ from testing_support.browser import agentctl_pid, fresh_task, start_agent
 
 EARLIER = "Use PostgreSQL, not SQLite"
 
+
 def test_a_session_whose_agentctl_was_killed_is_resumed_with_its_conversation(browser, server):
     page, ids = fresh_task(browser, server, "resumer")
     panel = page.get_by_test_id("task-sessions")

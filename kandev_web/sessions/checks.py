@@ -31,6 +31,22 @@ def check_several_processes(app_configs, **kwargs):
     return problems(settings.REDIS_URL, settings.DATABASES["default"]["ENGINE"], settings.KANDEV_AGENTCTL_HOST)
 
 
+@checks.register(TAG)
+def check_mcp_url(app_configs, **kwargs):
+    """Prod tells agents a configured MCP URL; the request's Host header is a client's to choose."""
+    if settings.IS_PROD and not settings.KANDEV_MCP_URL:
+        return [
+            checks.Error(
+                "Neither KANDEV_MCP_URL nor KANDEV_PUBLIC_URL is set, so agents would not know where to ask "
+                "their questions.",
+                hint="Set KANDEV_PUBLIC_URL to where operators reach kandev (its /mcp/ is then the MCP URL), "
+                "or KANDEV_MCP_URL to where agents reach the MCP endpoint.",
+                id="kandev.E003",
+            )
+        ]
+    return []
+
+
 def problems(redis_url: str, database_engine: str, agentctl_host: str) -> list[checks.CheckMessage]:
     """What stops several web processes from working with these settings."""
     if not redis_url:
