@@ -125,9 +125,9 @@ class _Resolver:
         try:
             found = await asyncio.get_running_loop().getaddrinfo(name, None)
         except OSError:
-            found = []  # not (yet) there: trusted once it resolves
+            found = []  # not (yet) there: asked again a second later, trusted once it resolves
         addresses = frozenset(a for info in found if (a := parse_address(str(info[4][0]))) is not None)
-        self._known[name] = (now + RESOLVE_SECONDS, addresses)
+        self._known[name] = (now + (RESOLVE_SECONDS if addresses else 1.0), addresses)
         return addresses
 
 

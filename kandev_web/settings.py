@@ -244,8 +244,9 @@ KANDEV_WEBHOOK_BACKOFF_SECONDS = env.list(
 )
 
 # Web Push (kandev_web/notifications/vapid.py): the VAPID private key pushes are signed with
-# (a PEM or base64url; unset, one is generated once into KANDEV_VAR_DIR and kept), the contact
-# push services see (a mailto: or https: URL), how long one push may take and how often a web
+# (a PEM or base64url; unset, one is generated once into KANDEV_VAR_DIR and kept, which prod
+# refuses: kandev.E004, kandev_web/notifications/checks.py), the contact push services see
+# (a mailto: or https: URL, one they can reach in prod: kandev.E005), how long one push may take and how often a web
 # process looks for queued pushes besides being woken by a new one.
 KANDEV_VAPID_PRIVATE_KEY = env.str("KANDEV_VAPID_PRIVATE_KEY", default="")
 KANDEV_VAPID_SUBJECT = env.str(
