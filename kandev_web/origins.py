@@ -120,9 +120,10 @@ class SameOriginValidator:
         allowed_hosts = settings.ALLOWED_HOSTS
         if settings.DEBUG and not allowed_hosts:
             allowed_hosts = [".localhost", "127.0.0.1", "[::1]"]  # as Django's get_host() allows
+        scheme = request_scheme(scope.get("scheme"), settings.SECURE_PROXY_SSL_HEADER, headers)
         allowed = origin_allowed(
             headers.get("origin"),
-            scheme=request_scheme(scope.get("scheme"), settings.SECURE_PROXY_SSL_HEADER, headers),
+            scheme=scheme,
             host=headers.get("host"),
             allowed_hosts=allowed_hosts,
             trusted_origins=settings.CSRF_TRUSTED_ORIGINS,
@@ -130,7 +131,7 @@ class SameOriginValidator:
         if (
             allowed
             and headers.get("host")
-            and not port_allowed(headers["host"], scope.get("scheme") or "ws", settings.KANDEV_ALLOWED_HOST_RULES)
+            and not port_allowed(headers["host"], scheme, settings.KANDEV_ALLOWED_HOST_RULES)
         ):
             allowed = False
         if not allowed:

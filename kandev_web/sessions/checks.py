@@ -7,6 +7,12 @@ process can reach (not on a loopback address, unless every web process is
 on one machine: then say so by silencing ``kandev.E002`` with
 ``KANDEV_SILENCED_CHECKS``). ``manage.py`` runs these checks as usual, and
 ``kandev_web.asgi`` runs them before Daphne serves anything.
+
+Prod must also say where agents reach the MCP endpoint (``kandev.E003``):
+elsewhere it falls back to this server's own address, but a deployment's
+agents may run on other machines, and the request's Host header, the old
+fallback, is whatever the operator's client sent. ``notifications/checks.py``
+adds Web Push's under the same tag.
 """
 
 import ipaddress
