@@ -35,6 +35,7 @@ from .live import outbox  # noqa: E402
 from .logs import RequestIds  # noqa: E402
 from .notifications.push_sender import sender as push_sender  # noqa: E402
 from .origins import SameOriginValidator  # noqa: E402
+from .proxy_headers import ForwardedByTrustedProxies  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
 from .sessions.runner import runner  # noqa: E402
 from .webhooks.sender import sender as webhook_sender  # noqa: E402
@@ -48,13 +49,17 @@ async def http_app(scope, receive, send):
         await django_asgi_app(scope, receive, send)
 
 
-router = RequestIds(
-    ProtocolTypeRouter(
-        {
-            "http": http_app,
-            # The stubs' URLRouter wants patterns of ASGI applications, which path() is not typed to make (routing.py).
-            "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
-        }
+# Outermost: every part below sees the client and scheme a trusted proxy reported, and nobody else's.
+router = ForwardedByTrustedProxies(
+    RequestIds(
+        ProtocolTypeRouter(
+            {
+                "http": http_app,
+                # The stubs' URLRouter wants patterns of ASGI applications, which path() is not typed to make
+                # (routing.py).
+                "websocket": SameOriginValidator(AuthMiddlewareStack(URLRouter(websocket_urlpatterns))),  # type: ignore[arg-type]
+            }
+        )
     )
 )
 

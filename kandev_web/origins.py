@@ -7,10 +7,12 @@ same host. Channels' ``AllowedHostsOriginValidator`` compares the host alone;
 this compares the whole origin with the one the request itself was made to,
 the way Django's CSRF check does for a POST:
 
-- the scheme is the socket's (``wss`` is https), or behind a proxy what
-  ``SECURE_PROXY_SSL_HEADER`` says; Daphne sets no scheme, so a Daphne serving
-  TLS itself needs its origin in ``CSRF_TRUSTED_ORIGINS``;
-- the host and port are the Host header's, which must be in ``ALLOWED_HOSTS``;
+- the scheme is the socket's (``wss`` is https), behind a trusted proxy what
+  its ``X-Forwarded-Proto`` says (``proxy_headers.py`` makes it the socket's);
+  Daphne sets no scheme, so a Daphne serving TLS itself needs its origin in
+  ``CSRF_TRUSTED_ORIGINS``;
+- the host and port are the Host header's, which must be in ``ALLOWED_HOSTS``
+  (its port too, where an entry names one: ``host_ports.py``);
 - an origin in ``CSRF_TRUSTED_ORIGINS`` (a proxy that rewrites Host, say) is
   accepted too, ``https://*.example.com`` entries as Django reads them.
 
@@ -25,6 +27,8 @@ from channels.security.websocket import WebsocketDenier
 from django.conf import settings
 from django.http.request import split_domain_port, validate_host
 from django.utils.http import is_same_domain
+
+from .host_ports import port_allowed
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 
@@ -116,13 +120,20 @@ class SameOriginValidator:
         allowed_hosts = settings.ALLOWED_HOSTS
         if settings.DEBUG and not allowed_hosts:
             allowed_hosts = [".localhost", "127.0.0.1", "[::1]"]  # as Django's get_host() allows
+        scheme = request_scheme(scope.get("scheme"), settings.SECURE_PROXY_SSL_HEADER, headers)
         allowed = origin_allowed(
             headers.get("origin"),
-            scheme=request_scheme(scope.get("scheme"), settings.SECURE_PROXY_SSL_HEADER, headers),
+            scheme=scheme,
             host=headers.get("host"),
             allowed_hosts=allowed_hosts,
             trusted_origins=settings.CSRF_TRUSTED_ORIGINS,
         )
+        if (
+            allowed
+            and headers.get("host")
+            and not port_allowed(headers["host"], scheme, settings.KANDEV_ALLOWED_HOST_RULES)
+        ):
+            allowed = False
         if not allowed:
             return await WebsocketDenier()(scope, receive, send)
         return await self.application(scope, receive, send)

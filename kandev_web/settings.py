@@ -13,6 +13,8 @@ import environ
 from django.utils.csp import CSP
 
 from kandev_web.agentctl.durations import DEFAULT_UNHELD_TIMEOUT, UNHELD_TIMEOUT_VAR, DurationError, parse_duration
+from kandev_web.host_ports import django_allowed_hosts, parse_allowed_hosts
+from kandev_web.proxy_headers import parse_trusted_proxies
 from kandev_web.secret_box import SecretsKeyError, derived_key, parse_keys
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -52,7 +54,24 @@ except SecretsKeyError as error:
     raise environ.ImproperlyConfigured(str(error)) from None
 
 DEBUG = env.bool("DEBUG", default=KANDEV_PROFILE == "dev")
-ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=[] if IS_PROD else ["127.0.0.1", "localhost"])
+# An entry may name a port (kandev.example.com:8443): then only that port is
+# allowed for that name (kandev_web/host_ports.py); Django itself ignores ports.
+try:
+    KANDEV_ALLOWED_HOST_RULES = parse_allowed_hosts(
+        env.list("ALLOWED_HOSTS", default=[] if IS_PROD else ["127.0.0.1", "localhost"])
+    )
+except ValueError as error:
+    raise environ.ImproperlyConfigured(f"ALLOWED_HOSTS: {error}") from None
+ALLOWED_HOSTS = django_allowed_hosts(KANDEV_ALLOWED_HOST_RULES)
+
+# The reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are believed
+# (IP addresses, networks such as 10.0.0.0/8, or host names), checked against
+# the address each connection comes from (kandev_web/proxy_headers.py). Empty,
+# nobody's are: every request's client is the connection's peer, its scheme the connection's.
+try:
+    KANDEV_TRUSTED_PROXIES = parse_trusted_proxies(env.list("KANDEV_TRUSTED_PROXIES", default=[]))
+except ValueError as error:
+    raise environ.ImproperlyConfigured(f"KANDEV_TRUSTED_PROXIES: {error}") from None
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
@@ -80,6 +99,8 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "kandev_web.metrics.RequestMetricsMiddleware",
+    # Before anything reads the Host header (the HTTPS redirect first).
+    "kandev_web.host_ports.HostPortMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -149,9 +170,19 @@ elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Where agents reach the MCP endpoint; by default the address the operator
-# used to start the session, which is right on one machine.
-KANDEV_MCP_URL = env.str("KANDEV_MCP_URL", default="")
+# Where operators reach kandev (https://kandev.example.com): webhooks link to tasks with
+# it, and it is the default of the MCP URL and of the Web Push contact below.
+KANDEV_PUBLIC_URL = env.str("KANDEV_PUBLIC_URL", default="")
+# Where agents reach the MCP endpoint (with their session's bearer token):
+# configured, never read from a request's Host header, which a client chooses.
+# Unset, the public URL's /mcp/; without either, prod refuses to start
+# (kandev.E003) and dev and e2e use the address this server itself listens on.
+KANDEV_MCP_URL = env.str(
+    "KANDEV_MCP_URL", default=f"{KANDEV_PUBLIC_URL.rstrip('/')}/mcp/" if KANDEV_PUBLIC_URL.strip() else ""
+)
+for _name, _url in (("KANDEV_PUBLIC_URL", KANDEV_PUBLIC_URL), ("KANDEV_MCP_URL", KANDEV_MCP_URL)):
+    if _url and not _url.startswith(("http://", "https://")):
+        raise environ.ImproperlyConfigured(f"{_name} must be an http:// or https:// URL (got {_url!r}).")
 # Where each task's git worktree is made (one directory per task, under this).
 KANDEV_WORKTREE_ROOT = Path(env.str("KANDEV_WORKTREE_ROOT", default=str(VAR_DIR / "worktrees")))
 # Where a workspace admin may register repositories (absolute, comma-separated); elsewhere, superusers only.
@@ -205,9 +236,6 @@ except DurationError as error:
 # How long "Check" on an agent profile waits, in all, for agentctl and the agent's initialize answer.
 KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS = env.float("KANDEV_PROFILE_CHECK_TIMEOUT_SECONDS", default=30.0)
 
-# Where operators reach kandev (https://kandev.example.com): webhooks link to tasks with it.
-# Unset, their links are paths only.
-KANDEV_PUBLIC_URL = env.str("KANDEV_PUBLIC_URL", default="")
 # Whether pushes and webhooks may go to loopback, private, link-local and other non-public
 # addresses (kandev_web/outgoing.py). On a laptop and in tests receivers run on this machine.
 KANDEV_OUTGOING_ALLOW_PRIVATE = env.bool("KANDEV_OUTGOING_ALLOW_PRIVATE", default=not IS_PROD)
@@ -221,8 +249,9 @@ KANDEV_WEBHOOK_BACKOFF_SECONDS = env.list(
 )
 
 # Web Push (kandev_web/notifications/vapid.py): the VAPID private key pushes are signed with
-# (a PEM or base64url; unset, one is generated once into KANDEV_VAR_DIR and kept), the contact
-# push services see (a mailto: or https: URL), how long one push may take and how often a web
+# (a PEM or base64url; unset, one is generated once into KANDEV_VAR_DIR and kept, which prod
+# refuses: kandev.E004, kandev_web/notifications/checks.py), the contact push services see
+# (a mailto: or https: URL, one they can reach in prod: kandev.E005), how long one push may take and how often a web
 # process looks for queued pushes besides being woken by a new one.
 KANDEV_VAPID_PRIVATE_KEY = env.str("KANDEV_VAPID_PRIVATE_KEY", default="")
 KANDEV_VAPID_SUBJECT = env.str(
@@ -275,6 +304,11 @@ AXES_COOLOFF_TIME = timedelta(minutes=env.float("KANDEV_LOGIN_COOLOFF_MINUTES", 
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "kandev_web.login.locked_out"
+# The client's address as the trusted proxy reported it (REMOTE_ADDR, set by
+# kandev_web/proxy_headers.py), never X-Forwarded-For read from whoever sent it:
+# behind Caddy, every client would otherwise be Caddy, and one stranger's five
+# wrong passwords would lock a username for everyone.
+AXES_CLIENT_IP_CALLABLE = "kandev_web.proxy_headers.client_ip"
 
 LANGUAGE_CODE = "en"
 # Every operator-facing string is in the German catalogue (tests/test_translations.py
@@ -309,6 +343,13 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = not HASHED_STATIC
 WHITENOISE_AUTOREFRESH = not HASHED_STATIC
 
+# The largest request body the app reads (Django's default, named here): a form
+# with the longest prompt (limits.PROMPT_CHARS) is at most 1.2 MB form-encoded.
+# Daphne holds a whole body in memory before the app sees it, so this does not
+# protect the process from a huge one: the proxy in front must cap bodies
+# (deploy/Caddyfile: 4 MB; docs/operating.md#request-size-limit).
+DATA_UPLOAD_MAX_MEMORY_SIZE = 2_621_440
+
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = False  # HTMX reads the token from the page, not the cookie.
 if IS_PROD:
@@ -321,7 +362,9 @@ if IS_PROD:
     SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=60 * 60 * 24 * 365)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
     SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
-    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    # No SECURE_PROXY_SSL_HEADER: Django would believe X-Forwarded-Proto from any
+    # client, skipping the redirect above. A trusted proxy's (KANDEV_TRUSTED_PROXIES)
+    # becomes the request's own scheme instead (kandev_web/proxy_headers.py).
 
 # Content-Security-Policy, the same in every profile: everything from this
 # origin only, nothing inline. Behaviour lives in static/js (no inline script or

@@ -59,7 +59,7 @@ setup_venv() {
 }
 
 # Debian packages the named services need, installed when missing. Names:
-# chromium, redis, postgresql, sshd, gettext, node (with npm).
+# chromium, redis, postgresql, sshd, gettext, node (with npm), caddy.
 install_missing_packages() {
   local name need_apt=()
   for name in "$@"; do
@@ -70,6 +70,7 @@ install_missing_packages() {
       sshd) [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server) ;;
       gettext) command -v msgfmt >/dev/null 2>&1 || need_apt+=(gettext) ;;
       node) command -v npm >/dev/null 2>&1 || need_apt+=(nodejs npm) ;;
+      caddy) command -v caddy >/dev/null 2>&1 || need_apt+=(caddy) ;;
       *) echo "install_missing_packages: unknown name $name" >&2; return 1 ;;
     esac
   done

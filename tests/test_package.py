@@ -23,6 +23,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from testing_support.deployment import vapid_private_key
 from testing_support.processes import free_port, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,6 +94,9 @@ def test_the_wheel_built_from_the_sdist_installs_in_a_fresh_virtualenv_then_chec
         "KANDEV_SECRETS_KEY": "a" * 43 + "=",
         "ALLOWED_HOSTS": "127.0.0.1",
         "SECURE_SSL_REDIRECT": "false",
+        # prod's checks (which migrate runs): where agents ask, and one Web Push key (a P-256 scalar, base64url).
+        "KANDEV_PUBLIC_URL": "https://kandev.example.com",
+        "KANDEV_VAPID_PRIVATE_KEY": vapid_private_key(),
     }
     where = run(str(bin_dir / "python"), "-c", "import kandev_web; print(kandev_web.__file__)", cwd=site, env=env)
     assert str(tmp_path / "venv") in where.stdout  # the installed package, not this checkout

@@ -14,6 +14,7 @@ asks.
 """
 
 import asyncio
+import contextlib
 import json
 import logging
 from typing import TYPE_CHECKING, Any
@@ -127,7 +128,44 @@ class McpEndpoint:
             await _unauthorized(send)
             return
         app = await self._running_app()
-        await app(scope, receive, send)
+        await _until_session_ends(lambda tracked_send: app(scope, receive, tracked_send), send, bearer_token(headers))
+
+
+async def _until_session_ends(serve, send, token: str) -> None:
+    """Serve the request, but end its response once the token's session has stopped.
+
+    A ``GET /mcp/`` opens a stream with no end of its own: without this, an
+    agent (or whoever holds its token) kept it open long after its session was
+    stopped and its token revoked. The token is checked again every
+    ``KANDEV_LIVE_ACCESS_RECHECK_SECONDS``, as live pages' sockets check access,
+    so a stop on any web process is seen.
+    """
+    state = {"started": False, "ended": False}
+
+    async def tracked_send(message) -> None:
+        if message["type"] == "http.response.start":
+            state["started"] = True
+        elif message["type"] == "http.response.body" and not message.get("more_body", False):
+            state["ended"] = True
+        await send(message)
+
+    task = asyncio.ensure_future(serve(tracked_send))
+    try:
+        while not task.done():
+            await asyncio.wait({task}, timeout=settings.KANDEV_LIVE_ACCESS_RECHECK_SECONDS)
+            if not task.done() and await database_sync_to_async(session_for_token)(token) is None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                if not state["started"]:
+                    await _unauthorized(send)
+                elif not state["ended"]:
+                    await send({"type": "http.response.body", "body": b"", "more_body": False})
+                return
+        task.result()
+    finally:
+        if not task.done():
+            task.cancel()
 
 
 async def _unauthorized(send) -> None:

@@ -10,7 +10,7 @@ class NotificationsConfig(AppConfig):
         from kandev_web.clarifications import signals as questions
         from kandev_web.sessions import signals
 
-        from . import services
+        from . import checks, services  # noqa: F401 - checks registers the Web Push deployment checks
 
         def turn_ended(sender, session, turn, stop_reason, **kwargs):
             # A cancelled or failed turn is the operator's doing or already on screen.

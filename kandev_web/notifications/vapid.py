@@ -4,7 +4,7 @@ Browsers subscribe with the public key, so it must not change under them:
 ``KANDEV_VAPID_PRIVATE_KEY`` names it (a PEM, or base64url as ``vapid
 --gen`` prints), else it is generated once into ``KANDEV_VAR_DIR`` and kept
 there. Every web process of a deployment must use the same key: one var
-directory, or the setting.
+directory, or the setting, which prod requires (``checks.py``, kandev.E004).
 """
 
 from __future__ import annotations

@@ -7,6 +7,12 @@ process can reach (not on a loopback address, unless every web process is
 on one machine: then say so by silencing ``kandev.E002`` with
 ``KANDEV_SILENCED_CHECKS``). ``manage.py`` runs these checks as usual, and
 ``kandev_web.asgi`` runs them before Daphne serves anything.
+
+Prod must also say where agents reach the MCP endpoint (``kandev.E003``):
+elsewhere it falls back to this server's own address, but a deployment's
+agents may run on other machines, and the request's Host header, the old
+fallback, is whatever the operator's client sent. ``notifications/checks.py``
+adds Web Push's under the same tag.
 """
 
 import ipaddress
@@ -29,6 +35,22 @@ def _is_loopback(host: str) -> bool:
 @checks.register(TAG)
 def check_several_processes(app_configs, **kwargs):
     return problems(settings.REDIS_URL, settings.DATABASES["default"]["ENGINE"], settings.KANDEV_AGENTCTL_HOST)
+
+
+@checks.register(TAG)
+def check_mcp_url(app_configs, **kwargs):
+    """Prod tells agents a configured MCP URL; the request's Host header is a client's to choose."""
+    if settings.IS_PROD and not settings.KANDEV_MCP_URL:
+        return [
+            checks.Error(
+                "Neither KANDEV_MCP_URL nor KANDEV_PUBLIC_URL is set, so agents would not know where to ask "
+                "their questions.",
+                hint="Set KANDEV_PUBLIC_URL to where operators reach kandev (its /mcp/ is then the MCP URL), "
+                "or KANDEV_MCP_URL to where agents reach the MCP endpoint.",
+                id="kandev.E003",
+            )
+        ]
+    return []
 
 
 def problems(redis_url: str, database_engine: str, agentctl_host: str) -> list[checks.CheckMessage]:

@@ -12,7 +12,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from kandev_web.asgi import application
+from kandev_web.host_ports import parse_allowed_hosts
 from kandev_web.origins import Origin, origin_allowed, parse_origin, request_scheme
+from kandev_web.proxy_headers import parse_trusted_proxies
 from testing_support.sockets import session_cookie, two_workspaces
 
 ALLOWED = ["127.0.0.1", "localhost", ".example.com"]
@@ -133,13 +135,16 @@ def test_no_header_value_makes_the_check_fail_open_or_raise(origin, host, scheme
 # The middleware on the app, with a deployment's settings.
 
 
-async def _socket():
-    """A connect function for a task socket Alice may watch, with her cookie: accepted or not."""
+async def _socket(peer: str = "127.0.0.1"):
+    """A connect function for a task socket Alice may watch, with her cookie, from ``peer``: accepted or not."""
     mine, _, alice, _ = await two_workspaces()
     cookie = await session_cookie(alice)
 
+    async def from_peer(scope, receive, send):
+        return await application({**scope, "client": (peer, 50000)}, receive, send)
+
     async def accepted(*headers) -> bool:
-        communicator = WebsocketCommunicator(application, f"/ws/tasks/{mine.pk}/", headers=[*headers, cookie])
+        communicator = WebsocketCommunicator(from_peer, f"/ws/tasks/{mine.pk}/", headers=[*headers, cookie])
         connected, _ = await communicator.connect()
         await communicator.disconnect()
         return connected
@@ -149,14 +154,44 @@ async def _socket():
 
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-@override_settings(SECURE_PROXY_SSL_HEADER=PROXY, ALLOWED_HOSTS=["kandev.example.com"])
-async def test_behind_a_tls_proxy_the_https_page_is_accepted_and_an_http_one_refused():
+@override_settings(
+    KANDEV_TRUSTED_PROXIES=parse_trusted_proxies(["127.0.0.1"]),
+    KANDEV_ALLOWED_HOST_RULES=parse_allowed_hosts(["kandev.example.com"]),
+    ALLOWED_HOSTS=["kandev.example.com"],
+)
+async def test_behind_a_trusted_tls_proxy_the_https_page_is_accepted_and_an_http_one_refused():
     accepted = await _socket()
     host = (b"host", b"kandev.example.com")
     https = (b"x-forwarded-proto", b"https")
     assert await accepted((b"origin", b"https://kandev.example.com"), host, https)
     assert not await accepted((b"origin", b"http://kandev.example.com"), host, https)
     assert not await accepted((b"origin", b"https://kandev.example.com"), host)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@override_settings(
+    KANDEV_TRUSTED_PROXIES=parse_trusted_proxies(["10.0.0.0/8"]),
+    KANDEV_ALLOWED_HOST_RULES=parse_allowed_hosts(["kandev.example.com"]),
+    ALLOWED_HOSTS=["kandev.example.com"],
+)
+async def test_a_client_that_is_no_trusted_proxy_cannot_claim_https_for_its_page():
+    accepted = await _socket(peer="192.0.2.8")
+    host = (b"host", b"kandev.example.com")
+    https = (b"x-forwarded-proto", b"https")
+    assert not await accepted((b"origin", b"https://kandev.example.com"), host, https)
+    assert await accepted((b"origin", b"http://kandev.example.com"), host, https)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+@override_settings(
+    KANDEV_ALLOWED_HOST_RULES=parse_allowed_hosts(["kandev.example.com:8443"]), ALLOWED_HOSTS=["kandev.example.com"]
+)
+async def test_a_socket_to_a_port_allowed_hosts_does_not_name_is_refused():
+    accepted = await _socket()
+    assert await accepted((b"origin", b"http://kandev.example.com:8443"), (b"host", b"kandev.example.com:8443"))
+    assert not await accepted((b"origin", b"http://kandev.example.com:9999"), (b"host", b"kandev.example.com:9999"))
 
 
 @pytest.mark.django_db(transaction=True)

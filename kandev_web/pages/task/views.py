@@ -5,6 +5,7 @@ the task through its socket) or with a toast saying why nothing happened.
 """
 
 from django.conf import settings
+from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
@@ -52,8 +53,27 @@ def session_start(request, task_id):
     form = StartSessionForm(request.POST, task=task)
     if not form.is_valid():
         return toast(first_error(form))
-    mcp_url = settings.KANDEV_MCP_URL or request.build_absolute_uri(MCP_PATH)
-    return _act(services.start_session, task, form.cleaned_data["profile"], form.cleaned_data["prompt"], mcp_url)
+    profile, prompt = form.cleaned_data["profile"], form.cleaned_data["prompt"]
+    return _act(services.start_session, task, profile, prompt, _mcp_url(request))
+
+
+def _mcp_url(request) -> str:
+    """Where the agent is told to send its questions, with its session's token.
+
+    ``KANDEV_MCP_URL`` (or ``KANDEV_PUBLIC_URL``'s /mcp/); never the request's
+    Host header, which any client sets: an operator could otherwise point the
+    agent, token and all, at a port of their choosing. Without one (dev and e2e
+    only, prod refuses to start) it is the address this server was reached on,
+    which the server's own socket reports, not the client.
+    """
+    if settings.KANDEV_MCP_URL:
+        return settings.KANDEV_MCP_URL
+    if settings.IS_PROD:
+        raise ImproperlyConfigured("Set KANDEV_MCP_URL or KANDEV_PUBLIC_URL: the prod profile has no default.")
+    host, port = request.META.get("SERVER_NAME", ""), request.META.get("SERVER_PORT", "")
+    if not port.isdigit() or host in ("", "unknown"):
+        host, port = "127.0.0.1", "8000"
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}{MCP_PATH}"
 
 
 def _act(action, *args) -> HttpResponse:
@@ -89,8 +109,7 @@ def session_stop(request, session_id):
 
 @require_POST
 def session_resume(request, session_id):
-    mcp_url = settings.KANDEV_MCP_URL or request.build_absolute_uri(MCP_PATH)
-    return _act(services.resume_session, _session(request, session_id), mcp_url)
+    return _act(services.resume_session, _session(request, session_id), _mcp_url(request))
 
 
 @require_POST
