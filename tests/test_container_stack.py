@@ -20,6 +20,7 @@ import jsonschema
 import yaml
 
 from kandev_web.sessions.checks import problems
+from testing_support.deployment import vapid_private_key
 from testing_support.processes import free_port, stop_group, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -274,7 +275,13 @@ def test_the_image_and_the_compose_web_services_report_a_web_process_healthy_whi
     home = tmp_path / "home" / "kandev"
     env, _ = run_as_the_image_would("web", home)
     # A deployment whose ALLOWED_HOSTS does not name localhost: the check names a host it does.
-    env |= {"SECRET_KEY": "x" * 64, "KANDEV_SECRETS_KEY": "a" * 43 + "=", "ALLOWED_HOSTS": "kandev.example.com"}
+    env |= {
+        "SECRET_KEY": "x" * 64,
+        "KANDEV_SECRETS_KEY": "a" * 43 + "=",
+        "ALLOWED_HOSTS": "kandev.example.com",
+        "KANDEV_PUBLIC_URL": "https://kandev.example.com",
+        "KANDEV_VAPID_PRIVATE_KEY": vapid_private_key(),
+    }
     port = free_port()
     server = subprocess.Popen(
         ["daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],

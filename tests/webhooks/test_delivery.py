@@ -293,13 +293,13 @@ def test_a_dripping_receiver_in_one_workspace_does_not_delay_another_workspaces_
     assert WebhookDelivery.objects.get(webhook=slow).last_error == "timed out after 2 s"
 
 
-def test_delivery_outcomes_and_the_process_are_on_the_metrics_page(session, workspace, receiver, staff_client):
+def test_delivery_outcomes_and_the_process_are_on_the_metrics_page(session, workspace, receiver, superuser_client):
     delivered_before = _count("delivered")
     make_webhook(workspace, receiver.url)
     webhooks.turn_finished(session, session.turns.get())
     Sender().run_once()
     assert _count("delivered") == delivered_before + 1
-    page = staff_client.get("/metrics").content.decode()
+    page = superuser_client.get("/metrics").content.decode()
     assert 'kandev_webhook_deliveries_total{outcome="delivered"}' in page
     assert "kandev_push_deliveries_total" in page
     for collector in (
