@@ -16,7 +16,8 @@ cloud's metadata address, the private network. So this client
   a GET, to wherever the receiver says);
 - gives each request a total deadline: a receiver that sends a byte a second
   keeps a read timeout happy forever, so a watchdog shuts the socket down
-  when the deadline passes, whatever the request is doing;
+  when the deadline passes, whatever the request is doing (and a name
+  lookup, which takes no timeout, is waited for only until the deadline);
 - uses no proxy from the environment (a proxy would make the address check
   meaningless) and no connection pooling between requests, so every request
   is a fresh connection made and checked by this module.
@@ -170,9 +171,25 @@ def _deadline_passed() -> bool:
     return deadline is not None and deadline.passed
 
 
+#: Name lookups run here: ``getaddrinfo`` takes no timeout, and a lookup must end by its request's deadline too.
+#: One stuck past it goes on in its thread; the request does not wait for it.
+_LOOKUPS = ThreadPoolExecutor(max_workers=4, thread_name_prefix="kandev outgoing lookup")
+
+
+def _lookup(host: str, port: int) -> list[tuple[Any, ...]]:
+    deadline = _current.deadline
+    found = _LOOKUPS.submit(socket.getaddrinfo, host, port, type=socket.SOCK_STREAM)
+    try:
+        return found.result(timeout=None if deadline is None else deadline.remaining())
+    except TimeoutError:
+        if deadline is not None:
+            deadline.passed = True
+        raise OSError(f"looking {host} up took past the deadline") from None
+
+
 def _resolve_checked(host: str, port: int) -> list[tuple[Any, ...]]:
     """Every address ``host`` resolves to, all of them public unless the deployment allows otherwise."""
-    infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    infos = _lookup(host, port)
     allowed = settings.KANDEV_OUTGOING_ALLOW_PRIVATE
     if not allowed and not (infos and all(is_public(parse_address(str(info[4][0]))) for info in infos)):
         raise Refused

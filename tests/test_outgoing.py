@@ -154,6 +154,27 @@ def test_a_dripping_receiver_is_cut_at_the_deadline(settings):
     assert took < drip.seconds / 2  # a read timeout of 1 s alone would have waited for every byte
 
 
+def test_a_name_lookup_that_never_ends_is_cut_at_the_deadline_too(settings, monkeypatch):
+    """getaddrinfo takes no timeout: a resolver that hangs must not hold a delivery past its deadline."""
+    settings.KANDEV_OUTGOING_ALLOW_PRIVATE = True
+    resolver_answers = threading.Event()
+    looked_up = socket.getaddrinfo
+
+    def hanging_resolver(*args, **kwargs):
+        resolver_answers.wait(10)
+        return looked_up(*args, **kwargs)
+
+    monkeypatch.setattr(outgoing.socket, "getaddrinfo", hanging_resolver)
+    try:
+        started = time.monotonic()
+        outcome = outgoing.post("http://push.example.com/endpoint", b"{}", {}, 0.5)
+        took = time.monotonic() - started
+    finally:
+        resolver_answers.set()
+    assert outcome == outgoing.Outcome("timeout", None, "timed out after 0.5 s")
+    assert took < 5  # the resolver hangs for 10
+
+
 def test_one_dripping_destination_does_not_hold_up_another(settings):
     settings.KANDEV_OUTGOING_ALLOW_PRIVATE = True
     drip, fast = DripReceiver(interval=0.25), Receiver()
