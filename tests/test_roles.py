@@ -6,12 +6,14 @@ manage every workspace they were a member of, change the feature flags, read
 """
 
 import asyncio
+import io
 import os
 import subprocess
 
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from hypothesis import given
@@ -22,7 +24,7 @@ from kandev_web.board.models import Membership, Role, Workspace
 from kandev_web.repositories import roots
 from kandev_web.repositories.models import Repository
 from kandev_web.webhooks.models import Webhook
-from testing_support.executor import ssh_test_host_fields
+from testing_support.executor import STRANGER_HOST_KEY, ssh_test_host_fields, unreachable_ssh_host
 
 SETTINGS = "/settings/workspaces/{}/"
 
@@ -223,6 +225,7 @@ def test_another_workspaces_repository_or_a_worktree_is_refused_for_an_admin(
 def test_on_an_executor_host_the_top_level_git_resolves_there_is_checked(staff_client, workspace, code_root, tmp_path):
     """The executor is scripts/test's sshd on this machine: its paths are this machine's, reached over SSH."""
     executor = Executor.objects.create(name="gpu-1", **ssh_test_host_fields())
+    executor.workspaces.add(workspace)
     inside = git_repository(code_root / "shop")
     outside = git_repository(tmp_path / "elsewhere")
     (code_root / "link").symlink_to(outside)
@@ -235,6 +238,43 @@ def test_on_an_executor_host_the_top_level_git_resolves_there_is_checked(staff_c
     assert f"{outside} is outside the directories repositories may be registered in" in refused.text
     assert register_there(inside, "shop").status_code == 302
     assert list(Repository.objects.values_list("path", "executor")) == [(str(inside), executor.pk)]
+
+
+def test_an_admin_puts_profiles_and_repositories_only_on_the_executors_granted_to_their_workspace(
+    staff_client, workspace, theirs
+):
+    """An executor is the deployment's: its superusers say which workspaces may run there."""
+    ours = Executor.objects.create(name="gpu-ours", **unreachable_ssh_host())
+    ours.workspaces.add(workspace)
+    other = Executor.objects.create(name="gpu-theirs", **unreachable_ssh_host())
+    other.workspaces.add(theirs[0])
+    profile = {"name": "Mock", "agent_id": "mock", "command": "true", "env": "", "working_dir": "", "auth_method": ""}
+    settings_of_ours = SETTINGS.format(workspace.pk)
+
+    form = staff_client.get(settings_of_ours + "agents/").text
+    assert "gpu-ours" in form
+    assert "gpu-theirs" not in form
+    refused = staff_client.post(settings_of_ours + "agents/new/", profile | {"executor": other.pk})
+    assert "Select a valid choice" in refused.text
+    repository = {"name": "shop", "path": "/srv/code/shop", "default_branch": "", "executor": other.pk}
+    assert "Select a valid choice" in staff_client.post(settings_of_ours + "repositories/", repository).text
+    assert not AgentProfile.objects.filter(workspace=workspace).exists()
+    assert not Repository.objects.filter(workspace=workspace).exists()
+
+    accepted = staff_client.post(settings_of_ours + "agents/new/", profile | {"executor": ours.pk})
+    assert accepted.status_code == 302
+    assert AgentProfile.objects.get(workspace=workspace).executor == ours
+
+
+def test_the_executor_command_grants_the_workspaces_it_names_and_those_of_the_profiles_it_assigns(workspace, theirs):
+    AgentProfile.objects.create(workspace=workspace, name="Claude", agent_id="claude-acp", command=["claude"])
+    ssh = ["--ssh", "kandev@gpu-2.lan:2222", "--host-key", STRANGER_HOST_KEY]
+    call_command("executor", "gpu-2", *ssh, "--assign", "Claude", "--workspace", workspace.name, stdout=io.StringIO())
+    assert list(Executor.objects.get(name="gpu-2").workspaces.all()) == [workspace]
+    call_command("executor", "gpu-2", *ssh, "--workspace", theirs[0].name, stdout=io.StringIO())
+    assert set(Executor.objects.get(name="gpu-2").workspaces.all()) == {workspace, theirs[0]}
+    with pytest.raises(CommandError, match="No workspace is named Nowhere"):
+        call_command("executor", "gpu-2", *ssh, "--workspace", "Nowhere")
 
 
 def test_a_relative_root_is_a_configuration_error_that_names_the_setting(settings):
@@ -288,6 +328,24 @@ def test_the_migration_makes_staff_admins_of_the_workspaces_they_are_in_and_keep
     assert roles == {("root", "Mine"): Role.ADMIN, ("bob", "Mine"): Role.MEMBER, ("bob", "Theirs"): Role.MEMBER}
     root_now = get_user_model().objects.get(username="root")
     assert list(Workspace.objects.administered_by(root_now).values_list("name", flat=True)) == ["Mine"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_grants_every_executor_there_was_to_every_workspace_there_was():
+    """Until then any workspace could run on any executor: what worked keeps working."""
+    executor = MigrationExecutor(connection)
+    before, after = [("agents", "0002_content_types")], [("agents", "0003_executor_workspaces")]
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps
+    old.get_model("agents", "Executor").objects.create(name="gpu-1", host="gpu-1.lan")
+    for name in ("Mine", "Theirs"):
+        old.get_model("board", "Workspace").objects.create(name=name)
+
+    executor = MigrationExecutor(connection)
+    executor.migrate(after)
+
+    granted = Executor.objects.get(name="gpu-1").workspaces.values_list("name", flat=True)
+    assert sorted(granted) == ["Mine", "Theirs"]
 
 
 # Memberships changed row by row ------------------------------------------------------------------

@@ -19,7 +19,9 @@ class ExecutorAdmin(admin.ModelAdmin):
     fieldsets = [
         (None, {"fields": ["name"]}),
         (_("Over SSH"), {"fields": ["host", "port", "user", "host_key", "private_key", "agentctl", "workdir_root"]}),
+        (_("Who may use it"), {"fields": ["workspaces"]}),
     ]
+    filter_horizontal = ["workspaces"]
     #: Credentials are write-only here: shown once typed, never read back out; left blank, kept.
     WRITE_ONLY = ("private_key",)
 

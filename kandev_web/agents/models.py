@@ -107,6 +107,15 @@ class Executor(models.Model):
         default="kandev-worktrees",
         help_text=_("Where tasks' worktrees are made there, for its repositories; relative to the login's home."),
     )
+    #: A host is the deployment's (its superusers register it); these workspaces' admins may put
+    #: their agent profiles and repositories on it, and no others.
+    workspaces = models.ManyToManyField(
+        Workspace,
+        related_name="executors",
+        blank=True,
+        verbose_name=_("workspaces"),
+        help_text=_("Whose agent profiles and repositories may run on it."),
+    )
 
     class Meta:
         db_table = "agent_sessions_executor"  # made by the sessions app, before this one had its own

@@ -125,7 +125,8 @@ class AgentProfileForm(profile_admin_forms.AgentProfileForm):
         self.instance.workspace = workspace
         self.fields["env"] = environment_field()
         self.fields["secrets"].widget.attrs["data-testid"] = "profile-secrets"
-        self.fields["executor"].queryset = Executor.objects.all()
+        # The hosts the deployment granted this workspace (``Executor.workspaces``), and no others.
+        self.fields["executor"].queryset = Executor.objects.filter(workspaces=workspace)
         self.fields["executor"].empty_label = _("This web machine")
         choices = check_report.report(self.instance.last_check).auth_choices if self.instance.pk else []
         if choices:

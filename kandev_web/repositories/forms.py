@@ -34,7 +34,8 @@ class RepositoryForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         self.anywhere = anywhere
         self.instance.workspace = workspace
-        self.fields["executor"].queryset = Executor.objects.all()
+        # The hosts the deployment granted this workspace (``Executor.workspaces``), and no others.
+        self.fields["executor"].queryset = Executor.objects.filter(workspaces=workspace)
         self.fields["executor"].empty_label = _("This web machine")
         self.fields["path"].widget.attrs["placeholder"] = "/srv/code/shop"
         self.fields["default_branch"].widget.attrs["placeholder"] = _("detected")

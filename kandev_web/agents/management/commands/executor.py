@@ -14,6 +14,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from kandev_web.agents.models import AgentProfile, Executor
+from kandev_web.board.models import Workspace
 from kandev_web.executor.ssh import SshError, trusted_host_key
 
 _SSH_TARGET = re.compile(r"^(?P<user>[^@\s]+)@(?P<host>\[[^\]]+\]|[^:\s]+)(?::(?P<port>\d{1,5}))?$")
@@ -37,7 +38,13 @@ class Command(BaseCommand):
             metavar="PROFILE",
             help="Run the agent profiles with this name on it; may be repeated.",
         )
-        parser.add_argument("--workspace", help="Assign only the profiles of this workspace (by name).")
+        parser.add_argument(
+            "--workspace",
+            action="append",
+            default=[],
+            help="Let this workspace's profiles and repositories run on it (by name; may be repeated); "
+            "with --assign, assign only this workspace's profiles.",
+        )
 
     @transaction.atomic
     def handle(self, *args, name, ssh, assign, workspace, **options):
@@ -53,12 +60,17 @@ class Command(BaseCommand):
         except ValidationError as error:
             raise CommandError(" ".join(error.messages)) from None
         executor.save()
+        granted = Workspace.objects.filter(name__in=workspace)
+        if len(granted) != len(set(workspace)):
+            raise CommandError(f"No workspace is named {', '.join(set(workspace) - {w.name for w in granted})}.")
         profiles = AgentProfile.objects.filter(name__in=assign)
         if workspace:
-            profiles = profiles.filter(workspace__name=workspace)
+            profiles = profiles.filter(workspace__in=granted)
         assigned = profiles.update(executor=executor)
         if assign and not assigned:
             raise CommandError(f"No agent profile is named {', '.join(assign)}.")
+        # A profile put on it may run there: its workspace is granted the host, as any named one is.
+        executor.workspaces.add(*granted, *Workspace.objects.filter(agent_profiles__executor=executor))
         self.stdout.write(f"{'Created' if created else 'Updated'} executor {name}; {assigned} profile(s) assigned.")
 
     def _ssh_fields(self, target: str, options) -> dict:
