@@ -2,7 +2,21 @@
 
 import pytest
 
+from kandev_web import asgi
 from testing_support.deployment import prod_env, run_clean
+
+
+class _IdleRunner:
+    def ensure_started(self) -> None:
+        pass
+
+
+@pytest.fixture
+def no_agent_runner(monkeypatch):
+    """The ASGI app starts this process's agent runner on its first request; in the
+    test process that would leave a thread polling the test database (adopting
+    other tests' executions) for the rest of the run."""
+    monkeypatch.setattr(asgi, "runner", _IdleRunner())
 
 
 @pytest.fixture(scope="session")

@@ -9,26 +9,12 @@ import pytest
 from asgiref.testing import ApplicationCommunicator
 from channels.db import database_sync_to_async
 
-from kandev_web import asgi
 from kandev_web.asgi import application
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.sessions.mcp_tokens import MCP_PATH, new_token, session_for_token
 from kandev_web.sessions.models import SessionState, TaskSession
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-class _IdleRunner:
-    def ensure_started(self) -> None:
-        pass
-
-
-@pytest.fixture(autouse=True)
-def no_agent_runner(monkeypatch):
-    """The ASGI app starts this process's agent runner on its first request; in the
-    test process that would leave a thread polling the test database (adopting
-    other tests' executions) for the rest of the run."""
-    monkeypatch.setattr(asgi, "runner", _IdleRunner())
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pytest.mark.usefixtures("no_agent_runner")]
 
 
 PING = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}'

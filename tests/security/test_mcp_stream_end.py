@@ -5,24 +5,12 @@ from asgiref.testing import ApplicationCommunicator
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
-from kandev_web import asgi
 from kandev_web.asgi import application
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.sessions.mcp_tokens import MCP_PATH, new_token
 from kandev_web.sessions.models import SessionState, TaskSession
 
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
-
-
-class _IdleRunner:
-    def ensure_started(self) -> None:
-        pass
-
-
-@pytest.fixture(autouse=True)
-def no_agent_runner(monkeypatch):
-    """No agent runner polling the test database from this process (see test_mcp_auth.py)."""
-    monkeypatch.setattr(asgi, "runner", _IdleRunner())
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio, pytest.mark.usefixtures("no_agent_runner")]
 
 
 @database_sync_to_async
