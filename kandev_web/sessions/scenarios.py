@@ -24,7 +24,8 @@ class Scenario:
     label: str | Promise
 
 
-#: In the order the start form lists them: what the product is for first.
+#: In the order the start form lists them: what the product is for first. Only ordinary work: the
+#: scenarios that send hostile markup (rich-timeline, hostile-markup, crash-stderr) are for the tests, played by prompt.
 SCENARIOS = (
     Scenario("elicit-single", _("Ask a structured question")),
     Scenario("elicit-two", _("Ask several questions")),
@@ -33,9 +34,9 @@ SCENARIOS = (
     Scenario("permission-flow", _("Request a permission")),
     Scenario("edit-file", _("Edit a file")),
     Scenario("tool-calls", _("Make a plan and call tools")),
-    Scenario("rich-timeline", _("Write Markdown, a diff and a terminal")),
+    Scenario("fix-a-bug", _("Fix a bug: a plan, a diff and a test run")),
     Scenario("long-stream", _("Stream a long answer (time to cancel it)")),
-    Scenario("crash-stderr", _("Crash")),
+    Scenario("crash", _("Crash")),
 )
 
 _BY_NAME = {scenario.name: scenario for scenario in SCENARIOS}

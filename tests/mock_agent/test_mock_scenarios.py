@@ -78,6 +78,20 @@ async def test_rich_timeline_sends_markdown_a_diff_and_a_terminal(mock_session) 
     _assert_valid_acp(mock_session)
 
 
+async def test_fix_a_bug_sends_a_plan_a_diff_and_a_passing_test_run(mock_session) -> None:
+    """The demo's offered counterpart of rich-timeline: the same kinds of content, as ordinary work."""
+    await mock_session.prompt("/e2e:fix-a-bug")
+    assert (await mock_session.inbox.next("turn.completed"))["stop_reason"] == "end_turn"
+    assert [entry["status"] for entry in mock_session.updates("plan")[-1]["entries"]] == ["completed"] * 3
+    [edit, command] = mock_session.updates("tool_call")
+    assert [item["type"] for item in edit["content"]] == ["diff"]
+    assert command["content"] == [{"type": "terminal", "terminalId": command["toolCallId"]}]
+    metas = [update.get("_meta", {}) for update in mock_session.updates("tool_call_update")]
+    assert any(meta.get("terminal_exit", {}).get("exit_code") == 0 for meta in metas)
+    assert _text(mock_session.updates("agent_message_chunk")).startswith("## Login accepts an expired session")
+    _assert_valid_acp(mock_session)
+
+
 async def test_tool_call_ids_differ_between_turns(mock_session) -> None:
     for _ in range(2):
         await mock_session.prompt("/e2e:tool-calls")

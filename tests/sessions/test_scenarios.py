@@ -1,5 +1,7 @@
 """The mock agent's scenarios by name: the start form offers them, and sends the prompt that plays one."""
 
+import json
+
 import pytest
 from django.utils import translation
 from hypothesis import given
@@ -77,3 +79,20 @@ def test_the_agent_picker_marks_the_profiles_that_play_scenarios(make_task, prof
     html = str(StartSessionForm(task=make_task())["profile"])
     assert f'<option value="{mock.pk}" data-scenarios="true">' in html
     assert f'<option value="{claude.pk}" data-scenarios="false">' in html
+
+
+#: What a first-time visitor must not see the demo send: the test strings of the markup-is-inert specs.
+HOSTILE = ("onerror", "onload", "javascript:", "<script", "<img", "<svg", "alert(")
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS, ids=lambda s: s.name)
+def test_an_offered_scenario_sends_no_hostile_markup(scenario) -> None:
+    sent = json.dumps(engine.load_scenario(scenario.name), ensure_ascii=False).lower()
+    assert [marker for marker in HOSTILE if marker in sent] == []
+
+
+@pytest.mark.parametrize("name", ["rich-timeline", "hostile-markup", "crash-stderr"])
+def test_the_hostile_scenarios_are_kept_for_the_tests_and_not_offered(name) -> None:
+    assert "onerror" in json.dumps(engine.load_scenario(name))
+    assert name not in {s.name for s in SCENARIOS}
+    assert scenario_of_prompt(f"/e2e:{name}") is None
