@@ -74,7 +74,8 @@
   }
 
   function update() {
-    localiseTimes(timeline);
+    // The whole page, not the timeline alone: the sessions list's times too, so one page shows one format.
+    localiseTimes(document);
     if (timeline.dataset.stuck === "true") toEnd();
   }
 
@@ -92,5 +93,7 @@
   // Observed rather than hooked into htmx: messages arrive out of band, as
   // catch-ups and live patches alike, and replace each other in place.
   new MutationObserver(update).observe(timeline, { childList: true, subtree: true, characterData: true });
+  // The sessions list is swapped in whole from outside the timeline (a new session, a state change).
+  new MutationObserver(() => localiseTimes(document)).observe(document.body, { childList: true, subtree: true });
   update();
 })();

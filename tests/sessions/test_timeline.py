@@ -8,6 +8,7 @@ overlay while it is open and in the timeline once it is settled.
 import re
 
 import pytest
+from django.utils import translation
 
 from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.models import Clarification, Source
@@ -16,6 +17,7 @@ from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.pages.task import fragments
 from kandev_web.sessions import events
 from kandev_web.sessions.models import AuthorType, Message, MessageType, TaskSession
+from kandev_web.sessions.scenarios import scenario_prompt
 
 QUESTIONS = parse_bundle(
     [
@@ -210,3 +212,29 @@ def test_a_tool_calls_diff_and_terminal_are_shown_as_such(session, task_page):
         in html
     )
     assert "Exited with code 1." in html
+
+
+def test_a_scenario_started_from_the_start_form_is_named_and_not_shown_as_its_prompt(session, task_page):
+    """The start form sends ``/e2e:<name>`` to the mock agent; the operator reads the scenario's name."""
+    say(session, scenario_prompt("elicit-two"), author_type=AuthorType.USER)
+    with translation.override("en"):
+        html = timeline(task_page())
+    assert "/e2e:" not in html
+    assert 'data-testid="message-scenario" data-scenario="elicit-two">Scenario: Ask several questions<' in html
+
+
+@pytest.mark.parametrize("typed", ["/e2e:crash-stderr", "Please fix /e2e:elicit-two", "Fix the login"])
+def test_what_an_operator_typed_is_shown_as_typed(session, task_page, typed):
+    say(session, typed, author_type=AuthorType.USER)
+    html = timeline(task_page())
+    assert f'<div class="msg-body" data-testid="message-body">{typed}</div>' in html
+    assert "message-scenario" not in html
+
+
+def test_every_time_on_the_task_page_is_localised_in_the_browser(session, task_page):
+    """One format on one page: static/js/timeline.js rewrites each ``time[data-local-time]`` in the viewer's locale."""
+    say(session, "one")
+    html = task_page()
+    times = re.findall(r"<time\b[^>]*>", html)
+    assert any('data-testid="session-time"' in time for time in times)
+    assert [time for time in times if "data-local-time" not in time] == []
