@@ -16,6 +16,7 @@ import pytest
 from playwright.sync_api import expect
 
 from testing_support.browser import agent_said, login, option
+from testing_support.layout import DESKTOP, PHONE
 from testing_support.processes import PASSWORD
 
 #: The server makes each task's worktree here, not in the tree's var/.
@@ -154,3 +155,62 @@ def test_the_board_cards_delete_removes_the_worktree_and_branch_when_asked_and_c
     expect(card).to_have_count(0)
     assert not worktree.exists()
     assert branch not in git(REPOSITORY, "branch", "--list", "kandev/*")
+
+
+#: Where a checkbox sits against the first line of its label's text (the label holds both).
+CHECKBOX_AND_LABEL = """box => {
+  const label = box.closest("label");
+  const range = document.createRange();
+  range.setStartAfter(box);
+  range.setEnd(label, label.childNodes.length);
+  const line = range.getClientRects()[0];
+  const b = box.getBoundingClientRect();
+  return {boxLeft: b.left, boxRight: b.right, boxMiddle: b.top + b.height / 2,
+          labelLeft: label.getBoundingClientRect().left,
+          textLeft: line.left, textTop: line.top, textBottom: line.bottom};
+}"""
+
+#: Whether each localised time reads as the browser's own format says it should (all of them are from today).
+TIMES_IN_ONE_FORMAT = """() => Array.from(document.querySelectorAll("time"), t => ({
+  localised: t.dataset.localised === "true",
+  text: t.textContent,
+  expected: new Intl.DateTimeFormat(undefined, {hour: "numeric", minute: "2-digit"}).format(new Date(t.dateTime)),
+}))"""
+
+
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_a_scenario_from_the_form_is_named_its_times_share_one_format_and_delete_boxes_sit_by_their_labels(
+    browser, demo, viewport
+):
+    page = browser.new_context(viewport=viewport).new_page()
+    login(page, demo, "demo", "/")
+    title = f"Look around ({viewport['width']})"
+    page.get_by_test_id("task-form-title").fill(title)
+    page.get_by_test_id("task-form-repository").select_option(label="Demo repository")
+    page.get_by_test_id("task-create-submit").click()
+    card_titled(page, title).get_by_test_id("task-card-title").click()
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    page.get_by_test_id("session-start-profile").select_option(label="Mock agent")
+    page.get_by_test_id("session-start-scenario").select_option(label="Fix a bug: a plan, a diff and a test run")
+    page.get_by_test_id("session-start-submit").click()
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false", timeout=30_000)
+    expect(page.get_by_test_id("tool-terminal")).to_have_attribute("data-exit-code", "0")
+
+    # The operator's message names the scenario; the /e2e: prompt stays between the server and the mock agent.
+    expect(page.get_by_test_id("message-scenario")).to_have_text("Scenario: Fix a bug: a plan, a diff and a test run")
+    expect(page.get_by_test_id("timeline")).not_to_contain_text("/e2e:")
+    expect(page.get_by_test_id("timeline")).not_to_contain_text("onerror")
+
+    # One format on one page: the sessions list's time too, as every message's.
+    expect(page.get_by_test_id("session-time")).to_have_attribute("data-localised", "true")
+    times = page.evaluate(TIMES_IN_ONE_FORMAT)
+    assert len(times) >= 3
+    assert [t for t in times if not t["localised"] or t["text"] != t["expected"]] == []
+
+    for test_id in ("task-delete-remove-worktree", "task-delete-discard-commits"):
+        box = page.get_by_test_id("task-details").get_by_test_id(test_id)
+        expect(box).to_be_visible()
+        at = box.evaluate(CHECKBOX_AND_LABEL)
+        assert at["boxLeft"] - at["labelLeft"] <= 1, at  # left aligned, not centred
+        assert at["boxRight"] <= at["textLeft"], at  # beside its text, on its left
+        assert at["textTop"] <= at["boxMiddle"] <= at["textBottom"], at  # on the same row as its first line
