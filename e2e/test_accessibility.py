@@ -85,8 +85,12 @@ def test_the_agent_profiles_page_with_a_preset_chosen_and_a_check_shown(page, se
     assert_accessible(page)
 
 
-def test_the_webhooks_page_with_a_secret_shown_and_a_failed_delivery_logged(page, server, operator):
-    page.goto(f"{server.url}/settings/workspaces/{operator['workspace_id']}/webhooks/")
+def test_the_webhooks_page_with_a_secret_shown_and_a_failed_delivery_logged(browser, server, color_scheme):
+    # A workspace per scheme: each run adds a webhook, and the page lists the workspace's.
+    username = f"seen-webhooks-{color_scheme}"
+    ids = server.create_operator(username, workspace=f"{username}'s", staff=True)
+    page = browser.new_context(color_scheme=color_scheme).new_page()
+    login(page, server, username, f"/settings/workspaces/{ids['workspace_id']}/webhooks/")
     page.get_by_test_id("webhook-field-name").get_by_role("textbox").fill("Nowhere")
     # Nobody listens on port 9 (discard): the test event fails at once and waits for its retry.
     page.get_by_test_id("webhook-field-url").get_by_role("textbox").fill("http://127.0.0.1:9/hook")
