@@ -1,5 +1,8 @@
 """axe-core on every page an operator uses: no serious or critical violation, no duplicate landmark.
 
+Every page is checked in both colour schemes: the browser prefers light, then dark
+(static/js/scheme.js follows it), so the dark palette's contrast is checked as well.
+
 axe-core comes from the ``axe-playwright-python`` test dependency, which bundles
 its script; it runs inside the page as it is on screen.
 """
@@ -20,6 +23,9 @@ ALSO_REFUSED = {"landmark-unique"}
 
 
 def assert_accessible(page) -> None:
+    # The page is in the scheme the browser prefers, so axe checks that scheme's palette.
+    prefers_dark = page.evaluate("matchMedia('(prefers-color-scheme: dark)').matches")
+    expect(page.locator("html")).to_have_attribute("data-color-scheme", "dark" if prefers_dark else "light")
     results = AXE.run(page, options=OPTIONS)
     refused = [
         violation["id"]
@@ -34,15 +40,21 @@ def operator(server):
     return server.create_operator("seen", workspace="Seen", staff=True, tasks=True)
 
 
+@pytest.fixture(params=["light", "dark"])
+def color_scheme(request) -> str:
+    """The colour scheme the browser prefers: each page is checked in both."""
+    return request.param
+
+
 @pytest.fixture
-def page(browser, server, operator):
-    page = browser.new_context().new_page()
+def page(browser, server, operator, color_scheme):
+    page = browser.new_context(color_scheme=color_scheme).new_page()
     login(page, server, "seen", f"/boards/{operator['board_id']}/")
     return page
 
 
-def test_the_login_page(browser, server):
-    page = browser.new_context().new_page()
+def test_the_login_page(browser, server, color_scheme):
+    page = browser.new_context(color_scheme=color_scheme).new_page()
     page.goto(f"{server.url}/login/")
     expect(page.get_by_test_id("login-form")).to_be_visible()
     assert_accessible(page)
@@ -73,8 +85,12 @@ def test_the_agent_profiles_page_with_a_preset_chosen_and_a_check_shown(page, se
     assert_accessible(page)
 
 
-def test_the_webhooks_page_with_a_secret_shown_and_a_failed_delivery_logged(page, server, operator):
-    page.goto(f"{server.url}/settings/workspaces/{operator['workspace_id']}/webhooks/")
+def test_the_webhooks_page_with_a_secret_shown_and_a_failed_delivery_logged(browser, server, color_scheme):
+    # A workspace per scheme: each run adds a webhook, and the page lists the workspace's.
+    username = f"seen-webhooks-{color_scheme}"
+    ids = server.create_operator(username, workspace=f"{username}'s", staff=True)
+    page = browser.new_context(color_scheme=color_scheme).new_page()
+    login(page, server, username, f"/settings/workspaces/{ids['workspace_id']}/webhooks/")
     page.get_by_test_id("webhook-field-name").get_by_role("textbox").fill("Nowhere")
     # Nobody listens on port 9 (discard): the test event fails at once and waits for its retry.
     page.get_by_test_id("webhook-field-url").get_by_role("textbox").fill("http://127.0.0.1:9/hook")
@@ -109,10 +125,10 @@ def test_the_task_page_before_any_agent(page, server, operator):
     ["clarification", "elicit-two", "elicit-mcp-apikey", "clarification-multi", "permission-flow", "elicit-typed"],
     ids=["single-select", "multi-select", "free-text", "several-questions", "permission-card", "typed-form"],
 )
-def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario):
-    username = f"seen-{scenario}"
+def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario, color_scheme):
+    username = f"seen-{scenario}-{color_scheme}"
     ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
-    page = browser.new_context().new_page()
+    page = browser.new_context(color_scheme=color_scheme).new_page()
     login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
     start_scenario(page, scenario)
@@ -141,11 +157,12 @@ def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario
     assert_accessible(page)
 
 
-def test_the_task_page_with_markdown_code_a_diff_and_a_terminal_in_the_timeline(browser, server):
+def test_the_task_page_with_markdown_code_a_diff_and_a_terminal_in_the_timeline(browser, server, color_scheme):
     """Scrolling blocks (code, diffs, terminal output) can be reached and scrolled from the keyboard."""
-    ids = server.create_operator("seen-rich", workspace="seen-rich's", tasks=True)
-    page = browser.new_context().new_page()
-    login(page, server, "seen-rich", f"/tasks/{ids['task_ids'][0]}/")
+    username = f"seen-rich-{color_scheme}"
+    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
+    page = browser.new_context(color_scheme=color_scheme).new_page()
+    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
     start_scenario(page, "rich-timeline")
     # An agent's start is the slow part (a process, a session, a turn) on a busy machine.

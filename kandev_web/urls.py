@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
 
-from kandev_web import health
+from kandev_web import health, web_app
 from kandev_web.pages.task import urls as task_urls
 from kandev_web.pages.workspace_settings import urls as settings_urls
 
@@ -15,6 +15,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", health.metrics, name="metrics"),
+    path("manifest.webmanifest", web_app.manifest, name="web-manifest"),
     path("", include("kandev_web.flags.urls")),
     # One namespace for the task page and the agents' and repositories' settings pages: older than the pages app.
     path("", include((task_urls.urlpatterns + settings_urls.urlpatterns, "sessions"))),
