@@ -26,8 +26,9 @@ from kandev_web.sessions.models import Message, TaskSession
 from kandev_web.webhooks.models import Webhook
 from testing_support.endpoints import ENDPOINTS, Endpoint, workspace_objects
 
-#: Reachable without a login, on purpose: the login page, and the probes a load balancer sends.
-PUBLIC = {"login", "healthz", "readyz"}
+#: Reachable without a login, on purpose: the login page, the probes a load balancer sends, and the web app
+#: manifest (a browser reads it for the login page too, to offer installing kandev).
+PUBLIC = {"login", "healthz", "readyz", "web-manifest"}
 #: For a scraper's token or a superuser: anyone else is refused outright, not sent to a login page it cannot use.
 SCRAPED = {"metrics"}
 #: Parameters that do not name an object of a workspace (a flag key, a notification event).
