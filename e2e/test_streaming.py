@@ -14,7 +14,9 @@ from playwright.sync_api import expect
 
 from testing_support.browser import start_agent, watched_page
 
-CHUNKS = 150  # 25 a second: six seconds of stream
+#: 25 a second: twelve seconds of stream, so that a second page opened once the first shows 40 chunks
+#: (1.6 s in) is open well before the stream ends, even on a loaded machine (6 s was not always enough).
+CHUNKS = 300
 
 #: Installed in a page: on every change of its timeline, the streamed message must read chunks 1..k in order.
 WATCH_THE_STREAM = """() => {
