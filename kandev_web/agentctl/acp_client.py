@@ -31,6 +31,12 @@ PROTOCOL_VERSION = 1
 #: How long the agent gets to exit on its own before it is signalled.
 EXIT_GRACE_SECONDS = 2.0
 
+#: How long an agent may take to exit once its stdin is closed before it is
+#: asked with SIGTERM, quietly: some linger after the session is over (the
+#: Codex adapter keeps timers running for ~5 s), and nothing is lost by
+#: ending them, since every request has been answered by then.
+STDIN_CLOSE_GRACE_SECONDS = 1.0
+
 #: agentctl's log keeps only the start of each stderr line an agent writes.
 STDERR_LINE_CHARS = 2000
 
@@ -151,8 +157,18 @@ class AcpClient:
             {"protocolVersion": PROTOCOL_VERSION, "clientCapabilities": capabilities, "clientInfo": _client_info()},
         )
 
-    async def authenticate(self, method_id: str) -> Any:
-        return await self._peer.request("authenticate", {"methodId": method_id})
+    async def authenticate(self, method_id: str, meta: dict[str, Any] | None = None) -> Any:
+        """ACP ``authenticate``; ``meta`` is its ``_meta`` (the gateway method's ``{"gateway": ...}``)."""
+        params: dict[str, Any] = {"methodId": method_id}
+        if meta:
+            params["_meta"] = meta
+        return await self._peer.request("authenticate", params)
+
+    async def set_config_option(self, session_id: str, config_id: str, value: str) -> Any:
+        """ACP ``session/set_config_option``: one of the session's options (Codex's ``collaboration_mode``)."""
+        return await self._peer.request(
+            "session/set_config_option", {"sessionId": session_id, "configId": config_id, "value": value}
+        )
 
     async def new_session(self, cwd: str, mcp_servers: list[Any]) -> Any:
         return await self._peer.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})
@@ -218,13 +234,19 @@ class AcpClient:
         await self._peer.settle_handlers(timeout=EXIT_GRACE_SECONDS)
         assert self._process.stdin
         self._process.stdin.close()
-        for escalation in (signal.SIGTERM, signal.SIGKILL):
-            try:
-                await asyncio.wait_for(self._process.wait(), EXIT_GRACE_SECONDS)
-                return
-            except TimeoutError:
-                logger.warning("agent still running; sending %s", escalation.name)
-                self._signal_group(escalation)
+        try:
+            await asyncio.wait_for(self._process.wait(), STDIN_CLOSE_GRACE_SECONDS)
+            return
+        except TimeoutError:
+            # Lingering after the end of its input is common and harmless: no warning.
+            logger.info("agent still running after its stdin closed; sending SIGTERM")
+            self._signal_group(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(self._process.wait(), EXIT_GRACE_SECONDS)
+            return
+        except TimeoutError:
+            logger.warning("agent still running after SIGTERM; sending SIGKILL")
+            self._signal_group(signal.SIGKILL)
         await self._process.wait()
 
     def _signal_group(self, signum: signal.Signals) -> None:

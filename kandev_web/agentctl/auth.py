@@ -22,6 +22,7 @@ Pure functions over the agent's JSON: no I/O, nothing here trusts its shape.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from collections.abc import Mapping, Sequence
@@ -51,6 +52,8 @@ class AuthMethod:
     args: tuple[str, ...]
     #: A whole login command the agent names in ``_meta``.
     command: tuple[str, ...]
+    #: Codex's ``gateway`` method (``_meta.gateway``): sign-in to a model server at a base URL the client names.
+    gateway: bool = False
 
     def needs_person(self) -> bool:
         """Whether signing in with this method takes a browser or a terminal someone types into."""
@@ -95,6 +98,7 @@ def parse_methods(raw: Any) -> list[AuthMethod]:
                 variables=_variables(entry),
                 args=_strings(entry.get("args")),
                 command=_command(entry),
+                gateway=isinstance(entry.get("_meta"), dict) and isinstance(entry["_meta"].get("gateway"), dict),
             )
         )
     return methods
@@ -150,6 +154,44 @@ def unchosen_sentence(agent: str, methods: Sequence[AuthMethod], *, host: str, a
             f"e.g. {names}, then start the session again."
         )
     return person_sentence(agent, methods[0], host=host, agent_argv=agent_argv)
+
+
+def gateway_missing_sentence(agent: str, method: AuthMethod) -> str:
+    return (
+        f"{_quote(agent)} signs in with “{_quote(method.name)}” through a model gateway: "
+        "set the gateway's base URL in the agent profile, then start the session again."
+    )
+
+
+#: agentctl's environment variable holding the gateway's headers, a JSON object of strings.
+#: The web app opens it from the profile's sealed secrets and names it a secret, so it is scrubbed.
+GATEWAY_HEADERS_VAR = "KANDEV_GATEWAY_HEADERS"
+
+
+def gateway_headers(env: Mapping[str, str]) -> dict[str, str] | None:
+    """The gateway's headers from ``env`` (``{}`` when unset); None when they are not a JSON object of strings."""
+    raw = env.get(GATEWAY_HEADERS_VAR, "")
+    if not raw:
+        return {}
+    try:
+        headers = json.loads(raw)
+    except ValueError:
+        return None
+    if not (isinstance(headers, dict) and all(isinstance(v, str) for v in headers.values())):
+        return None
+    return headers
+
+
+def gateway_headers_sentence(agent: str, method: AuthMethod) -> str:
+    return (
+        f"{_quote(agent)} cannot sign in with “{_quote(method.name)}”: the gateway headers are not a JSON object "
+        f"of strings ({GATEWAY_HEADERS_VAR}); enter them again in the agent profile, then start the session again."
+    )
+
+
+def gateway_meta(base_url: str, provider_name: str, headers: Mapping[str, str]) -> dict[str, Any]:
+    """``authenticate``'s ``_meta`` for the gateway method (codex-acp 2.6.0's shape)."""
+    return {"gateway": {"baseUrl": base_url, "headers": dict(headers), "providerName": provider_name}}
 
 
 def refused_sentence(agent: str, method: AuthMethod, message: str) -> str:

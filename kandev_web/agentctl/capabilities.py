@@ -20,11 +20,16 @@ CURSOR_AGENT_ID = "cursor-acp"
 ResumeMethod = Literal["resume", "load"]
 
 
-def client_capabilities(agent_id: str | None, *, elicitation: bool) -> dict[str, Any]:
+def client_capabilities(agent_id: str | None, *, elicitation: bool, auth_gateway: bool = False) -> dict[str, Any]:
     """The ``clientCapabilities`` for this agent, with form elicitation or without.
 
     ``url`` elicitation is never advertised: it is out of scope, and a form-only
     client receives neither url-mode requests nor ``elicitation/complete``.
+
+    ``auth_gateway`` adds ``auth._meta.gateway``, which makes the Codex
+    adapter offer its ``gateway`` sign-in (a model server at a base URL the
+    client names). It is asked for only by a profile with a gateway
+    configured, so every other agent's object stays byte-identical.
     """
     meta: dict[str, Any] = {"terminal_output": True}
     if agent_id == CURSOR_AGENT_ID:
@@ -32,6 +37,8 @@ def client_capabilities(agent_id: str | None, *, elicitation: bool) -> dict[str,
     capabilities: dict[str, Any] = {"_meta": meta}
     if elicitation:
         capabilities["elicitation"] = {"form": {}}
+    if auth_gateway:
+        capabilities["auth"] = {"_meta": {"gateway": True}}
     return capabilities
 
 

@@ -47,6 +47,10 @@ class _SessionSetup:
     cwd: str
     mcp_servers: list[Any]  # as the agent can use them (mcp_transport.servers_for_agent)
     auth_method: auth.AuthMethod | None
+    #: The model gateway the ``gateway`` sign-in names: ``(base_url, provider_name)``.
+    gateway: tuple[str, str] | None = None
+    #: ACP session config options set right after the session is created or taken up.
+    config_options: tuple[tuple[str, str], ...] = ()
 
 
 class Controller:
@@ -138,7 +142,10 @@ class Controller:
     async def _initialize(self, payload: Payload) -> Payload:
         agent_id = payload.get("agent_id")
         flags = payload.get("runtime_flags", {})
+        auth_gateway = payload.get("auth_gateway", False)
         problems = []
+        if not isinstance(auth_gateway, bool):
+            problems.append("auth_gateway must be true or false")
         if not isinstance(agent_id, str) or not agent_id:
             problems.append("agent_id must be a non-empty string")
         if not isinstance(flags, dict):
@@ -152,7 +159,7 @@ class Controller:
         self._initialize_called = True
 
         enabled = elicitation_enabled(flags)
-        capabilities = client_capabilities(agent_id, elicitation=enabled)
+        capabilities = client_capabilities(agent_id, elicitation=enabled, auth_gateway=auth_gateway is True)
         self._elicitations = ElicitationHandler(
             self._emit, enabled=enabled, answer_timeout=self._timeouts.answer, sessions=self._sessions
         )
@@ -189,11 +196,12 @@ class Controller:
         setup = self._session_setup(payload, [])
         agent = self._live_agent()
         result = await self._signed_in(
-            agent, setup.auth_method, lambda: agent.new_session(setup.cwd, setup.mcp_servers), "session/new"
+            agent, setup, lambda: agent.new_session(setup.cwd, setup.mcp_servers), "session/new"
         )
         session_id = result.get("sessionId")
         if not isinstance(session_id, str):
             raise ActionError(ErrorCode.INTERNAL_ERROR, "the agent's session/new answer has no sessionId")
+        await self._apply_config_options(agent, session_id, setup)
         self._sessions.add(session_id)
         return {"session_id": session_id, "mcp_transports": mcp_transport.transports(setup.mcp_servers)}
 
@@ -211,8 +219,9 @@ class Controller:
         agent = self._live_agent()
         take_up = agent.resume_session if method == "resume" else agent.load_session
         await self._signed_in(
-            agent, setup.auth_method, lambda: take_up(session_id, setup.cwd, setup.mcp_servers), f"session/{method}"
+            agent, setup, lambda: take_up(session_id, setup.cwd, setup.mcp_servers), f"session/{method}"
         )
+        await self._apply_config_options(agent, session_id, setup)
         self._sessions.add(session_id)
         return {
             "session_id": session_id,
@@ -221,10 +230,15 @@ class Controller:
         }
 
     def _session_setup(self, payload: Payload, problems: list[str]) -> _SessionSetup:
-        """``cwd``, ``mcp_servers`` and ``auth_method`` checked; raise every problem, ``problems`` first."""
+        """``cwd``, ``mcp_servers``, ``auth_method``, ``gateway`` and ``config_options`` checked.
+
+        Raises every problem, ``problems`` first.
+        """
         cwd = payload.get("cwd")
         mcp_servers = payload.get("mcp_servers", [])
         method_id = payload.get("auth_method")
+        gateway = _gateway(payload.get("gateway"), problems)
+        config_options = _config_options(payload.get("config_options", {}), problems)
         if not isinstance(cwd, str) or not os.path.isabs(cwd):
             problems.append("cwd must be an absolute path")
         if not isinstance(mcp_servers, list) or not all(isinstance(server, dict) for server in mcp_servers):
@@ -240,26 +254,36 @@ class Controller:
         servers = mcp_transport.servers_for_agent(
             mcp_servers, http=self._mcp_http, command=mcp_transport.stdio_command()
         )
-        return _SessionSetup(cwd=cwd, mcp_servers=servers, auth_method=chosen)
+        return _SessionSetup(
+            cwd=cwd, mcp_servers=servers, auth_method=chosen, gateway=gateway, config_options=config_options
+        )
+
+    async def _apply_config_options(self, agent: AcpClient, session_id: str, setup: _SessionSetup) -> None:
+        """``session/set_config_option`` for each option the profile sets at session start, in order."""
+        for config_id, value in setup.config_options:
+            await self._call(
+                agent.set_config_option(session_id, config_id, value), f"session/set_config_option {config_id}"
+            )
 
     async def _signed_in(
         self,
         agent: AcpClient,
-        chosen: auth.AuthMethod | None,
+        setup: _SessionSetup,
         request: Callable[[], Awaitable[Any]],
         method: str,
     ) -> dict[str, Any]:
         """The agent's answer to a session request, signing in first or after its refusal as needed."""
+        chosen = setup.auth_method
         # A method someone must sign in with is not attempted up front: a
         # sign-in they did on the host is the agent's to find.
         if chosen is not None and self._authenticated is None and not chosen.needs_person():
-            await self._authenticate(agent, chosen)
+            await self._authenticate(agent, chosen, setup.gateway)
         try:
             return await self._call(request(), method)
         except ActionError as error:
             if not _says_auth_required(error):
                 raise
-            await self._authenticate_after_refusal(agent, chosen, error)
+            await self._authenticate_after_refusal(agent, chosen, error, setup.gateway)
             return await self._call(request(), method)
 
     async def _prompt(self, payload: Payload) -> Payload:
@@ -323,7 +347,9 @@ class Controller:
 
     # Signing in -----------------------------------------------------------
 
-    async def _authenticate(self, agent: AcpClient, method: auth.AuthMethod) -> None:
+    async def _authenticate(
+        self, agent: AcpClient, method: auth.AuthMethod, gateway: tuple[str, str] | None = None
+    ) -> None:
         """ACP ``authenticate`` with ``method``, or ``AUTH_REQUIRED`` saying what a person must do."""
         if method.needs_person():
             raise self._auth_error(
@@ -333,8 +359,16 @@ class Controller:
         missing = method.missing_variables(self._agent_env)
         if missing:
             raise self._auth_error(auth.missing_variables_sentence(self._agent_name, method, missing), method)
+        meta = None
+        if method.gateway:
+            if gateway is None:
+                raise self._auth_error(auth.gateway_missing_sentence(self._agent_name, method), method)
+            headers = auth.gateway_headers(self._agent_env)
+            if headers is None:
+                raise self._auth_error(auth.gateway_headers_sentence(self._agent_name, method), method)
+            meta = auth.gateway_meta(*gateway, headers)
         try:
-            await agent.authenticate(method.id)
+            await agent.authenticate(method.id, meta)
         except JsonRpcError as error:
             raise self._auth_error(
                 auth.refused_sentence(self._agent_name, method, error.message), method, error.to_object()
@@ -345,7 +379,11 @@ class Controller:
         logger.info("signed in to the agent with the auth method %r", method.id)
 
     async def _authenticate_after_refusal(
-        self, agent: AcpClient, chosen: auth.AuthMethod | None, refusal: ActionError
+        self,
+        agent: AcpClient,
+        chosen: auth.AuthMethod | None,
+        refusal: ActionError,
+        gateway: tuple[str, str] | None = None,
     ) -> None:
         """A session request was refused "Authentication required": sign in once if that can be done unattended."""
         agent_error = refusal.details.get("error")
@@ -364,7 +402,7 @@ class Controller:
             methods = self._auth_methods
             named = methods[0] if methods and all(m.needs_person() for m in methods) else None
             raise self._auth_error(sentence, named, agent_error)
-        await self._authenticate(agent, method)
+        await self._authenticate(agent, method, gateway)
 
     def _auth_error(self, sentence: str, method: auth.AuthMethod | None, agent_error: object = None) -> ActionError:
         details: Payload = {
@@ -459,6 +497,29 @@ class Controller:
         if not isinstance(result, dict):
             raise ActionError(ErrorCode.INTERNAL_ERROR, f"the agent's {method} answer is not an object")
         return result
+
+
+def _gateway(value: Any, problems: list[str]) -> tuple[str, str] | None:
+    """``gateway: {"base_url", "provider_name"?}`` of a session request, or None when absent."""
+    if value is None:
+        return None
+    base_url = value.get("base_url") if isinstance(value, dict) else None
+    provider = value.get("provider_name", "kandev") if isinstance(value, dict) else None
+    if not (isinstance(base_url, str) and base_url.startswith(("http://", "https://"))):
+        problems.append("gateway.base_url must be an http or https URL")
+        return None
+    if not (isinstance(provider, str) and provider):
+        problems.append("gateway.provider_name must be a non-empty string")
+        return None
+    return base_url, provider
+
+
+def _config_options(value: Any, problems: list[str]) -> tuple[tuple[str, str], ...]:
+    """``config_options: {config id: value}`` (strings), in the order given."""
+    if not (isinstance(value, dict) and all(isinstance(k, str) and k and isinstance(v, str) for k, v in value.items())):
+        problems.append("config_options must be an object of non-empty option ids to string values")
+        return ()
+    return tuple(value.items())
 
 
 def _says_auth_required(error: ActionError) -> bool:

@@ -14,6 +14,7 @@ garble ordinary words, and they are no secret worth the name.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable, Mapping
@@ -42,7 +43,8 @@ class Scrubber:
     def from_environment(cls, environ: Mapping[str, str]) -> Scrubber:
         """The values of the variables ``KANDEV_AGENTCTL_SECRET_NAMES`` names, read from ``environ``."""
         names = [name.strip() for name in environ.get(SECRET_NAMES_VAR, "").split(",")]
-        return cls(environ[name] for name in names if name and name in environ)
+        values = [environ[name] for name in names if name and name in environ]
+        return cls([*values, *(part for value in values for part in _json_strings(value))])
 
     def text(self, text: str) -> str:
         if self._pattern is None:
@@ -60,6 +62,17 @@ class Scrubber:
         if isinstance(value, dict):
             return {self.text(key) if isinstance(key, str) else key: self.value(item) for key, item in value.items()}
         return value
+
+
+def _json_strings(value: str) -> list[str]:
+    """The string values of a secret that is a JSON object (the model gateway's headers): each is masked too."""
+    if not value.startswith("{"):
+        return []
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return []
+    return [item for item in parsed.values() if isinstance(item, str)] if isinstance(parsed, dict) else []
 
 
 class ScrubbingFormatter(logging.Formatter):

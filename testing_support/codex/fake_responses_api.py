@@ -1,0 +1,292 @@
+"""A scripted stand-in for the OpenAI Responses API, as Codex reads it.
+
+Codex (inside ``@agentclientprotocol/codex-acp``) is signed in through the ACP
+``gateway`` method with this server's ``/v1`` as its base URL, and then calls
+``POST /v1/responses`` with ``stream: true``. The fake plays one scripted
+conversation:
+
+1. the operator's prompt (a user message holding ``marker``) when the tool the
+   script wants is offered: reply with a ``function_call`` of it (its
+   ``arguments`` the scripted JSON);
+2. a request whose input carries the ``function_call_output`` of a call it
+   issued: record that output and reply ``final_text``;
+3. anything else (the title side call, a prompt without the marker): reply
+   with short text.
+
+Codex offers most tools in the request's ``tools``; some (in Plan mode,
+``request_user_input``) arrive as an input item ``{"type":
+"additional_tools"}``: both are looked at. Every request is recorded, with the
+decision taken, so a test can assert what the model received back. The
+answer is a server-sent event stream with the events Codex reads:
+``response.created``, ``response.output_item.added``, the deltas,
+``response.output_item.done`` and ``response.completed``.
+
+Only the standard library: the server runs in a thread, beside the test's
+event loop, and never blocks it.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from testing_support.loopback_http import Background, QuietServer
+
+#: Never issue more calls than this, whatever Codex sends: a fake that loops
+#: would otherwise spin Codex for the test's whole timeout.
+MAX_CALLS = 3
+MODEL = "gpt-5-codex"
+
+
+@dataclass
+class Exchange:
+    """One HTTP request the fake received and how it answered."""
+
+    method: str
+    path: str
+    body: Any  # decoded JSON, or None
+    kind: str = "other"  # call | after_output | no_tool | side | other
+    call_id: str | None = None
+
+    @property
+    def tool_names(self) -> list[str]:
+        return offered_tools(self.body)
+
+    def outputs(self) -> list[dict[str, Any]]:
+        """The ``function_call_output`` items of its input."""
+        return [item for item in _input(self.body) if item.get("type") == "function_call_output"]
+
+
+@dataclass
+class Call:
+    """One tool call the script makes: ``name`` with ``arguments`` (JSON-encoded for the wire)."""
+
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+def offered_tools(body: Any) -> list[str]:
+    """Every tool name the request offers, in ``tools`` or in ``additional_tools`` input items."""
+    names: list[str] = []
+    if not isinstance(body, dict):
+        return names
+    lists = [body.get("tools") or []]
+    lists += [item.get("tools") or [] for item in _input(body) if item.get("type") == "additional_tools"]
+    for tools in lists:
+        for tool in tools if isinstance(tools, list) else []:
+            if not isinstance(tool, dict):
+                continue
+            # A namespace (``functions``, an MCP server's) nests its tools; the model calls them by their own name.
+            nested = tool.get("tools") if tool.get("type") == "namespace" else [tool]
+            names += [
+                inner["name"]
+                for inner in nested or []
+                if isinstance(inner, dict) and isinstance(inner.get("name"), str)
+            ]
+    return names
+
+
+class FakeResponsesApi(Background):
+    """The scripted Responses API on 127.0.0.1, serving from a thread until ``stop()``."""
+
+    def __init__(self, *, marker: str, call: Call, final_text: str, no_tool_text: str = "No such tool here.") -> None:
+        self.marker = marker
+        self.call = call
+        self.final_text = final_text
+        self.no_tool_text = no_tool_text
+        self.exchanges: list[Exchange] = []
+        self.issued: list[str] = []  # call ids, in order
+        self._lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), _ResponsesHandler)
+        self._server.fake = self
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake responses api", daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        """What the gateway sign-in names as ``baseUrl``: Codex appends ``/responses``."""
+        return f"{self.url}/v1"
+
+    # What the test reads --------------------------------------------------
+
+    def of_kind(self, *kinds: str) -> list[Exchange]:
+        with self._lock:
+            return [exchange for exchange in self.exchanges if exchange.kind in kinds]
+
+    def outputs_received(self) -> list[str]:
+        """The ``output`` of every ``function_call_output`` the model got for a call it issued, in order."""
+        found = []
+        for exchange in self.of_kind("after_output"):
+            found += [item.get("output") for item in exchange.outputs() if item.get("call_id") in self.issued]
+        return [output if isinstance(output, str) else json.dumps(output) for output in found]
+
+    def summary(self) -> list[str]:
+        """One line per request, for failure messages."""
+        with self._lock:
+            return [f"{e.method} {e.path} -> {e.kind} tools={e.tool_names}" for e in self.exchanges]
+
+    # The script -----------------------------------------------------------
+
+    def decide(self, body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+        """``(kind, output items)`` for one /v1/responses request."""
+        items = _input(body)
+        with self._lock:
+            issued = set(self.issued)
+        if any(item.get("type") == "function_call_output" and item.get("call_id") in issued for item in items):
+            return "after_output", [_message(self.final_text)]
+        last_user = next((item for item in reversed(items) if item.get("role") == "user"), None)
+        if last_user is None or self.marker not in _text_of(last_user):
+            return "side", [_message("OK.")]
+        if self.call.name not in offered_tools(body):
+            return "no_tool", [_message(self.no_tool_text)]
+        with self._lock:
+            if len(self.issued) >= MAX_CALLS:
+                return "side", [_message("Giving up.")]
+            call_id = f"call_fake_{len(self.issued) + 1}"
+            self.issued.append(call_id)
+        return "call", [_function_call(call_id, self.call)]
+
+    def record(self, exchange: Exchange) -> None:
+        with self._lock:
+            self.exchanges.append(exchange)
+
+
+def _input(body: Any) -> list[dict[str, Any]]:
+    items = body.get("input") if isinstance(body, dict) else None
+    return [item for item in items or [] if isinstance(item, dict)] if isinstance(items, list) else []
+
+
+def _text_of(item: dict[str, Any]) -> str:
+    content = item.get("content")
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
+
+
+def _message(text: str) -> dict[str, Any]:
+    return {
+        "type": "message",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    }
+
+
+def _function_call(call_id: str, call: Call) -> dict[str, Any]:
+    return {
+        "type": "function_call",
+        "status": "completed",
+        "call_id": call_id,
+        "name": call.name,
+        "arguments": json.dumps(call.arguments),
+    }
+
+
+def _usage() -> dict[str, Any]:
+    return {
+        "input_tokens": 25,
+        "input_tokens_details": {"cached_tokens": 0},
+        "output_tokens": 10,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": 35,
+    }
+
+
+def sse_events(response_id: str, output: list[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """The stream for one response: created, each item added/deltas/done, completed."""
+    base = {"id": response_id, "object": "response", "model": MODEL, "status": "in_progress", "output": []}
+    yield {"type": "response.created", "response": base}
+    done_items = []
+    for index, item in enumerate(output):
+        item = {**item, "id": f"{'fc' if item['type'] == 'function_call' else 'msg'}_{response_id}_{index}"}
+        if item["type"] == "message":
+            text = item["content"][0]["text"]
+            yield {"type": "response.output_item.added", "output_index": index, "item": {**item, "content": []}}
+            yield {
+                "type": "response.output_text.delta",
+                "item_id": item["id"],
+                "output_index": index,
+                "content_index": 0,
+                "delta": text,
+            }
+        else:
+            yield {"type": "response.output_item.added", "output_index": index, "item": {**item, "arguments": ""}}
+            yield {
+                "type": "response.function_call_arguments.delta",
+                "item_id": item["id"],
+                "output_index": index,
+                "delta": item["arguments"],
+            }
+            yield {
+                "type": "response.function_call_arguments.done",
+                "item_id": item["id"],
+                "output_index": index,
+                "arguments": item["arguments"],
+            }
+        yield {"type": "response.output_item.done", "output_index": index, "item": item}
+        done_items.append(item)
+    yield {
+        "type": "response.completed",
+        "response": {**base, "status": "completed", "output": done_items, "usage": _usage()},
+    }
+
+
+class _Server(QuietServer):
+    fake: FakeResponsesApi
+
+
+class _ResponsesHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # `format`: the base class's name
+        pass  # the exchanges are recorded instead
+
+    def do_GET(self) -> None:
+        self._read_body()
+        self.server.fake.record(Exchange("GET", self.path, None))
+        if self.path.split("?")[0] == "/v1/models":
+            self._send(200, json.dumps({"object": "list", "data": []}).encode(), "application/json")
+        else:
+            self._error(404, f"the fake Responses API has no {self.path}")
+
+    def do_POST(self) -> None:
+        raw = self._read_body()
+        try:
+            body = json.loads(raw) if raw else None
+        except ValueError:
+            body = None
+        fake = self.server.fake
+        if self.path.split("?")[0] != "/v1/responses" or not isinstance(body, dict):
+            fake.record(Exchange("POST", self.path, body))
+            self._error(404, f"the fake Responses API has no {self.path}")
+            return
+        kind, output = fake.decide(body)
+        call_id = next((item["call_id"] for item in output if item["type"] == "function_call"), None)
+        fake.record(Exchange("POST", self.path, body, kind, call_id))
+        response_id = f"resp_fake{len(fake.exchanges):04d}"
+        stream = "".join(
+            f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in sse_events(response_id, output)
+        )
+        self._send(200, stream.encode(), "text/event-stream")
+
+    def _read_body(self) -> bytes:
+        length = int(self.headers.get("Content-Length") or 0)
+        return self.rfile.read(length) if length else b""
+
+    def _error(self, status: int, message: str) -> None:
+        body = {"error": {"type": "invalid_request_error", "message": message}}
+        self._send(status, json.dumps(body).encode(), "application/json")
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        if content_type == "text/event-stream":
+            self.send_header("Cache-Control", "no-cache")
+        self.end_headers()
+        self.wfile.write(body)
+        self.wfile.flush()
