@@ -21,7 +21,7 @@ import uuid
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from kandev_web.agentctl.launcher import AgentctlProcess, launch
 from kandev_web.agentctl.stream_client import AgentStreamClient
@@ -55,14 +55,20 @@ PRIVACY_SWITCHES = {
 USER_SETTINGS = {"permissions": {"defaultMode": "default"}}
 
 
+class ModelApi(Protocol):
+    """A scripted model API of the test's own (Messages, Responses): what failure messages read of it."""
+
+    def summary(self) -> list[str]: ...
+
+
 @dataclass
-class BridgeRun:
-    """Everything a test of one run looks at."""
+class AgentRun[Api: ModelApi]:
+    """Everything a test of one run of a real agent under a real agentctl looks at."""
 
     agentctl: AgentctlProcess
     client: AgentStreamClient
     inbox: Inbox
-    api: FakeMessagesApi
+    api: Api
     proxy: DenyingProxy
     workdir: Path
     marker: str
@@ -87,9 +93,12 @@ class BridgeRun:
 
     def explain(self) -> str:
         """What the fake API and the proxy saw, and the notifications: for assertion messages."""
-        lines = ["fake Messages API:", *(f"  {line}" for line in self.api.summary())]
+        lines = ["fake model API:", *(f"  {line}" for line in self.api.summary())]
         lines += [f"proxy attempts: {self.proxy.attempts}", f"notifications: {self.inbox.actions()}"]
         return "\n".join(lines)
+
+
+BridgeRun = AgentRun[FakeMessagesApi]
 
 
 def clean_env(
@@ -132,7 +141,7 @@ async def bridge_session(bridge: Bridge, tmp_path: Path, api: FakeMessagesApi) -
             client = agentctl.client(on_notification=inbox)
             await client.connect()
             try:
-                run = BridgeRun(agentctl, client, inbox, api, proxy, workdir, marker, leftovers=[])
+                run = AgentRun(agentctl, client, inbox, api, proxy, workdir, marker, leftovers=[])
                 yield run
             finally:
                 await client.close()

@@ -51,6 +51,7 @@ class Exchange:
     body: Any  # decoded JSON, or None
     kind: str = "other"  # call | after_output | no_tool | side | other
     call_id: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def tool_names(self) -> list[str]:
@@ -266,7 +267,7 @@ class _ResponsesHandler(BaseHTTPRequestHandler):
             return
         kind, output = fake.decide(body)
         call_id = next((item["call_id"] for item in output if item["type"] == "function_call"), None)
-        fake.record(Exchange("POST", self.path, body, kind, call_id))
+        fake.record(Exchange("POST", self.path, body, kind, call_id, headers=dict(self.headers.items())))
         response_id = f"resp_fake{len(fake.exchanges):04d}"
         stream = "".join(
             f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in sse_events(response_id, output)

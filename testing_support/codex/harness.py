@@ -1,0 +1,118 @@
+"""Run the real Codex ACP adapter as the agent of a real kandev-agentctl, offline.
+
+``codex_session`` sets up what docs/testing.md#the-codex-suite describes: a
+fresh empty HOME and ``CODEX_HOME`` holding the offline ``config.toml``, Codex
+signed in through the ACP ``gateway`` method to a ``FakeResponsesApi`` on
+127.0.0.1, a loopback proxy answering 403 as the safety net for anything
+else, and nothing inherited from the test's own environment. Every process of
+the run carries the bridge suite's marker in its environment, so whatever
+outlives agentctl (the adapter, the Codex app-server it spawns) is found and
+killed by pid, and reported.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from kandev_web.agentctl.auth import GATEWAY_HEADERS_VAR
+from kandev_web.agentctl.launcher import launch
+from testing_support.agentctl import Inbox
+from testing_support.bridge.harness import MARKER_VAR, AgentRun, reap
+from testing_support.loopback_http import DenyingProxy
+
+from . import OFFLINE_CONFIG, Codex
+from .fake_responses_api import FakeResponsesApi
+
+CodexRun = AgentRun[FakeResponsesApi]
+
+#: A header the gateway sign-in hands Codex, to see it reach the model server.
+GATEWAY_HEADERS = {"X-Kandev-Gateway": "kandev-gateway-test-header"}
+PROVIDER_NAME = "kandev-fake"
+
+
+def clean_env(codex: Codex, *, home: Path, tmp: Path, proxy: DenyingProxy, marker: str) -> dict[str, str]:
+    """The whole environment of agentctl and, through it, the adapter and Codex."""
+    return {
+        "PATH": os.pathsep.join([str(Path(codex.node).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
+        "HOME": str(home),
+        "CODEX_HOME": str(home / ".codex"),
+        "TMPDIR": str(tmp),
+        "LANG": "C.UTF-8",
+        # The adapter hides its ChatGPT browser sign-in.
+        "NO_BROWSER": "1",
+        GATEWAY_HEADERS_VAR: json.dumps(GATEWAY_HEADERS),
+        "HTTP_PROXY": proxy.url,
+        "HTTPS_PROXY": proxy.url,
+        "http_proxy": proxy.url,
+        "https_proxy": proxy.url,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+        MARKER_VAR: marker,
+    }
+
+
+@contextlib.asynccontextmanager
+async def codex_session(codex: Codex, tmp_path: Path, api: FakeResponsesApi) -> AsyncIterator[CodexRun]:
+    """agentctl running the adapter against ``api``, a connected client; all of it gone afterwards."""
+    home, tmp, workdir = tmp_path / "home", tmp_path / "tmp", tmp_path / "project"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(OFFLINE_CONFIG)
+    tmp.mkdir()
+    workdir.mkdir()
+    marker = uuid.uuid4().hex
+    with DenyingProxy() as proxy, api:
+        env = clean_env(codex, home=home, tmp=tmp, proxy=proxy, marker=marker)
+        agentctl = await launch(codex.argv, env=env, ready_timeout=30.0)
+        run = None
+        try:
+            inbox = Inbox()
+            client = agentctl.client(on_notification=inbox)
+            await client.connect()
+            try:
+                run = AgentRun(agentctl, client, inbox, api, proxy, workdir, marker, leftovers=[])
+                yield run
+            finally:
+                await client.close()
+        finally:
+            await agentctl.stop(timeout=20.0)
+            leftovers = await reap(marker)
+            if run is not None:
+                run.leftovers.extend(leftovers)
+
+
+async def initialize(run: CodexRun, *, elicitation: bool = True, auth_gateway: bool = True) -> dict[str, Any]:
+    return await run.request(
+        "agent.initialize",
+        {
+            "agent_id": "codex-acp",
+            "runtime_flags": {"features.acpElicitation": elicitation},
+            "auth_gateway": auth_gateway,
+        },
+    )
+
+
+async def open_session(
+    run: CodexRun,
+    *,
+    elicitation: bool = True,
+    plan: bool = True,
+    mcp_servers: list[dict[str, Any]] | None = None,
+) -> str:
+    """``agent.initialize`` asking for the gateway sign-in, then a session signed in to the fake, in Plan mode."""
+    await initialize(run, elicitation=elicitation)
+    payload: dict[str, Any] = {
+        "cwd": str(run.workdir),
+        "mcp_servers": mcp_servers or [],
+        "auth_method": "gateway",
+        "gateway": {"base_url": run.api.base_url, "provider_name": PROVIDER_NAME},
+    }
+    if plan:
+        payload["config_options"] = {"collaboration_mode": "plan"}
+    session = await run.request("agent.session.new", payload)
+    return str(session["session_id"])
