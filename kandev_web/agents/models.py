@@ -2,6 +2,7 @@
 
 import functools
 import logging
+from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -168,6 +169,28 @@ def validate_mcp_servers(value):
         raise ValidationError(_("Two MCP servers have the same name."))
 
 
+#: The secret (a JSON object of header names to values) sent as the model gateway's headers
+#: (``agentctl.auth.GATEWAY_HEADERS_VAR``): stored, sealed and shown like every other secret.
+GATEWAY_HEADERS_SECRET = "KANDEV_GATEWAY_HEADERS"  # noqa: S105 - the secret's name, not a secret
+
+
+def validate_gateway_url(value):
+    """A model gateway is reached over http or https, with a host."""
+    parsed = urlsplit(value)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise ValidationError(
+            _("Give the gateway's base URL with http:// or https://, e.g. https://llm.example.com/v1.")
+        )
+
+
+def validate_config_options(value):
+    """``{option id: value}``, both strings: ACP ``session/set_config_option`` takes a string value."""
+    if not isinstance(value, dict) or not all(
+        isinstance(key, str) and key.strip() and isinstance(setting, str) for key, setting in value.items()
+    ):
+        raise ValidationError(_("Config options are an object of option ids to string values."))
+
+
 class AgentProfile(models.Model):
     """How to start one kind of ACP agent: the command agentctl runs over stdio.
 
@@ -205,6 +228,24 @@ class AgentProfile(models.Model):
             "The id of the ACP auth method Kandev signs in with before it opens a session, from those the agent "
             "offers (e.g. gemini-api-key); empty signs in only when the agent asks and one needs nobody."
         ),
+    )
+    gateway_base_url = models.CharField(
+        _("model gateway URL"),
+        max_length=500,
+        blank=True,
+        validators=[validate_gateway_url],
+        help_text=_(
+            "For agents that sign in through a model gateway (Codex): the base URL of an OpenAI-compatible "
+            "Responses API, e.g. https://llm.example.com/v1. Its headers (a JSON object) go under Secrets as "
+            "KANDEV_GATEWAY_HEADERS."
+        ),
+    )
+    config_options = models.JSONField(
+        _("config options at session start"),
+        default=dict,
+        blank=True,
+        validators=[validate_config_options],
+        help_text=_("ACP session config options set when a session starts, e.g. collaboration_mode=plan for Codex."),
     )
     executor = models.ForeignKey(
         Executor,

@@ -11,10 +11,13 @@ operator. Each fact comes from the agent's own documentation or code:
   Code "Identity and Access Management"). ``claude-acp`` is its id in the ACP
   registry (github.com/agentclientprotocol/registry), and agentctl's
   capability fixtures use it.
-- **Codex**: ``npx @zed-industries/codex-acp`` (github.com/zed-industries/codex-acp
-  README: "OPENAI_API_KEY=sk-... codex-acp" / "npx @zed-industries/codex-acp";
-  auth methods ChatGPT subscription, ``CODEX_API_KEY``, ``OPENAI_API_KEY``).
-  Registry id ``codex-acp``.
+- **Codex**: ``npx -y @agentclientprotocol/codex-acp@2.6.0``, the maintained
+  adapter (the older ``@zed-industries/codex-acp`` stops at 0.16.0); its Codex
+  binary comes from an npm optional dependency. Auth methods ``api-key`` and,
+  when the client advertises ``auth._meta.gateway``, ``gateway`` (a model
+  server at a base URL: the profile's gateway URL). ``request_user_input`` is
+  offered in Plan mode (config option ``collaboration_mode=plan``).
+  Registry id ``codex-acp``. docs/decisions/agents.md#codex.
 - **Gemini CLI**: ``gemini --experimental-acp`` (zed.dev docs "External
   Agents": Zed runs Gemini CLI over ACP, at least 0.2.0; newer gemini-cli
   releases also accept ``--acp``). Its ``gemini-api-key`` auth method reads
@@ -47,6 +50,8 @@ class Preset:
     env_vars: tuple[str, ...] = ()
     #: What the operator still has to do on the agent's host, in a sentence.
     hint: str | Promise = ""
+    #: ACP session config options the profile starts with (``option``, ``value``).
+    config_options: tuple[tuple[str, str], ...] = ()
 
 
 PRESETS: tuple[Preset, ...] = (
@@ -62,9 +67,13 @@ PRESETS: tuple[Preset, ...] = (
         key="codex",
         label=_("Codex"),
         agent_id="codex-acp",
-        command=("npx", "-y", "@zed-industries/codex-acp"),
+        command=("npx", "-y", "@agentclientprotocol/codex-acp@2.6.0"),
         env_vars=("OPENAI_API_KEY",),
-        hint=_("Give OPENAI_API_KEY or CODEX_API_KEY; a ChatGPT sign-in needs a person at the host."),
+        hint=_(
+            "Needs Node.js 18 or later; npx fetches the adapter and Codex (about 460 MB) on first use. Give "
+            "OPENAI_API_KEY, or a model gateway URL (its headers under Secrets as KANDEV_GATEWAY_HEADERS); a "
+            "ChatGPT sign-in needs a person at the host. Codex asks questions in Plan mode: collaboration_mode=plan."
+        ),
     ),
     Preset(
         key="gemini",

@@ -85,8 +85,39 @@ def environment_field() -> forms.Field:
     )
 
 
+class ConfigOptionsWidget(forms.Textarea):
+    """``option=value`` per line."""
+
+    def format_value(self, value):
+        if isinstance(value, dict):
+            return "\n".join(f"{option}={setting}" for option, setting in value.items())
+        return super().format_value(value)
+
+
+class ConfigOptionsField(forms.CharField):
+    """``option=value`` lines to a dict: the ACP session config options set at session start."""
+
+    widget = ConfigOptionsWidget
+
+    def to_python(self, value):
+        # A dict, where CharField gives a str: hence no annotations here.
+        if isinstance(value, dict):
+            return value
+        options = {}
+        for number, line in enumerate(super().to_python(value).splitlines(), start=1):
+            if not line.strip():
+                continue
+            option, equals, setting = line.partition("=")
+            if not equals or not option.strip() or option.strip() != option.strip().split()[0]:
+                raise ValidationError(
+                    _("Line %(number)d is not option=value, e.g. collaboration_mode=plan."), params={"number": number}
+                )
+            options[option.strip()] = setting.strip()
+        return options
+
+
 class CommandField(StorableCharField):
-    """argv as one line of shell words, e.g. ``npx -y @zed-industries/codex-acp``."""
+    """argv as one line of shell words, e.g. ``npx -y @agentclientprotocol/codex-acp@2.6.0``."""
 
     def prepare_value(self, value):
         if isinstance(value, list | tuple):
@@ -117,13 +148,30 @@ class AgentProfileForm(profile_admin_forms.AgentProfileForm):
     preset: Preset | None
 
     class Meta(profile_admin_forms.AgentProfileForm.Meta):
-        fields = ["name", "agent_id", "command", "env", "working_dir", "auth_method", "executor"]
+        fields = [
+            "name",
+            "agent_id",
+            "command",
+            "env",
+            "working_dir",
+            "auth_method",
+            "gateway_base_url",
+            "config_options",
+            "executor",
+        ]
         field_classes = {"name": StorableCharField, "agent_id": StorableCharField, "working_dir": StorableCharField}
 
     def __init__(self, *args, workspace, **kwargs):
         super().__init__(*args, **kwargs)
         self.instance.workspace = workspace
         self.fields["env"] = environment_field()
+        self.fields["config_options"] = ConfigOptionsField(
+            label=_("Config options at session start"),
+            required=False,
+            max_length=limits.PROFILE_ENVIRONMENT_CHARS,
+            widget=ConfigOptionsWidget(attrs={"rows": 2, "spellcheck": "false"}),
+            help_text=_("One option=value per line, set when a session starts, e.g. collaboration_mode=plan (Codex)."),
+        )
         self.fields["secrets"].widget.attrs["data-testid"] = "profile-secrets"
         # The hosts the deployment granted this workspace (``Executor.workspaces``), and no others.
         self.fields["executor"].queryset = Executor.objects.filter(workspaces=workspace)
@@ -154,6 +202,7 @@ class AgentProfileForm(profile_admin_forms.AgentProfileForm):
                 "agent_id": preset.agent_id,
                 "command": list(preset.command),
                 "env": dict.fromkeys((name for name in preset.env_vars if name not in credentials), ""),
+                "config_options": dict(preset.config_options),
             }
         )
         self.fields["secrets"].widget.expected_names = credentials

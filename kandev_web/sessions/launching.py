@@ -42,11 +42,43 @@ class LaunchPlan:
     mcp_servers: list[dict]
     #: The ACP auth method the profile chose; empty leaves it to agentctl.
     auth_method: str = ""
+    #: The model gateway the agent signs in to (Codex's ``gateway`` method); empty: none.
+    gateway_base_url: str = ""
+    #: ACP session config options set at session start (``{option: value}``).
+    config_options: dict[str, str] = field(default_factory=dict)
     #: None runs agentctl here, on this web machine.
     executor: SshAddress | None = None
     #: The profile's secrets, still sealed (``{name: token}``): opened only
     #: as agentctl is started (:func:`launch_environment`).
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
+
+
+#: The ``provider_name`` of the gateway sign-in: what the agent calls the model server.
+GATEWAY_PROVIDER_NAME = "kandev"
+
+
+def initialize_payload(plan: LaunchPlan) -> dict:
+    """``agent.initialize``'s payload; ``auth_gateway`` only for a profile with a gateway (AC-02's bytes otherwise)."""
+    payload: dict = {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
+    if plan.gateway_base_url:
+        payload["auth_gateway"] = True
+    return payload
+
+
+def session_payload(plan: LaunchPlan, cwd: str) -> dict:
+    """What ``agent.session.new`` and ``agent.session.resume`` share: where, the MCP servers, how to sign in.
+
+    A profile with a gateway and no auth method chosen signs in with the gateway method.
+    """
+    payload: dict = {"cwd": cwd, "mcp_servers": plan.mcp_servers}
+    auth_method = plan.auth_method or ("gateway" if plan.gateway_base_url else "")
+    if auth_method:
+        payload["auth_method"] = auth_method
+    if plan.gateway_base_url:
+        payload["gateway"] = {"base_url": plan.gateway_base_url, "provider_name": GATEWAY_PROVIDER_NAME}
+    if plan.config_options:
+        payload["config_options"] = dict(plan.config_options)
+    return payload
 
 
 def agent_environment(profile_env: dict[str, str], *, remote: bool = False) -> dict[str, str]:

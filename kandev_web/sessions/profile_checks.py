@@ -60,6 +60,8 @@ class CheckSpec:
     workdir: str = ""
     #: The profile's secrets, still sealed: opened only as agentctl starts (``launching.launch_environment``).
     secret_env: dict[str, str] = field(default_factory=dict, repr=False)
+    #: A profile with a model gateway asks for the gateway sign-in, so the check lists it.
+    auth_gateway: bool = False
 
 
 def spec_for(profile: AgentProfile) -> CheckSpec:
@@ -72,6 +74,7 @@ def spec_for(profile: AgentProfile) -> CheckSpec:
         executor=executor.address if executor else None,
         workdir=profile.working_dir,
         secret_env=dict(profile.secret_env),
+        auth_gateway=bool(profile.gateway_base_url),
     )
 
 
@@ -115,9 +118,10 @@ async def run_check(spec: CheckSpec, timeout: float | None = None) -> dict:
                 process.url, process.token, on_notification=notified, backoff=Backoff(attempts=0)
             ) as client:
                 try:
-                    answer = await client.request(
-                        "agent.initialize", {"agent_id": spec.agent_id, "runtime_flags": {}}, timeout=timeout
-                    )
+                    initialize: dict = {"agent_id": spec.agent_id, "runtime_flags": {}}
+                    if spec.auth_gateway:
+                        initialize["auth_gateway"] = True
+                    answer = await client.request("agent.initialize", initialize, timeout=timeout)
                 except StreamError as error:
                     return found | await _failure(error, exited)
         return found | {"outcome": Outcome.OK, "answer": answer, "seconds": round(loop.time() - started, 2)}

@@ -48,7 +48,7 @@ from kandev_web.repositories.hosts import executor_client
 from kandev_web.secret_box import SecretUnreadable
 
 from . import events, kept_connections, ownership, resuming, signals
-from .launching import LaunchPlan, start_agentctl
+from .launching import LaunchPlan, initialize_payload, session_payload, start_agentctl
 from .routing import REQUEST_TIMEOUT, Endpoint, RequestRouting
 from .ssh_reasons import ssh_reason
 from .text_batches import Batch, TextBatches
@@ -269,10 +269,7 @@ class Runner(RequestRouting):
             return
         try:
             client = await self._hold(plan, process)
-            new_session: dict = {"cwd": cwd, "mcp_servers": plan.mcp_servers}
-            if plan.auth_method:
-                new_session["auth_method"] = plan.auth_method
-            session = await client.request("agent.session.new", new_session)
+            session = await client.request("agent.session.new", session_payload(plan, cwd))
             await agent_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
             answer = await client.request("agent.prompt", {"session_id": session["session_id"], "prompt": prompt})
             await agent_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
@@ -307,9 +304,7 @@ class Runner(RequestRouting):
                 return
             try:
                 client = await self._hold(plan, process)
-                payload: dict = {"session_id": acp_session_id, "cwd": cwd, "mcp_servers": plan.mcp_servers}
-                if plan.auth_method:
-                    payload["auth_method"] = plan.auth_method
+                payload = {"session_id": acp_session_id, **session_payload(plan, cwd)}
                 await client.request("agent.session.resume", payload)
                 await agent_sync_to_async(resuming.record_resumed)(plan.session_id, acp_session_id)
             except ObjectDoesNotExist:
@@ -344,9 +339,7 @@ class Runner(RequestRouting):
         )
         if not recorded:
             raise ObjectDoesNotExist("the task was deleted while its agent started")
-        initialized = await client.request(
-            "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
-        )
+        initialized = await client.request("agent.initialize", initialize_payload(plan))
         await agent_sync_to_async(resuming.record_agent_capabilities)(
             plan.execution_id, initialized.get("agent_capabilities")
         )

@@ -120,6 +120,8 @@ def _launch_plan(
         runtime_flags=execution.runtime_flags,
         mcp_servers=[kandev_mcp, *profile.mcp_servers],
         auth_method=profile.auth_method,
+        gateway_base_url=profile.gateway_base_url,
+        config_options=dict(profile.config_options or {}),
         executor=executor.address if executor else None,
         secret_env=dict(profile.secret_env),
     )

@@ -17,7 +17,7 @@ def test_every_agent_the_issue_names_has_a_preset_and_custom_is_empty():
     ("key", "command", "agent_id", "env_vars"),
     [
         ("claude-code", ("npx", "-y", "@agentclientprotocol/claude-agent-acp"), "claude-acp", ("ANTHROPIC_API_KEY",)),
-        ("codex", ("npx", "-y", "@zed-industries/codex-acp"), "codex-acp", ("OPENAI_API_KEY",)),
+        ("codex", ("npx", "-y", "@agentclientprotocol/codex-acp@2.6.0"), "codex-acp", ("OPENAI_API_KEY",)),
         ("gemini", ("gemini", "--experimental-acp"), "gemini", ("GEMINI_API_KEY",)),
         ("goose", ("goose", "acp"), "goose", ("GOOSE_PROVIDER", "GOOSE_MODEL", "ANTHROPIC_API_KEY")),
         ("opencode", ("opencode", "acp"), "opencode", ()),
