@@ -40,6 +40,8 @@ from testing_support.loopback_http import Background, QuietServer
 #: would otherwise spin Codex for the test's whole timeout.
 MAX_CALLS = 3
 MODEL = "gpt-5-codex"
+#: The input items that carry a tool's result back to the model.
+OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
 
 
 @dataclass
@@ -59,15 +61,21 @@ class Exchange:
 
     def outputs(self) -> list[dict[str, Any]]:
         """The ``function_call_output`` items of its input."""
-        return [item for item in _input(self.body) if item.get("type") == "function_call_output"]
+        return [item for item in _input(self.body) if item.get("type") in OUTPUT_TYPES]
 
 
 @dataclass
 class Call:
-    """One tool call the script makes: ``name`` with ``arguments`` (JSON-encoded for the wire)."""
+    """One tool call the script makes: ``name`` with ``arguments`` (JSON-encoded for the wire).
+
+    With ``code`` it is a call of a custom (freeform) tool instead, whose input
+    is that text: Codex's ``exec``, which runs JavaScript that calls the nested
+    tools (``tools.exec_command``, an MCP server's ``tools.mcp__<server>__<tool>``).
+    """
 
     name: str
     arguments: dict[str, Any] = field(default_factory=dict)
+    code: str | None = None
 
 
 def offered_tools(body: Any) -> list[str]:
@@ -94,8 +102,18 @@ def offered_tools(body: Any) -> list[str]:
 class FakeResponsesApi(Background):
     """The scripted Responses API on 127.0.0.1, serving from a thread until ``stop()``."""
 
-    def __init__(self, *, marker: str, call: Call, final_text: str, no_tool_text: str = "No such tool here.") -> None:
+    def __init__(
+        self,
+        *,
+        marker: str,
+        call: Call,
+        final_text: str,
+        no_tool_text: str = "No such tool here.",
+        retry_on: str | None = None,
+    ) -> None:
+        """``retry_on``: a text in the call's output on which the model calls again (an MCP server still starting)."""
         self.marker = marker
+        self.retry_on = retry_on
         self.call = call
         self.final_text = final_text
         self.no_tool_text = no_tool_text
@@ -136,13 +154,20 @@ class FakeResponsesApi(Background):
         items = _input(body)
         with self._lock:
             issued = set(self.issued)
-        if any(item.get("type") == "function_call_output" and item.get("call_id") in issued for item in items):
+        outputs = [item for item in items if item.get("type") in OUTPUT_TYPES and item.get("call_id") in issued]
+        if outputs:
+            last = json.dumps(outputs[-1].get("output"))
+            if self.retry_on and self.retry_on in last and len(issued) < MAX_CALLS:
+                return self._issue()
             return "after_output", [_message(self.final_text)]
         last_user = next((item for item in reversed(items) if item.get("role") == "user"), None)
         if last_user is None or self.marker not in _text_of(last_user):
             return "side", [_message("OK.")]
         if self.call.name not in offered_tools(body):
             return "no_tool", [_message(self.no_tool_text)]
+        return self._issue()
+
+    def _issue(self) -> tuple[str, list[dict[str, Any]]]:
         with self._lock:
             if len(self.issued) >= MAX_CALLS:
                 return "side", [_message("Giving up.")]
@@ -177,6 +202,14 @@ def _message(text: str) -> dict[str, Any]:
 
 
 def _function_call(call_id: str, call: Call) -> dict[str, Any]:
+    if call.code is not None:
+        return {
+            "type": "custom_tool_call",
+            "status": "completed",
+            "call_id": call_id,
+            "name": call.name,
+            "input": call.code,
+        }
     return {
         "type": "function_call",
         "status": "completed",
@@ -202,7 +235,7 @@ def sse_events(response_id: str, output: list[dict[str, Any]]) -> Iterator[dict[
     yield {"type": "response.created", "response": base}
     done_items = []
     for index, item in enumerate(output):
-        item = {**item, "id": f"{'fc' if item['type'] == 'function_call' else 'msg'}_{response_id}_{index}"}
+        item = {**item, "id": f"{'msg' if item['type'] == 'message' else 'fc'}_{response_id}_{index}"}
         if item["type"] == "message":
             text = item["content"][0]["text"]
             yield {"type": "response.output_item.added", "output_index": index, "item": {**item, "content": []}}
@@ -212,6 +245,14 @@ def sse_events(response_id: str, output: list[dict[str, Any]]) -> Iterator[dict[
                 "output_index": index,
                 "content_index": 0,
                 "delta": text,
+            }
+        elif item["type"] == "custom_tool_call":
+            yield {"type": "response.output_item.added", "output_index": index, "item": {**item, "input": ""}}
+            yield {
+                "type": "response.custom_tool_call_input.delta",
+                "item_id": item["id"],
+                "output_index": index,
+                "delta": item["input"],
             }
         else:
             yield {"type": "response.output_item.added", "output_index": index, "item": {**item, "arguments": ""}}
@@ -266,7 +307,7 @@ class _ResponsesHandler(BaseHTTPRequestHandler):
             self._error(404, f"the fake Responses API has no {self.path}")
             return
         kind, output = fake.decide(body)
-        call_id = next((item["call_id"] for item in output if item["type"] == "function_call"), None)
+        call_id = next((item["call_id"] for item in output if "call_id" in item), None)
         fake.record(Exchange("POST", self.path, body, kind, call_id, headers=dict(self.headers.items())))
         response_id = f"resp_fake{len(fake.exchanges):04d}"
         stream = "".join(

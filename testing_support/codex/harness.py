@@ -102,9 +102,15 @@ async def open_session(
     *,
     elicitation: bool = True,
     plan: bool = True,
+    mode: str | None = None,
     mcp_servers: list[dict[str, Any]] | None = None,
 ) -> str:
-    """``agent.initialize`` asking for the gateway sign-in, then a session signed in to the fake, in Plan mode."""
+    """``agent.initialize`` asking for the gateway sign-in, then a session signed in to the fake.
+
+    In Plan mode (``collaboration_mode``) unless ``plan`` is false; ``mode`` is
+    the adapter's approval preset (its default, ``agent``, has a model review
+    each action; ``workspace-write`` asks the client, as ``session/request_permission``).
+    """
     await initialize(run, elicitation=elicitation)
     payload: dict[str, Any] = {
         "cwd": str(run.workdir),
@@ -112,7 +118,10 @@ async def open_session(
         "auth_method": "gateway",
         "gateway": {"base_url": run.api.base_url, "provider_name": PROVIDER_NAME},
     }
-    if plan:
-        payload["config_options"] = {"collaboration_mode": "plan"}
+    options = {"collaboration_mode": "plan"} if plan else {}
+    if mode is not None:
+        options["mode"] = mode
+    if options:
+        payload["config_options"] = options
     session = await run.request("agent.session.new", payload)
     return str(session["session_id"])
