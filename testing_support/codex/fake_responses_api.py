@@ -10,8 +10,9 @@ conversation:
    ``arguments`` the scripted JSON);
 2. a request whose input carries the ``function_call_output`` of a call it
    issued: record that output and reply ``final_text``;
-3. anything else (the title side call, a prompt without the marker): reply
-   with short text.
+3. the title side call (a turn of its own, on a smaller model, quoting the
+   prompt): reply with a title;
+4. anything else (a prompt without the marker): reply with short text.
 
 Codex offers most tools in the request's ``tools``; some (in Plan mode,
 ``request_user_input``) arrive as an input item ``{"type":
@@ -40,6 +41,8 @@ from testing_support.loopback_http import Background, QuietServer
 #: would otherwise spin Codex for the test's whole timeout.
 MAX_CALLS = 3
 MODEL = "gpt-5-codex"
+#: Codex's title side call quotes the operator's first message: it must not get the scripted tool call.
+TITLE_MARKER = "generate a very short title"
 #: The input items that carry a tool's result back to the model.
 OUTPUT_TYPES = ("function_call_output", "custom_tool_call_output")
 
@@ -51,7 +54,7 @@ class Exchange:
     method: str
     path: str
     body: Any  # decoded JSON, or None
-    kind: str = "other"  # call | after_output | no_tool | side | other
+    kind: str = "other"  # call | after_output | no_tool | side | title | other
     call_id: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
 
@@ -163,6 +166,8 @@ class FakeResponsesApi(Background):
         last_user = next((item for item in reversed(items) if item.get("role") == "user"), None)
         if last_user is None or self.marker not in _text_of(last_user):
             return "side", [_message("OK.")]
+        if TITLE_MARKER in _text_of(last_user):
+            return "title", [_message("Scripted conversation")]
         if self.call.name not in offered_tools(body):
             return "no_tool", [_message(self.no_tool_text)]
         return self._issue()

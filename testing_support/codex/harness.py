@@ -22,6 +22,7 @@ from typing import Any
 
 from kandev_web.agentctl.auth import GATEWAY_HEADERS_VAR
 from kandev_web.agentctl.launcher import launch
+from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
 from testing_support.agentctl import Inbox
 from testing_support.bridge.harness import MARKER_VAR, AgentRun, reap
 from testing_support.loopback_http import DenyingProxy
@@ -36,8 +37,17 @@ GATEWAY_HEADERS = {"X-Kandev-Gateway": "kandev-gateway-test-header"}
 PROVIDER_NAME = "kandev-fake"
 
 
-def clean_env(codex: Codex, *, home: Path, tmp: Path, proxy: DenyingProxy, marker: str) -> dict[str, str]:
-    """The whole environment of agentctl and, through it, the adapter and Codex."""
+def offline_environment(codex: Codex, root: Path, *, proxy: DenyingProxy, marker: str) -> dict[str, str]:
+    """The whole environment Codex needs offline, rooted in ``root`` (a fresh folder): also a profile's ``env``.
+
+    A fresh HOME whose ``.codex/config.toml`` (``CODEX_HOME``) turns off every
+    outside service, the ChatGPT browser sign-in hidden, ``proxy`` as the
+    safety net for anything else, and ``MARKER_VAR=marker``.
+    """
+    home, tmp = root / "home", root / "tmp"
+    (home / ".codex").mkdir(parents=True)
+    (home / ".codex" / "config.toml").write_text(OFFLINE_CONFIG)
+    tmp.mkdir()
     return {
         "PATH": os.pathsep.join([str(Path(codex.node).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
         "HOME": str(home),
@@ -46,7 +56,6 @@ def clean_env(codex: Codex, *, home: Path, tmp: Path, proxy: DenyingProxy, marke
         "LANG": "C.UTF-8",
         # The adapter hides its ChatGPT browser sign-in.
         "NO_BROWSER": "1",
-        GATEWAY_HEADERS_VAR: json.dumps(GATEWAY_HEADERS),
         "HTTP_PROXY": proxy.url,
         "HTTPS_PROXY": proxy.url,
         "http_proxy": proxy.url,
@@ -60,14 +69,13 @@ def clean_env(codex: Codex, *, home: Path, tmp: Path, proxy: DenyingProxy, marke
 @contextlib.asynccontextmanager
 async def codex_session(codex: Codex, tmp_path: Path, api: FakeResponsesApi) -> AsyncIterator[CodexRun]:
     """agentctl running the adapter against ``api``, a connected client; all of it gone afterwards."""
-    home, tmp, workdir = tmp_path / "home", tmp_path / "tmp", tmp_path / "project"
-    (home / ".codex").mkdir(parents=True)
-    (home / ".codex" / "config.toml").write_text(OFFLINE_CONFIG)
-    tmp.mkdir()
-    workdir.mkdir()
+    workdir = tmp_path / "project"
+    workdir.mkdir(parents=True)
     marker = uuid.uuid4().hex
     with DenyingProxy() as proxy, api:
-        env = clean_env(codex, home=home, tmp=tmp, proxy=proxy, marker=marker)
+        env = offline_environment(codex, tmp_path, proxy=proxy, marker=marker)
+        env[GATEWAY_HEADERS_VAR] = json.dumps(GATEWAY_HEADERS)
+        env[SECRET_NAMES_VAR] = GATEWAY_HEADERS_VAR
         agentctl = await launch(codex.argv, env=env, ready_timeout=30.0)
         run = None
         try:
