@@ -28,7 +28,7 @@ PACKAGE = "@agentclientprotocol/codex-acp"
 ENV_VAR = "KANDEV_CODEX_ACP"
 
 #: Codex's ``config.toml`` that keeps it from reaching any service of its own
-#: (docs/operating.md#codex-offline): no plugins or apps, no analytics,
+#: (docs/operating.md#codex): no plugins or apps, no analytics,
 #: feedback or OpenTelemetry export, no update check.
 OFFLINE_CONFIG = """\
 check_for_update_on_startup = false
