@@ -131,9 +131,11 @@ def test_a_codex_profile_from_its_preset_asks_through_the_gateway_and_the_model_
     expect(overlay).to_have_attribute("data-source", "elicitation", timeout=AGENT_STEP_MS)
     expect(page.get_by_test_id("clarification-question-card")).to_have_count(1)
     colour = card(page, "colour")
-    expect(colour).to_contain_text(QUESTION)
+    expect(colour.get_by_test_id("clarification-prompt")).to_have_text(QUESTION)
+    expect(colour).to_have_attribute("data-note", "true")
     option(colour, "Red").click()
-    colour.get_by_test_id("clarification-custom-input").fill("because it is warm")
+    colour.get_by_test_id("clarification-input").fill("because it is warm")
+    expect(option(colour, "Red")).to_have_attribute("data-selected", "true")
     page.get_by_test_id("clarification-submit").click()
     expect(overlay).to_have_count(0)
 

@@ -88,10 +88,13 @@ async def test_a_plan_mode_question_answered_with_pick_and_note_reaches_the_mode
 
         # One question, with Codex's note as its companion (the free text), not a second question.
         (question,) = requested["questions"]
-        assert question["id"] == "colour"
-        assert question["title"] == QUESTION
-        assert [option["option_id"] for option in question["options"]][:2] == ["Red", "Blue"]
-        assert question["accepts_text"] is True
+        # Asked by Codex's title (the question), headed by its description (the header).
+        assert (question["id"], question["title"], question["prompt"]) == ("colour", "Colour", QUESTION)
+        assert (question["accepts_text"], question["note"], question["other_option"]) == (
+            True,
+            True,
+            "None of the above",
+        )
 
         answer = {"question_id": "colour", "selected_options": ["Red"], "custom_text": "because it is warm"}
         await run.request(
