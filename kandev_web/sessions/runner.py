@@ -344,9 +344,11 @@ class Runner(RequestRouting):
         )
         if not recorded:
             raise ObjectDoesNotExist("the task was deleted while its agent started")
-        initialized = await client.request(
-            "agent.initialize", {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
-        )
+        initialize = {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
+        if settings.DEBUG:
+            # A development deployment may show an ``http`` sign-in page on this machine (url mode).
+            initialize["url_http_loopback"] = True
+        initialized = await client.request("agent.initialize", initialize)
         await agent_sync_to_async(resuming.record_agent_capabilities)(
             plan.execution_id, initialized.get("agent_capabilities")
         )
