@@ -74,6 +74,7 @@ _RELAYED: Mapping[str, Signal] = MappingProxyType(
         "elicitation.requested": signals.elicitation_requested,
         "elicitation.settled": signals.elicitation_settled,
         "elicitation.declined": signals.elicitation_declined,
+        "elicitation.completed": signals.elicitation_completed,
     }
 )
 
@@ -344,7 +345,7 @@ class Runner(RequestRouting):
         )
         if not recorded:
             raise ObjectDoesNotExist("the task was deleted while its agent started")
-        initialize = {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
+        initialize: dict[str, object] = {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
         if settings.DEBUG:
             # A development deployment may show an ``http`` sign-in page on this machine (url mode).
             initialize["url_http_loopback"] = True

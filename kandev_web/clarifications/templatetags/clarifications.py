@@ -12,6 +12,7 @@ from kandev_web.clarifications.requester import requester as requester_of
 from kandev_web.clarifications.settlement import Settlement, describe, ending_of_record
 from kandev_web.clarifications.timeline import AskedQuestion
 from kandev_web.clarifications.timeline import asked as asked_of
+from kandev_web.clarifications.url_mode import ShownUrl, shown_url
 
 register = template.Library()
 
@@ -68,6 +69,12 @@ def answer_text(asked: AskedQuestion) -> str:
                 return answer["custom_text"]
             return ", ".join(labels.get(o, o) for o in answer.get("selected_options", []))
     return _("No selection")
+
+
+@register.filter
+def url_view(record) -> ShownUrl:
+    """A URL-mode request's address, split around its host (``url_mode.shown_url``)."""
+    return shown_url(record.url)
 
 
 @register.filter
