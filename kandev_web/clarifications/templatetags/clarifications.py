@@ -52,6 +52,9 @@ def answer_text(asked: AskedQuestion) -> str:
     response = record.response or {}
     if response.get("rejected"):  # skipped, on either path
         return _("Skipped")
+    if record.mode == "url":
+        # Accept is consent: there is nothing else to show, and the address stays off the timeline.
+        return _("Signed in") if record.completed_at else _("Continued after opening the page")
     if is_withheld(response, asked.question_id):
         # A secret typed into a credential-looking field: sent, never kept (docs/decisions/operator.md#secrets).
         if record.settled_reason == "undelivered":
