@@ -174,18 +174,22 @@ async def reap(marker: str) -> list[str]:
     return [f"pid {pid}: {cmdline}" for pid, cmdline in alive.items()]
 
 
-async def open_session(run: BridgeRun, *, elicitation: bool, mcp_servers: list[dict[str, Any]] | None = None) -> str:
-    """``agent.initialize`` with the flag as given, then one session in the run's project folder.
+async def open_session(
+    run: BridgeRun, *, elicitation: bool, mcp_servers: list[dict[str, Any]] | None = None, url: bool = False
+) -> str:
+    """``agent.initialize`` with the flags as given, then one session in the run's project folder.
 
-    ``mcp_servers`` (ACP ``McpServer`` objects) are given to the session. Also checks
-    that the bridge was offered form elicitation exactly when the flag is on.
+    ``mcp_servers`` (ACP ``McpServer`` objects) are given to the session; ``url`` is
+    ``features.acpUrlElicitation``. Also checks that the bridge was offered form
+    elicitation exactly when the flag is on, and URL mode beside it when that one is.
     """
-    initialized = await run.request(
-        "agent.initialize", {"agent_id": "claude-acp", "runtime_flags": {"features.acpElicitation": elicitation}}
-    )
+    flags = {"features.acpElicitation": elicitation}
+    if url:
+        flags["features.acpUrlElicitation"] = True
+    initialized = await run.request("agent.initialize", {"agent_id": "claude-acp", "runtime_flags": flags})
     expected: dict[str, Any] = {"_meta": {"terminal_output": True}}
     if elicitation:
-        expected["elicitation"] = {"form": {}}
+        expected["elicitation"] = {"form": {}, "url": {}} if url else {"form": {}}
     assert initialized["client_capabilities"] == expected
     assert initialized["protocol_version"] == 1
     session = await run.request("agent.session.new", {"cwd": str(run.workdir), "mcp_servers": mcp_servers or []})
