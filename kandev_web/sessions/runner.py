@@ -79,6 +79,19 @@ _RELAYED: Mapping[str, Signal] = MappingProxyType(
 )
 
 
+def initialize_payload(agent_id: str, runtime_flags: Mapping[str, bool]) -> dict[str, object]:
+    """``agent.initialize``'s payload: the agent, the execution's flags, and in development ``url_http_loopback``.
+
+    A development deployment (``DEBUG``) may show an ``http`` sign-in page on this
+    machine in URL mode; any other deployment only ``https`` (``docs/decisions/url-mode.md``).
+    Without it the payload is the one the web app always sent.
+    """
+    payload: dict[str, object] = {"agent_id": agent_id, "runtime_flags": dict(runtime_flags)}
+    if settings.DEBUG:
+        payload["url_http_loopback"] = True
+    return payload
+
+
 def _handler(action: str) -> Callable[["ExecutionRef", dict], None] | None:
     """How the owning process applies agentctl's ``action``; ``None`` for one nobody here applies."""
     if action in _HANDLERS:
@@ -345,11 +358,7 @@ class Runner(RequestRouting):
         )
         if not recorded:
             raise ObjectDoesNotExist("the task was deleted while its agent started")
-        initialize: dict[str, object] = {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
-        if settings.DEBUG:
-            # A development deployment may show an ``http`` sign-in page on this machine (url mode).
-            initialize["url_http_loopback"] = True
-        initialized = await client.request("agent.initialize", initialize)
+        initialized = await client.request("agent.initialize", initialize_payload(plan.agent_id, plan.runtime_flags))
         await agent_sync_to_async(resuming.record_agent_capabilities)(
             plan.execution_id, initialized.get("agent_capabilities")
         )
