@@ -159,3 +159,24 @@ async def test_with_url_mode_off_a_url_request_is_declined_as_before(start_agent
     assert run.echoed()[0]["result"] == {"action": "decline"}
     assert run.inbox.all("elicitation.declined") == []
     assert run.inbox.all("elicitation.completed") == []
+
+
+async def test_neither_the_address_nor_the_message_reaches_agentctl_s_log(start_agentctl, connect, scripted, capfd):
+    steps = in_a_turn(
+        {"send": elicit(0, SIGN_IN)},
+        *answered(0),
+        complete(),
+        {"send": elicit(1, {**SIGN_IN, "url": "javascript:alert('auth.example.test')"})},
+        *answered(1),
+    )
+    env = {"KANDEV_AGENTCTL_LOG_LEVEL": "DEBUG"}
+    run = await run_script(start_agentctl, connect, scripted, steps, url=True, env=env)
+    requested = await run.requested()
+    await run.respond(requested["pending_id"])
+    await run.inbox.next("elicitation.completed")
+    await run.inbox.next("elicitation.declined")
+    await run.finished()
+    logged = capfd.readouterr().err
+    assert "elicitation" in logged  # it does say what happened
+    for secret in ("auth.example.test", "authorize", "keysrv", "javascript"):
+        assert secret not in logged
