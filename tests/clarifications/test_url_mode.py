@@ -1,5 +1,7 @@
 """URL-mode elicitations in the web app: the card every surface shows, the refusal sentence, "Sign-in finished"."""
 
+import json
+
 import pytest
 from django.template.loader import render_to_string
 from django.test import Client
@@ -135,3 +137,24 @@ def test_the_task_page_shows_the_card(execution, operator):
     client.force_login(operator)
     page = client.get(f"/tasks/{record.session.task_id}/").text
     assert 'data-testid="clarification-url-open"' in page
+
+
+def test_webhooks_say_it_is_a_page_to_open_and_never_its_address(execution, django_capture_on_commit_callbacks):
+    from kandev_web.webhooks import signing
+    from kandev_web.webhooks.models import Webhook, WebhookDelivery
+
+    hook = Webhook(
+        workspace=execution.session.task.board.workspace,
+        name="Chat",
+        url="https://hooks.example/",
+        events=["question.asked"],
+    )
+    hook.set_signing_secret(signing.new_secret())
+    hook.save()
+    with django_capture_on_commit_callbacks():
+        record = _asked(execution)
+    (delivery,) = WebhookDelivery.objects.all()
+    payload = json.loads(delivery.body)
+    assert payload["question"] == {"id": record.pending_id, "source": "elicitation", "status": "pending", "mode": "url"}
+    assert "auth.example.test" not in delivery.body
+    assert "keysrv" not in delivery.body
