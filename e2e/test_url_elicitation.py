@@ -10,6 +10,7 @@ import json
 import sys
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import expect
 
 from testing_support.bridge.profiles import create_profile
@@ -17,6 +18,7 @@ from testing_support.browser import AGENT_STARTS_MS, agent_said, fresh_task, log
 from testing_support.browser import start_scenario as start
 
 from .acp_tap import LOG_VAR
+from .test_accessibility import assert_accessible
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_FEATURES_ACP_URL_ELICITATION": "true"}
 
@@ -137,3 +139,15 @@ def test_an_http_or_javascript_address_is_refused_with_a_sentence(browser, serve
         expect(page.get_by_test_id("clarification-record")).to_have_count(0)
         # The prompt that asked for it shows it as text; no link anywhere leads there.
         expect(page.locator("a[href^='http://example.com'], a[href^='javascript:']")).to_have_count(0)
+
+
+@pytest.mark.parametrize("color_scheme", ["light", "dark"])
+def test_the_card_is_accessible_in_both_schemes(browser, server, color_scheme):
+    username = f"url-axe-{color_scheme}"
+    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
+    page = browser.new_context(color_scheme=color_scheme).new_page()
+    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    start(page, "elicit-url")
+    expect(page.get_by_test_id("clarification-url-request")).to_be_visible(timeout=AGENT_STARTS_MS)
+    assert_accessible(page)
