@@ -66,6 +66,18 @@ def test_the_board_with_tasks_and_empty_columns(page):
     assert_accessible(page)
 
 
+def test_the_board_searched_with_a_chip_on_and_its_keys_listed(page):
+    expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    page.get_by_test_id("board-search").fill("release")
+    page.get_by_test_id("board-search").press("Enter")
+    page.locator("[data-testid=board-filter-state][data-value=done]").click()
+    expect(page.locator("[data-testid=board-filter-state][data-value=done]")).to_have_attribute("data-on", "true")
+    expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    page.locator("body").press("?")
+    expect(page.get_by_test_id("board-keys")).to_be_visible()
+    assert_accessible(page)
+
+
 @pytest.mark.parametrize("path", ["/settings/feature-toggles/", "/settings/notifications/"])
 def test_the_settings_pages(page, server, path):
     page.goto(server.url + path)
