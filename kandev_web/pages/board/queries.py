@@ -16,6 +16,7 @@ from kandev_web import socket_input
 from kandev_web.board.models import Board, Step, Task
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, TaskSession
 from kandev_web.sessions.pending import PendingAction, pending_actions, task_pending_action
+from kandev_web.sessions.usage import Spent, spent_annotations, spent_of
 
 from .filters import BoardFilter
 from .state_icons import StateIcon, task_state_icon
@@ -32,6 +33,12 @@ class Card:
     task: Task
     icon: StateIcon
     pending_action: PendingAction
+    #: What the task's agents reported they spent (``None``: nothing reported).
+    spent: Spent | None = None
+
+    @property
+    def over_budget(self) -> bool:
+        return self.spent is not None and self.spent.over(self.task.budget)
 
 
 @dataclass
@@ -62,6 +69,7 @@ def cards_for(tasks) -> list[Card]:
             session_activity=Subquery(primary.values("activity")[:1]),
             # Set once an agent made the task's worktree: its Delete then offers to remove it too.
             worktree_branch=F("worktree__branch"),
+            **spent_annotations(),
         )
     )
     if not tasks:
@@ -83,7 +91,7 @@ def cards_for(tasks) -> list[Card]:
             pending_action=action,
             on_last_step=task.step_id in last_step_ids,
         )
-        cards.append(Card(task=task, icon=icon, pending_action=action))
+        cards.append(Card(task=task, icon=icon, pending_action=action, spent=spent_of(task)))
     return cards
 
 
