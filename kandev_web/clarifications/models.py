@@ -53,6 +53,9 @@ class Clarification(models.Model):
     #: Elicitations: the form schema's own title and description, shown above its questions.
     form_title = models.TextField(blank=True)
     form_description = models.TextField(blank=True)
+    #: Elicitations: ``async`` when the agent goes on without waiting for the answer
+    #: (``elicitation.requested``'s ``delivery``); empty when it waits, as it usually does.
+    delivery = models.CharField(max_length=16, blank=True)
     #: For deduplication: the questions' prompts and options, normalised (ask path only).
     dedup_key = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status, default=Status.PENDING)
