@@ -1,4 +1,4 @@
-"""A scripted stand-in for the Anthropic Messages API, and a proxy that refuses everything.
+"""A scripted stand-in for the Anthropic Messages API (the proxy that refuses everything is re-exported).
 
 The Claude CLI inside the real bridge is pointed at ``FakeMessagesApi`` with
 ``ANTHROPIC_BASE_URL``. It plays one scripted conversation
@@ -20,18 +20,23 @@ result the model got. Responses are SSE (``stream: true``) with the event
 order the real API uses, or a plain JSON message otherwise.
 
 Only the standard library: the servers run in threads, beside the test's
-event loop, and never block it.
+event loop, and never block it (``testing_support.fake_model_server``).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+
+from testing_support.fake_model_server import BackgroundServer as _Background
+from testing_support.fake_model_server import DenyingProxy
+from testing_support.fake_model_server import QuietServer as _QuietServer
+
+__all__ = ["DenyingProxy", "Exchange", "FakeMessagesApi", "sse_events", "tool_result_text"]
 
 #: The 0.101.0 prompt-suggestion side call (answering it with a tool_use is rejected).
 SUGGESTION_MARKER = "Reply with ONLY the suggestion"
@@ -75,33 +80,6 @@ def tool_result_text(block: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
-
-
-class _Background:
-    """A loopback HTTP server of the test's own, served from a thread while in use."""
-
-    _server: ThreadingHTTPServer
-    _thread: threading.Thread
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> Self:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 class FakeMessagesApi(_Background):
@@ -278,17 +256,6 @@ def sse_events(
     yield "message_stop", {"type": "message_stop"}
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # The CLI is killed at the end of every run, mid keep-alive: not news.
-        error = sys.exc_info()[1]
-        if not isinstance(error, ConnectionError):
-            super().handle_error(request, client_address)
-
-
 class _Server(_QuietServer):
     fake: FakeMessagesApi
 
@@ -363,52 +330,3 @@ class _MessagesHandler(BaseHTTPRequestHandler):
         if not head:
             self.wfile.write(body)
             self.wfile.flush()
-
-
-class DenyingProxy(_Background):
-    """A loopback HTTP(S) proxy that answers 403 to everything and remembers what was tried.
-
-    Set as ``HTTP(S)_PROXY``: anything that escapes ``NO_PROXY=127.0.0.1,localhost``
-    (telemetry, update checks, the real API) is refused here instead of
-    reaching the network.
-    """
-
-    def __init__(self) -> None:
-        self.attempts: list[str] = []
-        self._lock = threading.Lock()
-        self._server = _ProxyServer(("127.0.0.1", 0), _DenyHandler)
-        self._server.proxy = self
-        self._thread = threading.Thread(target=self._server.serve_forever, name="denying proxy", daemon=True)
-
-    def record(self, attempt: str) -> None:
-        with self._lock:
-            self.attempts.append(attempt)
-
-
-class _ProxyServer(_QuietServer):
-    proxy: DenyingProxy
-
-
-class _DenyHandler(BaseHTTPRequestHandler):
-    server: _ProxyServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def __getattr__(self, name: str) -> Any:
-        # BaseHTTPRequestHandler dispatches to do_<METHOD>: refuse every method.
-        if name.startswith("do_"):
-            return self._deny
-        raise AttributeError(name)
-
-    def _deny(self) -> None:
-        self.server.proxy.record(f"{self.command} {self.path}")
-        body = b"refused by the test's proxy\n"
-        self.send_response(403)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-        self.close_connection = True
