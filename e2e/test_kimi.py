@@ -21,7 +21,8 @@ import uuid
 import pytest
 from playwright.sync_api import expect
 
-from testing_support.bridge.profiles import kill_marked, orm, wait_until_gone
+from testing_support.agent_runs import kill_marked, wait_until_gone
+from testing_support.bridge.profiles import orm
 from testing_support.browser import card, login, option
 from testing_support.fake_model_server import DenyingProxy
 from testing_support.kimi import VERSION, find_kimi
