@@ -212,6 +212,9 @@ KEYS = st.sampled_from(
         "http",
         "sse",
         "image",
+        "loadSession",
+        "sessionCapabilities",
+        "resume",
     ]
 )
 #: JSON shaped like a check, so the deep paths are reached, with anything at each place.
@@ -222,9 +225,16 @@ CHECK_LIKE = st.recursive(
 )
 
 
-@given(CHECK_LIKE)
-def test_any_json_gives_plain_one_line_sentences_and_never_raises(check):
-    result = report(json.loads(json.dumps(check)))
+AGENT_IDS = st.sampled_from(["", "claude-acp", "codex-acp", "gemini", "goose", "opencode", "kimi"]) | st.text(
+    max_size=12
+)
+
+
+@given(CHECK_LIKE, AGENT_IDS)
+def test_any_json_gives_plain_one_line_sentences_and_never_raises(check, agent_id):
+    result = report(json.loads(json.dumps(check)), agent_id)
+    assert result.asks in ("", "yes", "no", "mcp-only", "unknown")
+    assert (result.asks != "") == result.ok
     assert result.facts
     for fact in result.facts:
         # Plain str: a template escapes it. A SafeString would reach the page as markup.
