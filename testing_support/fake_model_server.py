@@ -130,6 +130,18 @@ class DenyingProxy(BackgroundServer):
             self.attempts.append(attempt)
 
 
+def proxy_env(proxy: DenyingProxy) -> dict[str, str]:
+    """An agent's proxy variables: everything through ``proxy`` but loopback, both spellings."""
+    return {
+        "HTTP_PROXY": proxy.url,
+        "HTTPS_PROXY": proxy.url,
+        "http_proxy": proxy.url,
+        "https_proxy": proxy.url,
+        "NO_PROXY": "127.0.0.1,localhost",
+        "no_proxy": "127.0.0.1,localhost",
+    }
+
+
 class _ProxyServer(QuietServer):
     proxy: DenyingProxy
 

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from testing_support.agent_runs import EXIT_TIMEOUT, MARKER_VAR, AgentRun, agent_session, marked_processes, reap
+from testing_support.fake_model_server import proxy_env
 
 from . import Bridge
 from .fake_messages_api import DenyingProxy, FakeMessagesApi
@@ -68,12 +69,7 @@ def clean_env(
         "ANTHROPIC_BASE_URL": api.url,
         "ANTHROPIC_API_KEY": "sk-ant-api03-fake-kandev-bridge-tests-0000000000",
         **PRIVACY_SWITCHES,
-        "HTTP_PROXY": proxy.url,
-        "HTTPS_PROXY": proxy.url,
-        "http_proxy": proxy.url,
-        "https_proxy": proxy.url,
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
+        **proxy_env(proxy),
         MARKER_VAR: marker,
     }
 

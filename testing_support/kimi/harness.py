@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from testing_support.agent_runs import MARKER_VAR, AgentRun, agent_session
-from testing_support.fake_model_server import DenyingProxy
+from testing_support.fake_model_server import DenyingProxy, proxy_env
 
 from . import Kimi
 from .fake_chat_completions import MODEL, FakeChatCompletions
@@ -64,12 +64,7 @@ def kimi_environment(
         "TMPDIR": str(tmp),
         "LANG": "C.UTF-8",
         **PRIVACY_SWITCHES,
-        "HTTP_PROXY": proxy.url,
-        "HTTPS_PROXY": proxy.url,
-        "http_proxy": proxy.url,
-        "https_proxy": proxy.url,
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
+        **proxy_env(proxy),
         MARKER_VAR: marker,
     }
 
