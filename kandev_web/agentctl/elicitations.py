@@ -355,6 +355,9 @@ class ElicitationHandler:
             "expires_at": _rfc3339(created_at + self.answer_timeout),
             "questions": form.wire_questions(),
         }
+        if form.delivery is not None:
+            # Absent for a form the agent waits for, so such a form is announced as before.
+            announcement["delivery"] = form.delivery
         size = len(json.dumps(announcement, ensure_ascii=False, separators=(",", ":")).encode())
         if size > MAX_ANNOUNCEMENT_BYTES:
             logger.info("elicitation/create declined: too_large (a %d-byte announcement)", size)

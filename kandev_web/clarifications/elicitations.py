@@ -83,6 +83,8 @@ def _insert_record(execution_id: int, session_id: int, payload: dict) -> tuple[C
         tool_call_id=payload.get("tool_call_id") or "",
         form_title=payload.get("form_title") or "",
         form_description=payload.get("form_description") or "",
+        # Only the one value the stream defines: anything else is a form the agent waits for.
+        delivery="async" if payload.get("delivery") == "async" else "",
     )
     return record, not session.others_pending
 

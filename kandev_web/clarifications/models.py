@@ -67,6 +67,9 @@ class Clarification(models.Model):
     url = models.TextField(blank=True)
     elicitation_id = models.CharField(max_length=256, blank=True)
     completed_at = models.DateTimeField(null=True, blank=True)
+    #: Elicitations: ``async`` when the agent goes on without waiting for the answer
+    #: (``elicitation.requested``'s ``delivery``); empty when it waits, as it usually does.
+    delivery = models.CharField(max_length=16, blank=True)
     #: For deduplication: the questions' prompts and options, normalised (ask path only).
     dedup_key = models.JSONField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=Status, default=Status.PENDING)

@@ -154,7 +154,8 @@ class QuestionView:
     #: What the answer must be, said before answering; "" when the flow says nothing or there is nothing to say.
     hint: str
     sensitive: bool
-    #: The constraints as the card's data-* (name without ``data-``, value), for clarification.js.
+    #: The constraints, and whether typed text is a note beside the picks (Codex), as the
+    #: card's data-* (name without ``data-``, value), for clarification.js.
     data: tuple[tuple[str, object], ...]
     #: ``<pending_id>-<index>``: the suffix of the ids of the question's prompt, field, hint and problem.
     dom_id: str
@@ -231,10 +232,25 @@ def question_view(question: Mapping, index: int, *, pending_id: str, flow: Flow)
             for key, name in CONSTRAINT_DATA
             # A pattern or format is said only when there is one; a limit of 0 is a limit.
             if (constraints.get(key) if key in ("pattern", "format") else constraints.get(key) is not None)
-        ),
+        )
+        + note_data(question),
         dom_id=dom_id,
         problems=client_sentences(question, typed=entry is not None) if flow.checks else (),
     )
+
+
+def note_data(question: Mapping) -> tuple[tuple[str, object], ...]:
+    """Codex's note (docs/decisions/mapping.md#codex-forms): typed text goes beside the picks, not in their place.
+
+    ``note`` keeps a pick when text is typed (and the text when a pick is made);
+    ``other-option`` names the option that says the note is the answer, which
+    agentctl sends for a note typed with no pick, so a required question is
+    answered by the note alone.
+    """
+    if not question.get("note"):
+        return ()
+    other = question.get("other_option")
+    return (("note", "true"),) + ((("other-option", other),) if isinstance(other, str) else ())
 
 
 def client_sentences(question: Mapping, *, typed: bool) -> tuple[tuple[str, str], ...]:
@@ -268,7 +284,7 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
         )
     if not (flow.custom_text or question.get("accepts_text")):
         return None
-    label = _("Your own answer") if has_options else _("Your answer")
+    label = _("Your note") if question.get("note") else _("Your own answer") if has_options else _("Your answer")
     if not flow.checks:
         # Kandev's own limit, which the browser holds; a checked flow's lengths are counted in clarification.js.
         attributes: tuple[tuple[str, str], ...] = (("maxlength", str(flow.answer_chars)),)
@@ -315,6 +331,12 @@ def _entry(question: Mapping, kind: str, dom_id: str, flow: Flow) -> Entry | Non
         )
     if not has_options:
         placeholder = _("Type your answer")
+    elif question.get("note"):
+        # Codex adds the note to the pick; with "None of the above", or no pick, the note is the answer.
+        if question.get("other_option"):
+            placeholder = _("Add a note to your choice, or type your own answer")
+        else:
+            placeholder = _("Add a note to your choice")
     elif flow.custom_text:
         placeholder = _("Or type a custom answer…")  # offered beside every question's options
     else:

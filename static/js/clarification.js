@@ -18,7 +18,10 @@
 // question. The rules, and where HTML's differ from agentctl's, are in
 // clarifications/native_checks.py and docs/decisions/mapping.md#typed-forms: the page
 // may be laxer than agentctl, never stricter. agentctl still decides: a
-// problem it reports comes back the same way.
+// problem it reports comes back the same way. A card with data-note="true"
+// (Codex's note, docs/decisions/mapping.md#codex-forms) keeps its picks when
+// text is typed and its text when a pick is made: both are sent; its
+// data-other-option names the option that says the note is the answer.
 (function () {
   "use strict";
 
@@ -106,7 +109,9 @@
       if (data.minItems !== undefined && picked < Number(data.minItems)) return "too_few_items";
       if (data.maxItems !== undefined && picked > Number(data.maxItems)) return "too_many_items";
     }
-    if (data.required === "true" && typedText && options(card).length && data.kind !== "text") {
+    // A note (Codex) goes beside the picks: with one, or with the option that says the note is the answer, the question is answered.
+    const noted = data.note === "true" && (picked || data.otherOption !== undefined);
+    if (data.required === "true" && typedText && options(card).length && data.kind !== "text" && !noted) {
       // Typed text replaces the picks and goes to the companion key: the question itself stays unanswered.
       return "required_unanswered";
     }
@@ -289,7 +294,10 @@
       options(card).forEach((o) => setSelected(o, o === option));
     }
     options(card).forEach((o) => { o.tabIndex = o === option ? 0 : -1; delete o.dataset.kept; });
-    if (text && strip(text.value) !== "") {
+    if (card.dataset.note === "true") {
+      // A note stays beside the pick; the option that says the note is the answer asks for it.
+      if (text && option.dataset.optionId === card.dataset.otherOption && option.dataset.selected === "true") text.focus();
+    } else if (text && strip(text.value) !== "") {
       // A pick after typing makes the pick the answer again.
       text.value = "";
       card.querySelector("[data-role=custom-input]").dataset.active = "false";
@@ -308,7 +316,9 @@
     }
     const active = strip(text.value) !== "";
     card.querySelector("[data-role=custom-input]").dataset.active = String(active);
-    for (const option of options(card)) {
+    // A note (Codex) is sent beside the picks, so they stay as chosen.
+    const picks = card.dataset.note === "true" ? [] : options(card);
+    for (const option of picks) {
       if (active && option.dataset.selected === "true") {
         // Typed text replaces the choice. A flow that keeps picks keeps it in
         // the record (the options only look deselected); otherwise it is dropped.

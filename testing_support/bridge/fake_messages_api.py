@@ -1,4 +1,4 @@
-"""A scripted stand-in for the Anthropic Messages API, and a proxy that refuses everything.
+"""A scripted stand-in for the Anthropic Messages API (the proxy that refuses everything is re-exported).
 
 The Claude CLI inside the real bridge is pointed at ``FakeMessagesApi`` with
 ``ANTHROPIC_BASE_URL``. It plays one scripted conversation
@@ -20,18 +20,22 @@ result the model got. Responses are SSE (``stream: true``) with the event
 order the real API uses, or a plain JSON message otherwise.
 
 Only the standard library: the servers run in threads, beside the test's
-event loop, and never block it.
+event loop, and never block it (``testing_support.fake_model_server``).
 """
 
 from __future__ import annotations
 
 import json
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Self
+from typing import Any
+
+from testing_support.fake_model_server import BackgroundServer as _Background
+from testing_support.fake_model_server import DenyingProxy, JsonHandler, sse_stream
+from testing_support.fake_model_server import QuietServer as _QuietServer
+
+__all__ = ["DenyingProxy", "Exchange", "FakeMessagesApi", "sse_events", "tool_result_text"]
 
 #: The 0.101.0 prompt-suggestion side call (answering it with a tool_use is rejected).
 SUGGESTION_MARKER = "Reply with ONLY the suggestion"
@@ -75,33 +79,6 @@ def tool_result_text(block: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     return "".join(part.get("text", "") for part in content or [] if isinstance(part, dict))
-
-
-class _Background:
-    """A loopback HTTP server of the test's own, served from a thread while in use."""
-
-    _server: ThreadingHTTPServer
-    _thread: threading.Thread
-
-    @property
-    def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> Self:
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(5)
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.stop()
 
 
 class FakeMessagesApi(_Background):
@@ -278,36 +255,21 @@ def sse_events(
     yield "message_stop", {"type": "message_stop"}
 
 
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # The CLI is killed at the end of every run, mid keep-alive: not news.
-        error = sys.exc_info()[1]
-        if not isinstance(error, ConnectionError):
-            super().handle_error(request, client_address)
-
-
 class _Server(_QuietServer):
     fake: FakeMessagesApi
 
 
-class _MessagesHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _MessagesHandler(JsonHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # `format`: the base class's name
-        pass  # the exchanges are recorded instead
-
     def do_HEAD(self) -> None:
-        self._read_body()
+        self.read_body()
         kind = "hello" if self.path.split("?")[0] == "/api/hello" else "other"
         self.server.fake.record(Exchange("HEAD", self.path, None, kind))
         self._send(200 if kind == "hello" else 404, b"", "text/plain", head=True)
 
     def do_GET(self) -> None:
-        self._read_body()
+        self.read_body()
         kind = "hello" if self.path.split("?")[0] == "/api/hello" else "other"
         self.server.fake.record(Exchange("GET", self.path, None, kind))
         if kind == "hello":
@@ -316,11 +278,7 @@ class _MessagesHandler(BaseHTTPRequestHandler):
             self._error(404, "not_found_error", f"the fake Messages API has no {self.path}")
 
     def do_POST(self) -> None:
-        raw = self._read_body()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
+        body = self.read_json()
         path = self.path.split("?")[0]
         fake = self.server.fake
         if path == "/v1/messages/count_tokens":
@@ -336,79 +294,13 @@ class _MessagesHandler(BaseHTTPRequestHandler):
         fake.record(Exchange("POST", self.path, body, kind, tool_use_id))
         message_id = f"msg_fake{len(fake.exchanges):04d}"
         if body.get("stream"):
-            stream = "".join(
-                f"event: {event}\ndata: {json.dumps(data)}\n\n"
-                for event, data in sse_events(message_id, content, stop_reason)
-            )
-            self._send(200, stream.encode(), "text/event-stream")
+            self._send(200, sse_stream(sse_events(message_id, content, stop_reason)), "text/event-stream")
         else:
             self._send(200, json.dumps(_message(message_id, content, stop_reason)).encode(), "application/json")
-
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
 
     def _error(self, status: int, kind: str, message: str) -> None:
         body = {"type": "error", "error": {"type": kind, "message": message}}
         self._send(status, json.dumps(body).encode(), "application/json")
 
     def _send(self, status: int, body: bytes, content_type: str, *, head: bool = False) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("request-id", "req_fake")
-        if content_type == "text/event-stream":
-            self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        if not head:
-            self.wfile.write(body)
-            self.wfile.flush()
-
-
-class DenyingProxy(_Background):
-    """A loopback HTTP(S) proxy that answers 403 to everything and remembers what was tried.
-
-    Set as ``HTTP(S)_PROXY``: anything that escapes ``NO_PROXY=127.0.0.1,localhost``
-    (telemetry, update checks, the real API) is refused here instead of
-    reaching the network.
-    """
-
-    def __init__(self) -> None:
-        self.attempts: list[str] = []
-        self._lock = threading.Lock()
-        self._server = _ProxyServer(("127.0.0.1", 0), _DenyHandler)
-        self._server.proxy = self
-        self._thread = threading.Thread(target=self._server.serve_forever, name="denying proxy", daemon=True)
-
-    def record(self, attempt: str) -> None:
-        with self._lock:
-            self.attempts.append(attempt)
-
-
-class _ProxyServer(_QuietServer):
-    proxy: DenyingProxy
-
-
-class _DenyHandler(BaseHTTPRequestHandler):
-    server: _ProxyServer
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-    def __getattr__(self, name: str) -> Any:
-        # BaseHTTPRequestHandler dispatches to do_<METHOD>: refuse every method.
-        if name.startswith("do_"):
-            return self._deny
-        raise AttributeError(name)
-
-    def _deny(self) -> None:
-        self.server.proxy.record(f"{self.command} {self.path}")
-        body = b"refused by the test's proxy\n"
-        self.send_response(403)
-        self.send_header("Content-Type", "text/plain")
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
-        self.close_connection = True
+        self.send(status, body, content_type, head=head, request_id="req_fake")

@@ -499,3 +499,49 @@ def test_a_question_after_the_other_was_answered_shows_only_itself(execution, ov
     actions.do_settle_elicitation({"pending_id": first.pending_id, "outcome": "accepted", "reason": "operator"})
     second = requested(execution, pending_id="7d3c9a52-0000-4000-8000-000000000003")
     assert shown_with(overlays_sent, second.pending_id) == [second.pending_id]
+
+
+def test_an_async_question_says_the_agent_goes_on_without_waiting(execution, overlays_sent):
+    """Codex's ``request_user_input_async``: ``delivery: "async"`` is kept, and every surface's overlay says it."""
+    record = requested(execution, delivery="async")
+    assert Clarification.objects.get(pk=record.pk).delivery == "async"
+    (english,) = [html for pending_id, language, html in overlays_sent if language == "en"]
+    assert re.search(
+        r'data-testid="clarification-delivery" data-delivery="async">\s*'
+        r"The agent goes on without waiting for your answer\.",
+        english,
+    )
+    german = [html for pending_id, language, html in overlays_sent if language == "de"]
+    assert german
+    assert all("Der Agent arbeitet weiter, ohne auf Ihre Antwort zu warten." in html for html in german)
+
+
+def test_a_question_the_agent_waits_for_says_nothing_of_delivery(execution, overlays_sent):
+    record = requested(execution)
+    other = requested(execution, pending_id="7d3c9a52-0000-4000-8000-000000000002", delivery="later")
+    assert (record.delivery, other.delivery) == ("", "")
+    assert not any("clarification-delivery" in html for _, _, html in overlays_sent)
+
+
+CODEX_QUESTION = {
+    "id": "colour",
+    "title": "Colour",
+    "prompt": "Which colour should I use?",
+    "kind": "single",
+    "accepts_text": True,
+    "sensitive": False,
+    "options": [{"id": "Red", "label": "Red"}, {"id": "None of the above", "label": "None of the above"}],
+    "note": True,
+    "other_option": "None of the above",
+}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_timeline_shows_codexs_pick_and_note_both(execution, fake_runner):
+    """Codex's note is sent beside the pick, so the record says both, not the note alone."""
+    record = requested(execution, questions=[CODEX_QUESTION])
+    content = {"colour": "Red", "colour_note": "because it is warm"}
+    fake_runner({"success": True, "action": "accept", "content": content})
+    answers = [{"question_id": "colour", "selected_options": ["Red"], "custom_text": "because it is warm"}]
+    assert submit(record, answers=answers, rejected=False, reject_reason="").delivered
+    assert answer_text(timeline_row("colour")) == "Red, with the note: because it is warm"

@@ -264,3 +264,42 @@ def test_constraints_are_carried_to_the_card_and_the_field_as_they_are(kind, con
     # Every field of a checked flow points at its hint and problem, which the card renders with these ids.
     assert view.entry.described_by == f"hint-{view.dom_id} problem-{view.dom_id}"
     assert isinstance(view.hint, str)
+
+
+CODEX_COLOUR = {
+    "id": "colour",
+    "title": "Colour",
+    "prompt": "Which colour should I use?",
+    "kind": "single",
+    "accepts_text": True,
+    "sensitive": False,
+    "options": [{"id": "Red", "label": "Red"}, {"id": "None of the above", "label": "None of the above"}],
+    "required": True,
+    "note": True,
+    "other_option": "None of the above",
+}
+
+
+def test_codexs_note_is_a_note_beside_the_pick_and_names_the_option_that_makes_it_the_answer():
+    view = only(CODEX_COLOUR)
+    assert ("note", "true") in view.data
+    assert ("other-option", "None of the above") in view.data
+    assert view.entry is not None
+    assert view.entry.label == "Your note"
+    assert view.entry.placeholder == "Add a note to your choice, or type your own answer"
+    assert not view.entry.required  # a pick, or the note with "None of the above", answers it
+
+
+def test_a_note_without_none_of_the_above_is_only_a_note():
+    view = only({**CODEX_COLOUR, "other_option": None})
+    assert ("note", "true") in view.data
+    assert not any(name == "other-option" for name, _ in view.data)
+    assert view.entry is not None
+    assert view.entry.placeholder == "Add a note to your choice"
+
+
+def test_a_claude_companion_is_no_note():
+    view = only({**CODEX_COLOUR, "note": None, "other_option": None})
+    assert not any(name in ("note", "other-option") for name, _ in view.data)
+    assert view.entry is not None
+    assert view.entry.label == "Your own answer"

@@ -234,11 +234,29 @@ def find_problems(form: MappedForm, answers: Iterable[tuple[int, Answer]]) -> li
 
 def gives_own_key(question: Question, answer: Answer) -> bool:
     """Whether the answer puts a value under the question's own key (not its companion's)."""
-    if answer_text(question, answer):
-        return question.companion_key is None
     if question.kind in TYPED_KINDS:
         return answer.value is not None
-    return bool(answer.selected_options)
+    if answer_text(question, answer) and not question.note:
+        return question.companion_key is None
+    return bool(sent_picks(question, answer))
+
+
+def sent_picks(question: Question, answer: Answer) -> tuple[str, ...]:
+    """The consts that go under the question's own key, in declaration order; () when none do.
+
+    Beside the Claude bridge's companion, typed text replaces the picks (AC-12i).
+    Beside Codex's note it is added to them, and a note with no pick is sent with
+    the question's "None of the above" option, when it has one: the operator's text
+    is then the answer, which is what that option says.
+    """
+    picks = declaration_order(question, answer.selected_options)
+    if not answer_text(question, answer) or question.kind == "text":
+        return picks
+    if not question.note:
+        return ()
+    if not picks and question.other_option is not None:
+        return (question.other_option,)
+    return picks
 
 
 def answer_problems(question: Question, answer: Answer, index: int | None) -> list[Problem]:
@@ -265,7 +283,7 @@ def _option_problems(index: int | None, question: Question, answer: Answer) -> l
         if o not in consts
     ]
     # The item counts bind the picks the schema will see: none when text replaces them.
-    if question.kind == "multi" and distinct and not answer_text(question, answer) and not problems:
+    if question.kind == "multi" and distinct and sent_picks(question, answer) and not problems:
         problems += [
             _problem(ProblemCode(v.value), index, question, limit=_item_limit(question, v.value))
             for v in count_violations(question.constraints, len(distinct))

@@ -12,6 +12,8 @@ first match wins:
                                                       -> companion of that question
 3b. `{type: "string", title: "Other"}` keyed `<k>_custom` where `<k>` is a property
     of the same schema (bridge >= 0.82 drops the marker) -> companion of `<k>`
+3c. `{type: "string"}` carrying `_meta.codex.role: "user_note"` and `questionId`
+    (Codex)                                           -> the note companion of that question
 4.  `{type: "string"}`, with `minLength`, `maxLength`, `pattern`, `format`
                                                       -> free-text question, no options
 4b. `{type: "boolean"}`                               -> yes/no question
@@ -30,6 +32,13 @@ form, since no answer could satisfy the schema. Companions are resolved before
 ordering (D2): a marker beats a bare `_custom`, among equals the key first under D1
 wins, and a companion naming no question is ignored. Questions are then put in D1
 order.
+
+Codex's forms (`docs/decisions/mapping.md#codex-forms`): a property carrying
+`_meta.codex` (or any property of a schema carrying it) is a Codex question, asked by
+its `title` with its `description` as the header; its note companion is added to the
+pick rather than replacing it; `isOther` names the "None of the above" option that
+says the note is the answer; `isSecret` makes it a credential question. The request's
+`_meta.codex.delivery: "async"` marks a form the agent does not wait for.
 
 Every shape the rules do not accept fails closed, as a `Decline` whose reason is for
 logs and never quotes the request.
@@ -56,6 +65,7 @@ from kandev_web.agentctl.elicitation.types import (
     Answer,
     Decline,
     DeclineReason,
+    Delivery,
     MappedForm,
     Option,
     Question,
@@ -71,6 +81,13 @@ COMPANION_MARKER = "_askUserQuestionCustomAnswer"
 MARKERLESS_COMPANION_SUFFIX = "_custom"
 MARKERLESS_COMPANION_TITLE = "Other"
 
+#: `_meta.codex`: where codex-acp marks its questions, notes and async forms.
+CODEX_META = "codex"
+CODEX_NOTE_ROLE = "user_note"
+#: The option codex-acp appends to an `isOther` question (`USER_INPUT_OTHER_OPTION` in 2.6.0).
+CODEX_OTHER_OPTION = "None of the above"
+CODEX_ASYNC_DELIVERY = "async"
+
 
 @dataclass(frozen=True, slots=True)
 class _Draft:
@@ -82,6 +99,12 @@ class _Draft:
     description: str | None
     constraints: Constraints = NO_CONSTRAINTS
     default: object = None
+    #: Codex's question: asked by its title, headed by its description.
+    codex: bool = False
+    #: `_meta.codex.isOther`: it offers "None of the above", answered by the note.
+    is_other: bool = False
+    #: `_meta.codex.isSecret`: a credential, whatever its key or title say.
+    secret: bool = False
 
 
 class _Refused(Exception):
@@ -94,6 +117,9 @@ class _CompanionClaim:
 
     target: str
     marked: bool
+    #: Codex's note: added to the pick, never in its place.
+    note: bool = False
+    secret: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +131,9 @@ class _Envelope:
     required: frozenset[str]
     title: str | None
     description: str | None
+    #: The schema itself carries `_meta.codex`: every property is a Codex question.
+    codex: bool
+    delivery: Delivery | None
 
 
 def map_elicitation(params: object) -> MappedForm | Decline:
@@ -121,7 +150,7 @@ def map_elicitation(params: object) -> MappedForm | Decline:
     drafts: dict[str, _Draft] = {}
     claims: dict[str, _CompanionClaim] = {}
     for key, prop in properties.items():
-        verdict = _classify(key, prop, properties)
+        verdict = _classify(key, prop, properties, codex=envelope.codex)
         if isinstance(verdict, _Draft):
             drafts[key] = verdict
         elif isinstance(verdict, _CompanionClaim):
@@ -132,8 +161,10 @@ def map_elicitation(params: object) -> MappedForm | Decline:
         return Decline(DeclineReason.UNRECOGNISED_REQUIRED)
 
     companions = _resolve_companions(claims, drafts)
+    message = envelope.message
+    own_lines = _kimi_question_lines(message, properties)
     questions = tuple(
-        _question(key, drafts[key], companions.get(key), envelope.message, key in envelope.required)
+        _question(key, drafts[key], companions.get(key), claims, own_lines.get(key, message), key in envelope.required)
         for key in d1_sorted(drafts)
     )
     if not all(_round_trips(question) for question in questions):
@@ -145,7 +176,35 @@ def map_elicitation(params: object) -> MappedForm | Decline:
         questions=questions,
         title=envelope.title,
         description=envelope.description,
+        delivery=envelope.delivery,
     )
+
+
+def _codex_meta(holder: object) -> dict[str, object] | None:
+    """A property's, schema's or request's `_meta.codex` object, or None."""
+    meta = holder.get("_meta") if isinstance(holder, dict) else None
+    codex = meta.get(CODEX_META) if isinstance(meta, dict) else None
+    return codex if isinstance(codex, dict) else None
+
+
+def _kimi_question_lines(message: str, properties: Mapping[str, object]) -> dict[str, str]:
+    """Kimi Code's joined message split back into its questions: property key -> its own question.
+
+    Kimi keys an AskUserQuestion form's properties ``q0``, ``q1``, … in the
+    tool's order and sends the questions joined one a line as the form's
+    ``message`` (docs/decisions/agents.md#kimi-code). Without this every card
+    of a two-question form would show both questions as its prompt. Only
+    that exact shape is split: two or more properties keyed ``q0`` onwards
+    in order, and as many non-blank lines as properties (a question with a
+    line break of its own keeps the whole message).
+    """
+    keys = list(properties)
+    if len(keys) < 2 or keys != [f"q{index}" for index in range(len(keys))]:
+        return {}
+    lines = message.split("\n")
+    if len(lines) != len(keys) or not all(line.strip() for line in lines):
+        return {}
+    return dict(zip(keys, lines, strict=True))
 
 
 def _round_trips(question: Question) -> bool:
@@ -195,6 +254,7 @@ def _read_envelope(params: object) -> _Envelope | Decline:
     if not isinstance(required, list) or not all(isinstance(key, str) for key in required):
         return Decline(DeclineReason.MALFORMED_SCHEMA)
 
+    codex = _codex_meta(params)
     return _Envelope(
         session_id=session_id,
         # The bridge omits an empty toolCallId; an empty one means the same thing.
@@ -204,6 +264,9 @@ def _read_envelope(params: object) -> _Envelope | Decline:
         required=frozenset(required),
         title=_text(schema.get("title")),
         description=_text(schema.get("description")),
+        codex=_codex_meta(schema) is not None,
+        # Only Codex's own marker: anything else is a form the agent waits for, as ACP says.
+        delivery="async" if codex is not None and codex.get("delivery") == CODEX_ASYNC_DELIVERY else None,
     )
 
 
@@ -227,16 +290,29 @@ def _option_count(prop: object) -> int:
     return max((len(c) for c in candidates if isinstance(c, list)), default=0)
 
 
-def _classify(key: str, prop: object, properties: Mapping[str, object]) -> _Draft | _CompanionClaim | None:
+def _classify(
+    key: str, prop: object, properties: Mapping[str, object], *, codex: bool
+) -> _Draft | _CompanionClaim | None:
     """Apply rules 1-5 to one property; None means ignored (rule 5)."""
     # An empty key can be neither named to the operator (it ends the prompt
     # chain) nor told apart in `content`, so it is no question.
     if not key or not isinstance(prop, dict):
         return None
     try:
-        return _apply_rules(key, prop, properties)
+        verdict = _apply_rules(key, prop, properties)
     except _Refused:
         return None
+    if isinstance(verdict, _Draft):
+        return _with_codex(verdict, _codex_meta(prop), codex_schema=codex)
+    return verdict
+
+
+def _with_codex(draft: _Draft, meta: dict[str, object] | None, *, codex_schema: bool) -> _Draft:
+    """The draft as a Codex question when its property (or its schema) is marked `_meta.codex`."""
+    if meta is None and not codex_schema:
+        return draft
+    meta = meta or {}
+    return replace(draft, codex=True, is_other=meta.get("isOther") is True, secret=meta.get("isSecret") is True)
 
 
 def _apply_rules(
@@ -248,13 +324,8 @@ def _apply_rules(
             return _draft(prop, "single", _titled_options(prop["oneOf"]))
         if "enum" in prop:
             return _draft(prop, "single", _untitled_options(prop["enum"], prop.get("enumNames")))
-        meta = prop.get("_meta")
-        if isinstance(meta, dict) and COMPANION_MARKER in meta:
-            marker = meta[COMPANION_MARKER]
-            target = marker.get("questionId") if isinstance(marker, dict) else None
-            # A property that carries the marker is never a question of its own,
-            # even when the marker is unreadable: it was meant as a companion.
-            return _CompanionClaim(target, marked=True) if isinstance(target, str) else None
+        if _is_marked_companion(prop):
+            return _marked_claim(prop)
         target = _markerless_target(key, prop, properties)
         if target is not None:
             return _CompanionClaim(target, marked=False)
@@ -274,6 +345,33 @@ def _apply_rules(
         constraints = NO_CONSTRAINTS if kind == "boolean" else _number_constraints(prop, integer=kind == "integer")
         return _draft(prop, kind, (), constraints)
     return None
+
+
+def _is_marked_companion(prop: dict[str, object]) -> bool:
+    """Rule 3's `_askUserQuestionCustomAnswer` marker, or rule 3c's Codex `role: "user_note"`."""
+    codex = _codex_meta(prop)
+    meta = prop.get("_meta")
+    return (codex is not None and codex.get("role") == CODEX_NOTE_ROLE) or (
+        isinstance(meta, dict) and COMPANION_MARKER in meta
+    )
+
+
+def _marked_claim(prop: dict[str, object]) -> _CompanionClaim | None:
+    """The question a marked companion names; None when the marker names none.
+
+    A property that carries a marker is never a question of its own, even when the
+    marker is unreadable: it was meant as a companion. Codex's marker is read first:
+    its note is added to the pick, which is what Codex folds back.
+    """
+    codex = _codex_meta(prop)
+    if codex is not None and codex.get("role") == CODEX_NOTE_ROLE:
+        target = codex.get("questionId")
+        secret = codex.get("isSecret") is True
+        return _CompanionClaim(target, marked=True, note=True, secret=secret) if isinstance(target, str) else None
+    meta = prop.get("_meta")
+    marker = meta.get(COMPANION_MARKER) if isinstance(meta, dict) else None
+    target = marker.get("questionId") if isinstance(marker, dict) else None
+    return _CompanionClaim(target, marked=True) if isinstance(target, str) else None
 
 
 def _string_constraints(prop: dict[str, object]) -> Constraints:
@@ -399,10 +497,15 @@ def _unique(options: list[Option]) -> tuple[Option, ...] | None:
 
 
 def _resolve_companions(claims: Mapping[str, _CompanionClaim], drafts: Mapping[str, _Draft]) -> dict[str, str]:
-    """Question key -> companion key (D2). Claims naming no question are dropped."""
+    """Question key -> companion key (D2). Claims naming no question are dropped.
+
+    So is a Codex note naming a question without options: Codex reads a note only
+    beside options (it has no pick to add it to), so text written there would be lost.
+    """
     best: dict[str, str] = {}
     for key, claim in claims.items():
-        if claim.target not in drafts:
+        target = drafts.get(claim.target)
+        if target is None or (claim.note and not target.options):
             continue
         current = best.get(claim.target)
         if current is None or _claim_rank(key, claim) < _claim_rank(current, claims[current]):
@@ -414,18 +517,43 @@ def _claim_rank(key: str, claim: _CompanionClaim) -> tuple[bool, D1Key]:
     return (not claim.marked, d1_key(key))
 
 
-def _question(key: str, draft: _Draft, companion_key: str | None, message: str, required: bool) -> Question:
-    """The prompt chain is description, then the request message, then title, then key."""
+def _question(
+    key: str,
+    draft: _Draft,
+    companion_key: str | None,
+    claims: Mapping[str, _CompanionClaim],
+    message: str,
+    required: bool,
+) -> Question:
+    """The prompt chain is description, then the request message, then title, then key.
+
+    A Codex question's `title` is the question and its `description` the header
+    (codex-acp writes `title: question.question, description: question.header`),
+    so its chain starts with the title and the header is shown as its title.
+    """
+    if draft.codex:
+        title = draft.description
+        prompt = draft.title or draft.description or _text(message) or key
+    else:
+        title = draft.title
+        prompt = draft.description or _text(message) or draft.title or key
+    claim = claims[companion_key] if companion_key is not None else None
+    note = claim is not None and claim.note
+    # "None of the above" says the note is the answer, so it means something only beside a note.
+    other = note and draft.is_other and any(option.id == CODEX_OTHER_OPTION for option in draft.options)
     question = Question(
         id=key,
-        title=draft.title,
-        prompt=draft.description or _text(message) or draft.title or key,
+        title=title,
+        prompt=prompt,
         kind=draft.kind,
         options=draft.options,
         companion_key=companion_key,
-        sensitive=looks_like_credential(key, draft.title),
+        # A Codex secret is one whether the question or its note says so: both carry what is typed.
+        sensitive=looks_like_credential(key, title) or draft.secret or (claim is not None and claim.secret),
         required=required,
         constraints=draft.constraints,
+        note=note,
+        other_option=CODEX_OTHER_OPTION if other else None,
     )
     return replace(question, default=_fitting_default(question, draft.default))
 

@@ -8,6 +8,9 @@ best and, up to 0.99, a single `null` voids every answer in the form. Per questi
 |--------------------------------------------|-----------------------------------|
 | option(s), no text                         | question key: const, or [consts]  |
 | text (with or without options), companion  | companion key only: trimmed text  |
+| text, Codex's note companion               | companion key: trimmed text, and  |
+|                                            | question key: the picks, else the |
+|                                            | "None of the above" option        |
 | text, no companion (free-text question)    | question key: trimmed text        |
 | a value (boolean, number, integer)         | question key: the JSON value      |
 | nothing, or whitespace-only text           | nothing                           |
@@ -16,6 +19,9 @@ The selection is left out when text goes to the companion: 0.65.0 would discard 
 and 0.78+ would keep it and demote the text to a note, while the overlay has told the
 operator their text replaces the selection. Sending only the companion makes every
 bridge version record what the operator chose (`docs/decisions/answers.md#ac-12i-typed-text-replaces-the-choice`).
+Codex is the other way round: it adds the note to the pick (the model reads
+`["Red", "user_note: …"]`), and a note sent alone would lose the pick, so both go
+(`docs/decisions/mapping.md#codex-forms`).
 """
 
 from __future__ import annotations
@@ -26,8 +32,8 @@ from kandev_web.agentctl.elicitation.answers import (
     TYPED_KINDS,
     InvalidAnswers,
     answer_text,
-    declaration_order,
     find_problems,
+    sent_picks,
 )
 from kandev_web.agentctl.elicitation.constraints import as_integer
 from kandev_web.agentctl.elicitation.types import Answer, ContentValue, MappedForm, Question
@@ -50,9 +56,8 @@ def build_response(form: MappedForm, answers: Sequence[Answer] | None, rejected:
     content: dict[str, ContentValue] = {}
     for question in form.questions:
         answer = by_id.get(question.id)
-        entry = _content_entry(question, answer) if answer is not None else None
-        if entry is not None:
-            content[entry[0]] = entry[1]
+        if answer is not None:
+            content.update(_content_entries(question, answer))
     return {"action": "accept", "content": content}
 
 
@@ -89,22 +94,22 @@ def cancel_response() -> dict[str, object]:
     return {"action": "cancel"}
 
 
-def _content_entry(question: Question, answer: Answer) -> tuple[str, ContentValue] | None:
-    text = answer_text(question, answer)
-    if text:
-        # Validation guarantees the question accepts text: it has a companion or is free text.
-        return (question.companion_key or question.id, text)
+def _content_entries(question: Question, answer: Answer) -> dict[str, ContentValue]:
+    """The `content` keys one answer writes: none, its own, its companion's, or (Codex's note) both."""
+    entries: dict[str, ContentValue] = {}
     if question.kind in TYPED_KINDS:
         value = answer.value
         if value is None or isinstance(value, str):
-            return None  # validation refuses a string here; omission is "unanswered"
+            return entries  # validation refuses a string here; omission is "unanswered"
         if question.kind == "integer" and isinstance(value, float):
             value = as_integer(value)  # validation guarantees it is integral
             assert value is not None
-        return (question.id, value)
-    selected = declaration_order(question, answer.selected_options)
-    if not selected:
-        return None
-    if question.kind == "multi":
-        return (question.id, list(selected))
-    return (question.id, selected[0])
+        return {question.id: value}
+    picks = sent_picks(question, answer)
+    if picks:
+        entries[question.id] = list(picks) if question.kind == "multi" else picks[0]
+    text = answer_text(question, answer)
+    if text:
+        # Validation guarantees the question accepts text: it has a companion or is free text.
+        entries[question.companion_key or question.id] = text
+    return entries

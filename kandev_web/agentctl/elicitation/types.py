@@ -22,6 +22,9 @@ Value = bool | int | float | str
 #: An answer's `content` entry: a const, a list of consts, text, a boolean or a number.
 ContentValue = str | list[str] | bool | int | float
 
+#: How the agent takes the answer: `async` means it has not stopped to wait for it.
+Delivery = Literal["async"]
+
 
 @dataclass(frozen=True, slots=True)
 class Option:
@@ -60,6 +63,13 @@ class Question:
     #: none (or one that does not fit). A multi-select's is a tuple of consts.
     default: ContentValue | tuple[str, ...] | None = None
     constraints: Constraints = NO_CONSTRAINTS
+    #: The companion is Codex's note (`_meta.codex.role: "user_note"`): typed text is sent
+    #: *beside* the pick, which Codex adds to, instead of replacing it as the Claude
+    #: bridge's custom answer does (`docs/decisions/mapping.md#codex-forms`).
+    note: bool = False
+    #: The const of Codex's "None of the above" option (`_meta.codex.isOther`): picked,
+    #: it says the note is the answer; sent for a note typed with no pick.
+    other_option: str | None = None
 
     @property
     def accepts_text(self) -> bool:
@@ -76,8 +86,9 @@ class Question:
 
         `sensitive` is an addition to the contract's shape: the browser needs it to
         show the warning and a password-style input, and only agentctl has the rule.
-        `required`, `default` and `constraints` (typed forms) are additions too, sent
-        only when they say something, so a form without them is announced as before.
+        `required`, `default` and `constraints` (typed forms), `note` and `other_option`
+        (Codex) are additions too, sent only when they say something, so a form without
+        them is announced as before.
         """
         wire: dict[str, object] = {
             "id": self.id,
@@ -90,6 +101,10 @@ class Question:
         }
         if self.required:
             wire["required"] = True
+        if self.note:
+            wire["note"] = True
+        if self.other_option is not None:
+            wire["other_option"] = self.other_option
         if self.default is not None:
             wire["default"] = list(self.default) if isinstance(self.default, tuple) else self.default
         constraints = self.constraints.to_wire()
@@ -109,6 +124,9 @@ class MappedForm:
     #: The schema's own `title` and `description`, shown above the form.
     title: str | None = None
     description: str | None = None
+    #: `"async"` when the agent goes on without waiting for the answer (Codex's
+    #: `request_user_input_async`, `_meta.codex.delivery`); None for a blocking form.
+    delivery: Delivery | None = None
 
     def question(self, question_id: str) -> Question | None:
         return next((q for q in self.questions if q.id == question_id), None)

@@ -68,9 +68,12 @@ def answer_text(asked: AskedQuestion) -> str:
                 return _("Yes") if value else _("No")
             if value is not None:
                 return str(value)
-            if answer.get("custom_text"):
-                return answer["custom_text"]
-            return ", ".join(labels.get(o, o) for o in answer.get("selected_options", []))
+            text = answer.get("custom_text")
+            picks = ", ".join(labels.get(o, o) for o in answer.get("selected_options", []))
+            if text and picks and asked.question.get("note"):
+                # Codex's note goes to the agent beside the pick (docs/decisions/mapping.md#codex-forms).
+                return _("%(choice)s, with the note: %(note)s") % {"choice": picks, "note": text}
+            return text or picks
     return _("No selection")
 
 

@@ -26,12 +26,16 @@ json_values = st.recursive(
 )
 
 keys = st.sampled_from(["question_0", "question_1", "question_10", "q_7", "q_007", "apiKey", "x_custom", "x", "", "42"])
-consts = st.sampled_from(["a", "b", "c", "Red", "retry_fallback", "", 3, None])
+consts = st.sampled_from(["a", "b", "c", "Red", "retry_fallback", "None of the above", "", 3, None])
 entries = st.one_of(
     st.fixed_dictionaries(
         {"const": consts}, optional={"title": st.sampled_from(["A", "", None]), "description": json_scalars}
     ),
     json_scalars,
+)
+#: Codex's `_meta.codex` on a question (docs/decisions/mapping.md#codex-forms).
+codex_meta = st.fixed_dictionaries(
+    {"codex": st.fixed_dictionaries({}, optional={"isOther": json_scalars, "isSecret": json_scalars}) | json_scalars}
 )
 companions = st.fixed_dictionaries(
     {"type": st.just("string")},
@@ -39,13 +43,26 @@ companions = st.fixed_dictionaries(
         "title": st.sampled_from(["Other", "Notes"]),
         "_meta": st.fixed_dictionaries(
             {"_askUserQuestionCustomAnswer": st.fixed_dictionaries({"questionId": keys | json_scalars})}
+        )
+        | st.fixed_dictionaries(
+            {
+                "codex": st.fixed_dictionaries(
+                    {"role": st.sampled_from(["user_note", "note"]), "questionId": keys | json_scalars},
+                    optional={"isSecret": st.booleans()},
+                )
+            }
         ),
     },
 )
 properties = st.one_of(
     st.fixed_dictionaries(
         {"type": st.just("string")},
-        optional={"oneOf": st.lists(entries, max_size=4), "title": json_scalars, "description": json_scalars},
+        optional={
+            "oneOf": st.lists(entries, max_size=4),
+            "title": json_scalars,
+            "description": json_scalars,
+            "_meta": codex_meta,
+        },
     ),
     st.fixed_dictionaries(
         {"type": st.just("string"), "enum": st.lists(consts, max_size=4)},
@@ -66,7 +83,7 @@ properties = st.one_of(
 )
 schemas = st.fixed_dictionaries(
     {"properties": st.dictionaries(keys, properties, max_size=6)},
-    optional={"type": st.sampled_from(["object", "array", None])},
+    optional={"type": st.sampled_from(["object", "array", None]), "_meta": codex_meta},
 )
 plausible_params = st.fixed_dictionaries(
     {
@@ -78,6 +95,8 @@ plausible_params = st.fixed_dictionaries(
         "requestId": json_scalars,
         "toolCallId": st.sampled_from(["tool-1", ""]) | json_scalars,
         "message": st.text(max_size=10) | json_scalars,
+        "_meta": st.fixed_dictionaries({"codex": st.fixed_dictionaries({"delivery": json_scalars | st.just("async")})})
+        | json_values,
     },
 )
 any_params = plausible_params | json_values
@@ -102,10 +121,18 @@ def test_any_mapping_is_json_on_the_wire_and_addresses_questions_by_property_key
     companions = [q.companion_key for q in form.questions if q.companion_key is not None]
     assert set(companions) <= property_keys - {q.id for q in form.questions}
     assert len(companions) == len(set(companions))
+    assert form.delivery in (None, "async")
     for question in form.questions:
         assert question.prompt
         assert (question.kind == "text") == (question.options == ())
         assert all(option.id and option.label for option in question.options)
+        # Codex's note sits beside options only; "None of the above" is surfaced only beside a note.
+        if question.note:
+            assert question.options
+            assert question.companion_key is not None
+        if question.other_option is not None:
+            assert question.note
+            assert question.other_option in {option.id for option in question.options}
 
 
 def _answers_for(form: MappedForm) -> st.SearchStrategy[list[dict[str, Any]]]:

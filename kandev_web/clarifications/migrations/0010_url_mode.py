@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("clarifications", "0008_options_keyed_id"),
+        ("clarifications", "0009_delivery"),
     ]
 
     operations = [
