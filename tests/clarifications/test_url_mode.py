@@ -11,6 +11,7 @@ from kandev_web.clarifications.models import Clarification, Mode, Status
 from kandev_web.clarifications.settlement import describe, ending_of_record
 from kandev_web.sessions.models import Message, MessageType
 from testing_support.questions import timeline_row
+from testing_support.runner import FakeRunner
 
 PENDING_ID = "5b0e2d9c-0000-4000-8000-0000000000a1"
 URL_REQUESTED = {
@@ -158,3 +159,21 @@ def test_webhooks_say_it_is_a_page_to_open_and_never_its_address(execution, djan
     assert payload["question"] == {"id": record.pending_id, "source": "elicitation", "status": "pending", "mode": "url"}
     assert "auth.example.test" not in delivery.body
     assert "keysrv" not in delivery.body
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize(
+    ("action", "status", "rejected"), [("submit", Status.ANSWERED, False), ("skip", Status.REJECTED, True)]
+)
+def test_the_form_without_javascript_consents_or_declines(execution, operator, monkeypatch, action, status, rejected):
+    record = _asked(execution)
+    fake = FakeRunner({"success": True, "action": "decline" if rejected else "accept"})
+    monkeypatch.setattr(elicitations, "runner", fake)
+    client = Client()
+    client.force_login(operator)
+    client.post(f"/clarifications/{record.pending_id}/respond/?via=form", {"action": action, "reject_reason": ""})
+    [(sent_action, sent)] = fake.sent
+    assert sent_action == "agent.elicitations.respond"
+    assert (sent["pending_id"], sent["rejected"], sent["answers"]) == (record.pending_id, rejected, [])
+    record.refresh_from_db()
+    assert record.status == status
