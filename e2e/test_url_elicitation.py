@@ -14,7 +14,7 @@ import pytest
 from playwright.sync_api import expect
 
 from testing_support.bridge.profiles import create_profile
-from testing_support.browser import AGENT_STARTS_MS, agent_said, fresh_task, login
+from testing_support.browser import AGENT_STARTS_MS, agent_said, fresh_task, login, open_task
 from testing_support.browser import start_scenario as start
 
 from .acp_tap import LOG_VAR
@@ -151,3 +151,39 @@ def test_the_card_is_accessible_in_both_schemes(browser, server, color_scheme):
     start(page, "elicit-url")
     expect(page.get_by_test_id("clarification-url-request")).to_be_visible(timeout=AGENT_STARTS_MS)
     assert_accessible(page)
+
+
+def test_answered_from_the_board_s_panel(browser, server):
+    ids = server.create_operator("url-board", workspace="Board's", tasks=True)
+    task_id = ids["task_ids"][0]
+    task = open_task(browser, server, "url-board", task_id)
+    board = browser.new_context().new_page()
+    login(board, server, "url-board", f"/boards/{ids['board_id']}/")
+    expect(board.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    start(task, "elicit-url")
+    card = board.get_by_test_id(f"task-card-{task_id}")
+    expect(card).to_have_attribute("data-pending-action", "clarification", timeout=AGENT_STARTS_MS)
+    card.get_by_test_id("task-answer").click()
+    panel = board.get_by_test_id("answer-panel")
+    expect(panel.get_by_test_id("clarification-overlay")).to_have_attribute("data-mode", "url")
+    expect(panel.get_by_test_id("clarification-url-host")).to_have_text("auth.example.test")
+    panel.get_by_test_id("clarification-url-continue").click()
+    assert agent_said(task, "Answer:") == {"action": "accept"}
+    expect(task.get_by_test_id("clarification-record-settlement")).to_contain_text("Sign-in finished")
+
+
+def test_a_sign_in_finished_before_anyone_answered_leaves_every_page(browser, server):
+    ids = server.create_operator("url-elsewhere", workspace="Elsewhere's", tasks=True)
+    task = open_task(browser, server, "url-elsewhere", ids["task_ids"][0])
+    inbox = browser.new_context().new_page()
+    login(inbox, server, "url-elsewhere", "/inbox/")
+    expect(inbox.get_by_test_id("inbox-live")).to_have_attribute("data-live", "connected")
+    start(task, "elicit-url-finished-elsewhere")
+    expect(task.get_by_test_id("clarification-url-request")).to_be_visible(timeout=AGENT_STARTS_MS)
+    expect(inbox.get_by_test_id("clarification-url-request")).to_be_visible()
+    # Nobody answers: the agent's completion withdraws it everywhere, saying why.
+    assert agent_said(task, "Answer:") == {"action": "cancel"}
+    for page in (task, inbox):
+        expect(page.get_by_test_id("clarification-url-request")).to_have_count(0)
+    expect(task.get_by_test_id("clarification-record-settlement")).to_contain_text("Sign-in finished")
+    expect(inbox.get_by_test_id("inbox-item-left")).to_contain_text("Sign-in finished")
