@@ -348,7 +348,7 @@ class ElicitationStack:
         from testing_support.codex import find_codex
         from testing_support.codex.fake_responses_api import Call, FakeResponsesApi
         from testing_support.codex.harness import offline_environment
-        from testing_support.loopback_http import DenyingProxy
+        from testing_support.fake_model_server import DenyingProxy
 
         codex = find_codex()
         question = {

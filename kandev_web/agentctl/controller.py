@@ -21,9 +21,11 @@ from kandev_web.agentctl import auth, mcp_transport
 from kandev_web.agentctl.acp_client import AcpClient, AgentStartError, ExitStatus
 from kandev_web.agentctl.capabilities import (
     ELICITATION_FLAG,
+    URL_ELICITATION_FLAG,
     client_capabilities,
     elicitation_enabled,
     resume_method,
+    url_elicitation_enabled,
 )
 from kandev_web.agentctl.durations import Timeouts
 from kandev_web.agentctl.elicitations import ElicitationHandler
@@ -150,8 +152,13 @@ class Controller:
             problems.append("agent_id must be a non-empty string")
         if not isinstance(flags, dict):
             problems.append("runtime_flags must be an object")
-        elif not isinstance(flags.get(ELICITATION_FLAG, False), bool):
-            problems.append(f"runtime_flags[{ELICITATION_FLAG!r}] must be true or false")
+        else:
+            for flag in (ELICITATION_FLAG, URL_ELICITATION_FLAG):
+                if not isinstance(flags.get(flag, False), bool):
+                    problems.append(f"runtime_flags[{flag!r}] must be true or false")
+        http_loopback = payload.get("url_http_loopback", False)
+        if not isinstance(http_loopback, bool):
+            problems.append("url_http_loopback must be true or false")
         if problems:
             raise ActionError.invalid(problems)
         if self._initialize_called:
@@ -159,9 +166,17 @@ class Controller:
         self._initialize_called = True
 
         enabled = elicitation_enabled(flags)
-        capabilities = client_capabilities(agent_id, elicitation=enabled, auth_gateway=auth_gateway is True)
+        url_enabled = url_elicitation_enabled(flags)
+        capabilities = client_capabilities(
+            agent_id, elicitation=enabled, url=url_enabled, auth_gateway=auth_gateway is True
+        )
         self._elicitations = ElicitationHandler(
-            self._emit, enabled=enabled, answer_timeout=self._timeouts.answer, sessions=self._sessions
+            self._emit,
+            enabled=enabled,
+            answer_timeout=self._timeouts.answer,
+            sessions=self._sessions,
+            url_enabled=url_enabled,
+            allow_http_loopback=http_loopback is True,
         )
         try:
             self._agent = await AcpClient.spawn(

@@ -33,10 +33,9 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from testing_support.loopback_http import Background, QuietServer
+from testing_support.fake_model_server import BackgroundServer, JsonHandler, QuietServer, sse_stream
 
 #: Never issue more calls than this, whatever Codex sends: a fake that loops
 #: would otherwise spin Codex for the test's whole timeout.
@@ -106,7 +105,7 @@ def offered_tools(body: Any) -> list[str]:
     return names
 
 
-class FakeResponsesApi(Background):
+class FakeResponsesApi(BackgroundServer):
     """The scripted Responses API on 127.0.0.1, serving from a thread until ``stop()``."""
 
     def __init__(
@@ -297,23 +296,19 @@ class _Server(QuietServer):
     fake: FakeResponsesApi
 
 
-class _ResponsesHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _ResponsesHandler(JsonHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # `format`: the base class's name
-        pass  # the exchanges are recorded instead
-
     def do_GET(self) -> None:
-        self._read_body()
+        self.read_body()
         self.server.fake.record(Exchange("GET", self.path, None))
         if self.path.split("?")[0] == "/v1/models":
-            self._send(200, json.dumps({"object": "list", "data": []}).encode(), "application/json")
+            self.send_json(200, {"object": "list", "data": []})
         else:
             self._error(404, f"the fake Responses API has no {self.path}")
 
     def do_POST(self) -> None:
-        raw = self._read_body()
+        raw = self.read_body()
         received = time.time()
         try:
             body = json.loads(raw) if raw else None
@@ -330,26 +325,9 @@ class _ResponsesHandler(BaseHTTPRequestHandler):
         exchange.t_received = received
         fake.record(exchange)
         response_id = f"resp_fake{len(fake.exchanges):04d}"
-        stream = "".join(
-            f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in sse_events(response_id, output)
-        )
-        self._send(200, stream.encode(), "text/event-stream")
+        stream = sse_stream((event["type"], event) for event in sse_events(response_id, output))
+        self.send(200, stream, "text/event-stream")
         exchange.t_sent = time.time()
 
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
-
     def _error(self, status: int, message: str) -> None:
-        body = {"error": {"type": "invalid_request_error", "message": message}}
-        self._send(status, json.dumps(body).encode(), "application/json")
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        if content_type == "text/event-stream":
-            self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        self.send_json(status, {"error": {"type": "invalid_request_error", "message": message}})
