@@ -1,6 +1,7 @@
 """Push branch with real git: to a local bare repository as the remote, the token never in argv nor in the logs."""
 
 import base64
+import json
 import logging
 import subprocess
 from pathlib import Path
@@ -116,3 +117,56 @@ def test_an_http_remote_that_wants_credentials_is_an_authentication_failure():
     assert git._classify(" ! [rejected]        b -> b (fetch first)\nerror: failed to push some refs to 'x'") is (
         git.Failure.REJECTED
     )
+
+
+# --- On an executor host: the same steps through kandev-checkout ----------------------------------------------
+
+
+def test_kandev_checkout_pushes_with_the_token_from_its_request_and_reads_a_page_of_the_branch(
+    worktree, bare, tmp_path, argvs
+):
+    """What an executor host runs for the web app: the request on stdin, the token in it and never in argv."""
+    from kandev_web.executor import checkout_cli
+
+    request = {
+        "op": "push",
+        "args": {"repo": worktree.repository.path, "remote": str(bare), "branch": worktree.branch, "token": TOKEN},
+    }
+    answer = checkout_cli.answer(json.dumps(request), tmp_path / "root")
+    assert answer == {"result": sh(bare, "rev-parse", f"refs/heads/{worktree.branch}")}
+    assert not any(TOKEN in part for argv, _ in argvs for part in argv)
+
+    page = {
+        "op": "branch_changes",
+        "args": {
+            "repo": worktree.repository.path,
+            "path": worktree.path,
+            "base_commit": worktree.base_commit,
+            "first": 1,
+            "max_files": 1,
+            "only": "",
+            "max_file_bytes": 1000,
+        },
+    }
+    answer = checkout_cli.answer(json.dumps(page), tmp_path / "root")
+    assert answer["result"]["total"] == 3
+    assert [entry[:2] for entry in answer["result"]["files"]] == [["README.md", "modified"]]
+
+    refused = checkout_cli.answer(json.dumps({"op": "push", "args": {"repo": "relative", "remote": 1}}), tmp_path)
+    assert refused["error"]["failure"] == "invalid"
+
+
+def test_push_branch_on_an_executor_host_goes_over_ssh(workspace, worktree, bare, tmp_path):
+    """Run by scripts/test, which starts an sshd: the repository on that host, pushed to by kandev-checkout there."""
+    from kandev_web.agents.models import Executor
+    from testing_support.executor import ssh_test_host_fields
+
+    host = Executor.objects.create(name="gpu-1", **ssh_test_host_fields(), worktree_root=str(tmp_path / "executor"))
+    Repository.objects.filter(pk=worktree.repository_id).update(executor=host, push_remote=str(bare))
+    worktree.repository.refresh_from_db()
+
+    pushed = review.push(worktree)
+    page = review.review_page(worktree, 1)
+
+    assert sh(bare, "rev-parse", f"refs/heads/{worktree.branch}") == pushed
+    assert [file.path for file in page.files] == ["NOTES.md", "README.md", "app.py"]
