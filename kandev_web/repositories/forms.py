@@ -96,6 +96,10 @@ class RepositoryForm(forms.ModelForm):
         return any(roots.overlaps(found, path) for path in taken)
 
 
+#: The URL schemes a push remote may have: git's network transports.
+NETWORK_SCHEMES = frozenset({"https", "http", "ssh", "git", "git+ssh", "ssh+git"})
+
+
 class PushRemoteForm(forms.Form):
     """Where "Push branch" sends a task's branch, and the credential for it (write-only).
 
@@ -122,9 +126,11 @@ class PushRemoteForm(forms.Form):
     )
     forget_token = forms.BooleanField(label=_("Forget the stored token"), required=False)
 
-    def __init__(self, data=None, *, repository: Repository):
+    def __init__(self, data=None, *, repository: Repository, anywhere: bool = False):
+        """``anywhere``: the operator is a superuser, who may push to a path on the machine."""
         super().__init__(data, initial={"push_remote": repository.push_remote})
         self.repository = repository
+        self.anywhere = anywhere
         self.fields["push_remote"].widget.attrs["placeholder"] = "origin"
         self.fields["push_token"].widget.attrs["placeholder"] = _("kept") if repository.push_token else _("none")
         for name, field in self.fields.items():
@@ -132,12 +138,22 @@ class PushRemoteForm(forms.Form):
             field.widget.attrs["id"] = f"id_{name}_{repository.pk}"
 
     def clean_push_remote(self):
+        """A remote's name, or a network URL; a path on the machine only from a superuser.
+
+        A path (or ``file://``) would let a workspace admin push into any
+        repository the server's user can write, another workspace's included;
+        a remote's name is the repository's own configuration, made by
+        whoever set the machine up. Git's other transports (``ext::``…) never.
+        """
         remote = self.cleaned_data["push_remote"].strip()
         if remote.startswith("-") or any(ch.isspace() or ord(ch) < 32 for ch in remote):
             raise forms.ValidationError(gettext("Give a remote's name or a URL, without spaces or a leading dash."))
+        if not remote:
+            return remote
         if "://" in remote:
             try:
-                password = urlsplit(remote).password
+                parts = urlsplit(remote)
+                password = parts.password
             except ValueError:
                 raise forms.ValidationError(gettext("%(remote)s is not a URL.") % {"remote": remote}) from None
             if password is not None:
@@ -147,6 +163,22 @@ class PushRemoteForm(forms.Form):
                 raise forms.ValidationError(
                     gettext("Put the password or token in the push token field, not in the URL.")
                 )
+            if parts.scheme.lower() == "file":
+                return self._local(remote)
+            if parts.scheme.lower() not in NETWORK_SCHEMES or not parts.hostname:
+                raise forms.ValidationError(gettext("Give an https, ssh or git URL, or a remote's name."))
+            return remote
+        if "::" in remote:
+            raise forms.ValidationError(gettext("Give an https, ssh or git URL, or a remote's name."))
+        if remote.startswith(("/", ".", "~")):
+            return self._local(remote)
+        return remote  # a remote's name, or git's scp-like user@host:path
+
+    def _local(self, remote: str) -> str:
+        if not self.anywhere:
+            raise forms.ValidationError(
+                gettext("Only a superuser may push to a path on the machine: give a URL, or a remote's name.")
+            )
         return remote
 
     def clean_push_token(self):

@@ -65,7 +65,7 @@ def repository_push_remote(request, workspace_id, repository_id):
     """Set where tasks' branches are pushed, and the token for it; the token is never shown back."""
     workspace = managed_workspace(request.user, workspace_id)
     repository = get_object_or_404(Repository, workspace=workspace, pk=repository_id)
-    form = PushRemoteForm(request.POST, repository=repository)
+    form = PushRemoteForm(request.POST, repository=repository, anywhere=request.user.is_superuser)
     if not form.is_valid():
         return _page(request, workspace, RepositoryForm(workspace=workspace), push_form=form, status=400)
     form.save()

@@ -300,6 +300,10 @@ def test_a_workspace_admin_sets_the_push_remote_and_a_token_that_is_never_shown_
         ("https://me:hunter2@github.com/acme/shop.git", "not in the URL"),
         ("--upload-pack=touch /tmp/x", "leading dash"),
         ("origin main", "without spaces"),
+        ("/srv/other-workspace/shop", "Only a superuser"),
+        ("file:///srv/other-workspace/shop", "Only a superuser"),
+        ("ext::sh", "https, ssh or git URL"),
+        ("ftp://example.com/shop.git", "https, ssh or git URL"),
     ],
 )
 def test_a_push_remote_with_a_password_or_that_git_would_read_as_an_option_is_refused(
@@ -320,3 +324,20 @@ def test_a_member_who_is_no_admin_cannot_set_the_push_remote(operator_client, wo
     )
     assert response.status_code in (302, 403, 404)
     assert Repository.objects.get(pk=repository.pk).push_remote == ""
+
+
+@pytest.mark.parametrize(
+    "remote", ["origin", "https://github.com/acme/shop.git", "git@github.com:acme/shop.git", "ssh://git@host:2222/a/b"]
+)
+def test_a_remotes_name_or_a_network_url_is_taken_from_a_workspace_admin(staff_client, workspace, repository, remote):
+    staff_client.post(
+        f"/settings/workspaces/{workspace.pk}/repositories/{repository.pk}/push-remote/", {"push_remote": remote}
+    )
+    assert Repository.objects.get(pk=repository.pk).push_remote == remote
+
+
+def test_a_superuser_may_push_to_a_path_on_the_machine(superuser_client, workspace, repository, bare):
+    superuser_client.post(
+        f"/settings/workspaces/{workspace.pk}/repositories/{repository.pk}/push-remote/", {"push_remote": str(bare)}
+    )
+    assert Repository.objects.get(pk=repository.pk).push_remote == str(bare)
