@@ -170,3 +170,19 @@ def test_push_branch_on_an_executor_host_goes_over_ssh(workspace, worktree, bare
 
     assert sh(bare, "rev-parse", f"refs/heads/{worktree.branch}") == pushed
     assert [file.path for file in page.files] == ["NOTES.md", "README.md", "app.py"]
+
+
+def test_rotate_secrets_reseals_the_push_token_with_the_first_key(repository, settings, capsys):
+    from cryptography.fernet import Fernet
+    from django.core.management import call_command
+
+    repository.push_token = TOKEN
+    repository.save()
+    new = Fernet.generate_key()
+    settings.KANDEV_SECRETS_KEYS = [new, *settings.KANDEV_SECRETS_KEYS]
+
+    call_command("rotate_secrets")
+
+    assert "Re-encrypted 1 secret(s)" in capsys.readouterr().out
+    settings.KANDEV_SECRETS_KEYS = [new]  # the old key dropped: the token still opens
+    assert Repository.objects.get(pk=repository.pk).push_token == TOKEN
