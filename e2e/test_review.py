@@ -115,9 +115,9 @@ def test_review_comment_send_push_and_the_pull_request_link(browser, server, rep
     expect(prompt).to_contain_text("- NOTES.md:3 — Say who wrote it.")
 
 
-def _task_with_a_branch(server, tmp_path, username: str) -> int:
-    """A task whose worktree holds an agent's kind of change (a modified, an added and a long file): its id."""
-    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
+def _task_with_a_branch(server, tmp_path, username: str, *, staff: bool = False) -> dict:
+    """A task whose worktree holds an agent's kind of change (a modified, an added and a long file): the ids."""
+    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True, staff=staff)
     repo = tmp_path / "shop"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "main")
@@ -147,11 +147,11 @@ def _task_with_a_branch(server, tmp_path, username: str) -> int:
         " path=made['path'], base_commit=made['base'])\n"
     )
     server.manage("shell", "-v", "0", "-c", code)
-    return task_id
+    return ids
 
 
 def test_the_review_page_on_a_phone_fits_the_window_and_every_control_takes_a_finger(browser, server, tmp_path):
-    task_id = _task_with_a_branch(server, tmp_path, "phone-reviewer")
+    task_id = _task_with_a_branch(server, tmp_path, "phone-reviewer")["task_ids"][0]
     page = browser.new_context(viewport=PHONE).new_page()
     login(page, server, "phone-reviewer", f"/tasks/{task_id}/review/")
     files = page.get_by_test_id("review-file")
@@ -168,7 +168,7 @@ def test_the_review_page_on_a_phone_fits_the_window_and_every_control_takes_a_fi
 @pytest.mark.parametrize("color_scheme", ["light", "dark"])
 def test_the_review_page_is_accessible_in_both_colour_schemes(browser, server, tmp_path, color_scheme):
     username = f"seen-review-{color_scheme}"
-    task_id = _task_with_a_branch(server, tmp_path, username)
+    task_id = _task_with_a_branch(server, tmp_path, username)["task_ids"][0]
     page = browser.new_context(color_scheme=color_scheme).new_page()
     login(page, server, username, f"/tasks/{task_id}/review/")
     app = page.locator("[data-testid=review-file][data-path='app.py']")
@@ -177,4 +177,20 @@ def test_the_review_page_is_accessible_in_both_colour_schemes(browser, server, t
     app.get_by_test_id("review-comment-text").fill("Why 2?")
     app.get_by_test_id("review-comment-add").click()
     expect(page.get_by_test_id("review-comment")).to_have_count(1)
+    assert_accessible(page)
+
+
+@pytest.mark.parametrize("color_scheme", ["light", "dark"])
+def test_the_push_settings_with_a_refused_remote_are_accessible(browser, server, tmp_path, color_scheme):
+    username = f"seen-push-{color_scheme}"
+    ids = _task_with_a_branch(server, tmp_path, username, staff=True)
+    page = browser.new_context(color_scheme=color_scheme).new_page()
+    login(page, server, username, f"/settings/workspaces/{ids['workspace_id']}/repositories/")
+    form = page.get_by_test_id("repository-push-form")
+    expect(form).to_have_attribute("data-push-remote", GITHUB)
+    form.get_by_test_id("repository-push-remote").fill("https://me:hunter2@github.com/acme/shop.git")
+    form.get_by_test_id("repository-push-save").click()
+    error = page.locator("[data-testid=repository-field-error][data-field=push_remote]")
+    expect(error).to_have_text("Put the password or token in the push token field, not in the URL.")
+    assert "hunter2" not in page.content()
     assert_accessible(page)
