@@ -186,3 +186,38 @@ def test_rotate_secrets_reseals_the_push_token_with_the_first_key(repository, se
     assert "Re-encrypted 1 secret(s)" in capsys.readouterr().out
     settings.KANDEV_SECRETS_KEYS = [new]  # the old key dropped: the token still opens
     assert Repository.objects.get(pk=repository.pk).push_token == TOKEN
+
+
+def test_an_https_remote_receives_the_token_as_basic_authorization_and_a_refusal_is_an_authentication_failure(
+    worktree, repository
+):
+    """A real HTTP server as the remote: the header git sends is the token's, and its 401 reads as the credentials."""
+    import http.server
+    import threading
+
+    seen = []
+
+    class Remote(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            seen.append(self.headers.get("Authorization"))
+            self.send_response(401)
+            self.send_header("WWW-Authenticate", 'Basic realm="git"')
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Remote)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        repository.push_remote = f"http://127.0.0.1:{server.server_address[1]}/acme/shop.git"
+        repository.push_token = f"robot:{TOKEN}"
+        repository.save()
+        worktree.repository = Repository.objects.get(pk=repository.pk)
+        with pytest.raises(review.ReviewError, match="refused the credentials") as refused:
+            review.push(worktree)
+    finally:
+        server.shutdown()
+    assert seen[0] == "Basic " + base64.b64encode(f"robot:{TOKEN}".encode()).decode()
+    assert TOKEN not in str(refused.value)
