@@ -36,7 +36,7 @@ def _worktree(request, task_id) -> Worktree:
 
 
 def _safe_lines(review_file: reviews.ReviewFile) -> reviews.ReviewFile:
-    # The lines' HTML is Pygments' (every character of the file escaped) or escaped here: safe to put in the page.
+    # Each line is Pygments' HTML (which escapes every character of the file) or escaped by repositories.review.
     for line in review_file.lines:
         line.html = mark_safe(line.html)  # noqa: S308
     return review_file
@@ -54,6 +54,7 @@ def _comments_context(worktree: Worktree) -> dict:
 
 @require_GET
 def review(request, task_id):
+    """``?page=``'s files of the branch, its comments, and the push; what git could not read is said in a sentence."""
     worktree = _worktree(request, task_id)
     try:
         page = int(request.GET.get("page", "1"))
