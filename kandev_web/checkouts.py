@@ -93,6 +93,36 @@ class Checkouts:
         }
         return cast("dict[str, Any]", self.perform("file_changes", args))
 
+    def branch_changes(
+        self, repo: str, path: str, base_commit: str, first: int, max_files: int, only: str, max_file_bytes: int
+    ) -> dict[str, Any]:
+        """A page of :meth:`file_changes` for the review: the changed files from the ``first``-th (in path order).
+
+        ``only``, when given, keeps that one file (its "Show more"). Each file
+        is bounded by ``max_file_bytes``, and a page by one frame's worth.
+        """
+        args = {
+            "repo": repo,
+            "path": path,
+            "base_commit": base_commit,
+            "first": first,
+            "max_files": max_files,
+            "only": only,
+            "max_file_bytes": max_file_bytes,
+        }
+        return cast("dict[str, Any]", self.perform("branch_changes", args))
+
+    def remote_url(self, repo: str, remote: str) -> str:
+        """Where ``remote`` (a remote's name, or a URL) points, as the repository's git reads it."""
+        return cast(str, self.perform("remote_url", {"repo": repo, "remote": remote}))
+
+    def push(self, repo: str, remote: str, branch: str, token: str) -> str:
+        """Push ``branch`` to ``remote`` with ``token`` (may be empty) as its HTTP credential; the commit pushed.
+
+        On an executor host the token travels in the request on stdin, never in argv there.
+        """
+        return cast(str, self.perform("push", {"repo": repo, "remote": remote, "branch": branch, "token": token}))
+
     def unique_commits(self, repo: str, branch: str) -> list[str]:
         """The commits on ``branch`` that no other branch or remote holds; none when the branch is gone."""
         return cast("list[str]", self.perform("unique_commits", {"repo": repo, "branch": branch}))
@@ -147,11 +177,42 @@ def _restore(root: Path, repo: str, path: str, branch: str) -> None:
 def _file_changes(
     root: Path, repo: str, path: str, base_commit: str, max_files: int, max_file_bytes: int, max_total_bytes: int
 ) -> dict[str, Any]:
+    changes = git.changes(Path(path), base_commit)
+    return {
+        "files": _texts(repo, path, base_commit, changes[:max_files], max_file_bytes, max_total_bytes),
+        "total": len(changes),
+    }
+
+
+#: A review page's texts in all: what fits one answer from an executor host.
+REVIEW_PAGE_BYTES = 8 * 1024 * 1024
+
+
+def _branch_changes(
+    root: Path, repo: str, path: str, base_commit: str, first: int, max_files: int, only: str, max_file_bytes: int
+) -> dict[str, Any]:
+    changes = git.changes(Path(path), base_commit)
+    chosen = [change for change in changes if change.path == only] if only else changes[first : first + max_files]
+    files = _texts(repo, path, base_commit, chosen, max_file_bytes, REVIEW_PAGE_BYTES)
+    return {"files": files, "total": len(changes)}
+
+
+def _remote_url(root: Path, repo: str, remote: str) -> str:
+    return git.remote_url(Path(repo), remote)
+
+
+def _push(root: Path, repo: str, remote: str, branch: str, token: str) -> str:
+    return git.push(Path(repo), remote, branch, token)
+
+
+def _texts(
+    repo: str, path: str, base_commit: str, changes: list[git.Change], max_file_bytes: int, max_total_bytes: int
+) -> list[list[Any]]:
+    """``[path, kind, old text or None, new text]`` for each change, until ``max_total_bytes`` of text in all."""
     top = Path(path)
-    changes = git.changes(top, base_commit)
     files: list[list[Any]] = []
     size = 0
-    for change in changes[:max_files]:
+    for change in changes:
         old = None
         if change.kind != "added":
             old = (git.text_at(Path(repo), base_commit, change.path) or "")[:max_file_bytes]
@@ -160,7 +221,7 @@ def _file_changes(
         if files and size > max_total_bytes:
             break
         files.append([change.path, change.kind, old, new])
-    return {"files": files, "total": len(changes)}
+    return files
 
 
 def _unique_commits(root: Path, repo: str, branch: str) -> list[str]:
@@ -185,6 +246,9 @@ _STEPS: dict[str, Callable[..., Any]] = {
     "make": _make,
     "restore": _restore,
     "file_changes": _file_changes,
+    "branch_changes": _branch_changes,
+    "remote_url": _remote_url,
+    "push": _push,
     "unique_commits": _unique_commits,
     "remove": _remove,
 }
@@ -204,6 +268,17 @@ OPERATIONS: dict[str, dict[str, type]] = {
         "max_file_bytes": int,
         "max_total_bytes": int,
     },
+    "branch_changes": {
+        "repo": str,
+        "path": str,
+        "base_commit": str,
+        "first": int,
+        "max_files": int,
+        "only": str,
+        "max_file_bytes": int,
+    },
+    "remote_url": {"repo": str, "remote": str},
+    "push": {"repo": str, "remote": str, "branch": str, "token": str},
     "unique_commits": {"repo": str, "branch": str},
     "remove": {"repo": str, "path": str, "branch": str},
 }

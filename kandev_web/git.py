@@ -9,6 +9,7 @@ these off the event loop (they block for as long as git takes).
 
 from __future__ import annotations
 
+import base64
 import enum
 import os
 import subprocess
@@ -34,6 +35,12 @@ class Failure(enum.Enum):
     GIT_MISSING = "git_missing"
     #: The executor host that holds the repository could not be asked.
     UNREACHABLE = "unreachable"
+    #: A push: the remote would not take the branch as it is (not a fast-forward, a protected branch, a hook).
+    REJECTED = "rejected"
+    #: A push: the remote wants credentials it was not given, or refused the ones it was.
+    AUTHENTICATION = "authentication"
+    #: A push: the remote is not there (no such remote, host or repository).
+    NO_REMOTE = "no_remote"
     OTHER = "other"
 
 
@@ -46,6 +53,26 @@ class GitError(Exception):
         self.detail = detail
 
 
+_AUTHENTICATION = (
+    "authentication failed",
+    "could not read username",
+    "could not read password",
+    "permission denied (publickey",
+    "invalid username or password",
+    "http basic: access denied",
+    "the requested url returned error: 401",
+    "the requested url returned error: 403",
+)
+_NO_REMOTE = (
+    "does not appear to be a git repository",
+    "could not resolve host",
+    "repository not found",
+    "could not read from remote repository",
+    "unable to access",
+    "connection refused",
+)
+
+
 @dataclass(frozen=True)
 class Change:
     path: str
@@ -54,6 +81,13 @@ class Change:
 
 def _classify(stderr: str) -> Failure:
     text = stderr.lower()
+    # A push's failures first: "permission denied (publickey)" is the remote's refusal, not the disk's.
+    if any(sign in text for sign in _AUTHENTICATION):
+        return Failure.AUTHENTICATION
+    if "[rejected]" in text or "[remote rejected]" in text or "failed to push some refs" in text:
+        return Failure.REJECTED
+    if any(sign in text for sign in _NO_REMOTE):
+        return Failure.NO_REMOTE
     if "not a git repository" in text or "cannot change to" in text:
         return Failure.NOT_A_REPOSITORY
     if "is already checked out at" in text or "is already used by worktree" in text:
@@ -67,8 +101,14 @@ def _classify(stderr: str) -> Failure:
     return Failure.OTHER
 
 
-def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """``git -C repo args...``; a non-zero exit raises :class:`GitError` unless ``check`` is false."""
+def run(
+    repo: Path, *args: str, check: bool = True, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``git -C repo args...``; a non-zero exit raises :class:`GitError` unless ``check`` is false.
+
+    ``env`` adds to git's environment: where a credential goes, as argv is
+    public on the machine (``ps``) and this module logs nothing.
+    """
     argv = ["git", "-C", str(repo), *args]
     try:
         done = subprocess.run(  # noqa: S603 - git with an argument list, no shell
@@ -77,7 +117,7 @@ def run(repo: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
             text=True,
             errors="replace",
             timeout=TIMEOUT,
-            env={**os.environ, **_ENV},
+            env={**os.environ, **_ENV, **(env or {})},
             stdin=subprocess.DEVNULL,
             check=False,
         )
@@ -189,3 +229,46 @@ def text_at(repo: Path, commit: str, path: str) -> str | None:
     """The file at ``path`` in ``commit`` as text; None when it is not there."""
     done = run(repo, "show", f"{commit}:{path}", check=False)
     return done.stdout if done.returncode == 0 else None
+
+
+def remote_url(repo: Path, remote: str) -> str:
+    """Where ``remote`` points: a configured remote's URL, or ``remote`` itself when it is a URL or a path."""
+    if remote.startswith("-"):
+        raise GitError(Failure.NO_REMOTE, remote)
+    done = run(repo, "remote", "get-url", "--end-of-options", remote, check=False)
+    return done.stdout.strip() if done.returncode == 0 else remote
+
+
+def _credential_env(token: str) -> dict[str, str]:
+    """``token`` as an HTTP Authorization header, given to git through its environment (git 2.31's GIT_CONFIG_*).
+
+    Never in argv, never in a file: ``http.extraHeader`` set by
+    ``GIT_CONFIG_KEY_0``/``GIT_CONFIG_VALUE_0`` reaches only this one git
+    process. ``user:token`` names the user; a bare token goes as
+    ``x-access-token``, which GitHub, GitLab and Gitea accept with a token.
+    """
+    user, _, secret = token.rpartition(":") if ":" in token else ("x-access-token", "", token)
+    basic = base64.b64encode(f"{user}:{secret}".encode()).decode("ascii")
+    return {
+        "GIT_CONFIG_COUNT": "1",
+        "GIT_CONFIG_KEY_0": "http.extraHeader",
+        "GIT_CONFIG_VALUE_0": f"Authorization: Basic {basic}",
+    }
+
+
+def push(repo: Path, remote: str, branch: str, token: str = "") -> str:
+    """Push ``branch`` to the same name on ``remote`` (a remote's name or URL); the commit pushed.
+
+    No force: a remote branch that moved on refuses it (``REJECTED``). An
+    SSH remote uses the machine's own keys, and never stops to ask about a
+    host key (``BatchMode``).
+    """
+    if remote.startswith("-") or branch.startswith("-"):
+        raise GitError(Failure.NO_REMOTE, remote)
+    commit = commit_of(repo, f"refs/heads/{branch}")
+    env = {"GIT_SSH_COMMAND": os.environ.get("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")}
+    if token:
+        env |= _credential_env(token)
+    refspec = f"refs/heads/{branch}:refs/heads/{branch}"
+    run(repo, "push", "--porcelain", "--end-of-options", remote, refspec, env=env)
+    return commit

@@ -23,6 +23,7 @@ urlpatterns = [
     path("", include("kandev_web.notifications.urls")),
     path("", include("kandev_web.pages.inbox.urls")),
     path("", include("kandev_web.pages.usage.urls")),
+    path("", include("kandev_web.pages.review.urls")),
     path("", include("kandev_web.webhooks.urls")),
     path("", include("kandev_web.pages.board.urls")),
 ]

@@ -11,7 +11,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from kandev_web.agents.models import AgentProfile, Executor
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.clarifications.models import Clarification
-from kandev_web.repositories.models import Repository
+from kandev_web.repositories.models import Repository, ReviewComment, Worktree
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
 from kandev_web.webhooks.models import Webhook
 from testing_support.executor import unreachable_ssh_host
@@ -91,6 +91,10 @@ def workspace_objects(name: str) -> dict[str, object]:
         workspace=workspace, name=f"{name} hook", url="http://127.0.0.1:9/", secret="s", events=["turn.finished"]
     )
     repository = Repository.objects.create(workspace=workspace, name=f"{name} repository", path=f"/srv/{name}")
+    # The task's branch, for its review page: on no disk, so every read of it fails the way a vanished one would.
+    branch, checkout = f"kandev/task-{task.pk}", f"/srv/{name}-task"
+    Worktree.objects.create(task=task, repository=repository, branch=branch, path=checkout, base_commit="0" * 40)
+    comment = ReviewComment.objects.create(task=task, path="app.py", line=1, text="Why?")
     return {
         "workspace": workspace,
         "values": {
@@ -103,6 +107,7 @@ def workspace_objects(name: str) -> dict[str, object]:
             "session_id": session.pk,
             "pending_id": pending_id,
             "webhook_id": webhook.pk,
+            "comment_id": comment.pk,
         },
         "task": task,
         "clarification": clarification,

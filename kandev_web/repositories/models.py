@@ -2,12 +2,13 @@
 
 from pathlib import Path
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web import git
-from kandev_web.agents.models import Executor
+from kandev_web.agents.models import Executor, SealedTextField
 from kandev_web.board.models import Task, Workspace
 
 
@@ -40,6 +41,19 @@ class Repository(models.Model):
         related_name="repositories",
         verbose_name=_("executor"),
         help_text=_("The machine the repository is on; empty: the web machine."),
+    )
+    #: Where "Push branch" sends a task's branch: a remote's name in the repository, or a URL.
+    push_remote = models.CharField(
+        _("push remote"),
+        max_length=500,
+        blank=True,
+        help_text=_("A remote's name in the repository (origin) or its URL; empty: tasks' branches are not pushed."),
+    )
+    #: The HTTPS credential for ``push_remote``: a token, or ``user:token``. Write-only; never logged, never in argv.
+    push_token = SealedTextField(
+        _("push token"),
+        blank=True,
+        help_text=_("For an HTTPS remote: a token, or user:token. Kept encrypted; empty: none, or the machine's own."),
     )
 
     objects = RepositoryQuerySet.as_manager()
@@ -110,3 +124,23 @@ class Worktree(models.Model):
     @property
     def base(self) -> str:
         return self.base_branch or self.repository.default_branch
+
+
+class ReviewComment(models.Model):
+    """An operator's comment on a line of a task's branch, kept until it is sent to the agent (and after, as sent)."""
+
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="review_comments")
+    path = models.CharField(max_length=1000)
+    #: The line in the file as the branch has it now (the diff's new side).
+    line = models.PositiveIntegerField()
+    text = models.TextField()
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    #: When it went to the agent in a follow-up prompt; None while it waits to be sent.
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["path", "line", "pk"]
+
+    def __str__(self):
+        return f"{self.path}:{self.line}"

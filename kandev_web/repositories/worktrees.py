@@ -47,7 +47,8 @@ def branch_stem(task_id: int, title: str) -> str:
     return f"{BRANCH_PREFIX}task-{task_id}" + (f"-{slug}" if slug else "")
 
 
-def _sentence(error: git.GitError, worktree: Worktree) -> str:
+def sentence(error: git.GitError, worktree: Worktree) -> str:
+    """What ``error`` means to the operator, about ``worktree`` and its repository."""
     repository = worktree.repository
     match error.failure:
         case git.Failure.NOT_A_REPOSITORY:
@@ -113,7 +114,7 @@ def ensure_worktree(task_id: int, profile: AgentProfile) -> Worktree | None:
                 return worktree
             _make(worktree, checkouts)
         except git.GitError as error:
-            raise WorktreeError(_sentence(error, worktree)) from None
+            raise WorktreeError(sentence(error, worktree)) from None
         except OSError as error:
             raise WorktreeError(_("The worktree could not be written to disk: %(error)s.") % {"error": error}) from None
         worktree.save(update_fields=["branch", "path", "base_commit", "created_at"])
@@ -157,7 +158,7 @@ def unique_commits(worktree: Worktree) -> list[str]:
     try:
         return hosts.checkouts(worktree.repository).unique_commits(worktree.repository.path, worktree.branch)
     except git.GitError as error:
-        raise WorktreeError(_sentence(error, worktree)) from None
+        raise WorktreeError(sentence(error, worktree)) from None
 
 
 class UnmergedCommits(WorktreeError):
@@ -184,4 +185,4 @@ def remove(worktree: Worktree, *, discard_commits: bool = False) -> None:
     try:
         hosts.checkouts(worktree.repository).remove(worktree.repository.path, worktree.path, worktree.branch)
     except git.GitError as error:
-        raise WorktreeError(_sentence(error, worktree)) from None
+        raise WorktreeError(sentence(error, worktree)) from None

@@ -83,6 +83,7 @@ HAND_READ_FIELDS = {
     "password",
     "via",
     "preset",
+    "from",
 }
 
 FORMS = [TaskCreateForm, TaskEditForm, TaskMoveForm, StartSessionForm, PromptForm, AgentProfileForm]

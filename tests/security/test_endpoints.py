@@ -161,6 +161,7 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
         "profile_id": 999_999,
         "repository_id": 999_999,
         "webhook_id": 999_999,
+        "comment_id": 999_999,
     }
     missing = _url(world, endpoint, objects=nowhere)
     data = {"prompt": "x", "option_id": "ok", "action": "skip", "title": "Hijacked", "enabled": "true"}
@@ -189,7 +190,7 @@ def test_another_workspaces_objects_look_like_missing_ones(world, endpoint):
 def test_every_object_parameter_is_covered():
     """A new object-naming URL parameter needs a foreign value above before it ships."""
     known = {"board_id", "step_id", "task_id", "session_id", "pending_id"}
-    known |= {"workspace_id", "profile_id", "repository_id", "webhook_id"}
+    known |= {"workspace_id", "profile_id", "repository_id", "webhook_id", "comment_id"}
     known |= GLOBAL_PARAMETERS
     unknown = {p for e in ENDPOINTS for p in e.parameters} - known
     assert not unknown, f"decide what these URL parameters name and test them: {sorted(unknown)}"

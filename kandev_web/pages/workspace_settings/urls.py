@@ -17,6 +17,11 @@ urlpatterns = [
         repository_views.repository_delete,
         name="repository-delete",
     ),
+    path(
+        "settings/workspaces/<int:workspace_id>/repositories/<int:repository_id>/push-remote/",
+        repository_views.repository_push_remote,
+        name="repository-push-remote",
+    ),
     path("settings/workspaces/<int:workspace_id>/agents/new/", profiles.profile_new, name="profile-new"),
     path(
         "settings/workspaces/<int:workspace_id>/agents/<int:profile_id>/edit/",
