@@ -14,13 +14,17 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 ELICITATION_FLAG = "features.acpElicitation"
+#: The runtime flag that advertises boolean session config options (``session.configOptions.boolean``).
+BOOLEAN_CONFIG_OPTIONS_FLAG = "features.acpBooleanConfigOptions"
 CURSOR_AGENT_ID = "cursor-acp"
 
 #: The ACP method that takes up a session an earlier agent process began.
 ResumeMethod = Literal["resume", "load"]
 
 
-def client_capabilities(agent_id: str | None, *, elicitation: bool, auth_gateway: bool = False) -> dict[str, Any]:
+def client_capabilities(
+    agent_id: str | None, *, elicitation: bool, auth_gateway: bool = False, boolean_config_options: bool = False
+) -> dict[str, Any]:
     """The ``clientCapabilities`` for this agent, with form elicitation or without.
 
     ``url`` elicitation is never advertised: it is out of scope, and a form-only
@@ -30,6 +34,11 @@ def client_capabilities(agent_id: str | None, *, elicitation: bool, auth_gateway
     adapter offer its ``gateway`` sign-in (a model server at a base URL the
     client names). It is asked for only by a profile with a gateway
     configured, so every other agent's object stays byte-identical.
+
+    ``boolean_config_options`` adds ``session.configOptions.boolean``: agents
+    may then offer on/off options (``type: "boolean"``), which the composer
+    shows as toggles. Asked for by its runtime flag, off by default, for the
+    same reason (AC-02's bytes).
     """
     meta: dict[str, Any] = {"terminal_output": True}
     if agent_id == CURSOR_AGENT_ID:
@@ -39,6 +48,8 @@ def client_capabilities(agent_id: str | None, *, elicitation: bool, auth_gateway
         capabilities["elicitation"] = {"form": {}}
     if auth_gateway:
         capabilities["auth"] = {"_meta": {"gateway": True}}
+    if boolean_config_options:
+        capabilities["session"] = {"configOptions": {"boolean": {}}}
     return capabilities
 
 
@@ -51,6 +62,11 @@ def elicitation_enabled(runtime_flags: Mapping[str, Any]) -> bool:
     resolves it once, when it starts the execution, and passes it here.
     """
     return runtime_flags.get(ELICITATION_FLAG) is True
+
+
+def boolean_config_options_enabled(runtime_flags: Mapping[str, Any]) -> bool:
+    """Whether the web app turned boolean session config options on for this execution (as the flag above)."""
+    return runtime_flags.get(BOOLEAN_CONFIG_OPTIONS_FLAG) is True
 
 
 def canonical(capabilities: Mapping[str, Any]) -> str:

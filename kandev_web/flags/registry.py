@@ -50,6 +50,7 @@ class FlagDefinition:
 
 
 ACP_ELICITATION = "features.acpElicitation"
+ACP_BOOLEAN_CONFIG_OPTIONS = "features.acpBooleanConfigOptions"
 
 FLAGS: dict[str, FlagDefinition] = {
     flag.key: flag
@@ -67,6 +68,24 @@ FLAGS: dict[str, FlagDefinition] = {
             risk_level=RiskLevel.MEDIUM,
             risk_description=_(
                 "Relies on an unstable part of the Agent Client Protocol; agents may change how they ask."
+            ),
+            restart_required=True,
+            mutable=True,
+        ),
+        FlagDefinition(
+            key=ACP_BOOLEAN_CONFIG_OPTIONS,
+            env_var="KANDEV_FEATURES_ACP_BOOLEAN_CONFIG_OPTIONS",
+            kind=Kind.FEATURE,
+            label=_("ACP on/off options"),
+            description=_(
+                "Tell ACP agents that the composer can show on/off options, so an agent may offer its "
+                "boolean settings there as toggles."
+            ),
+            stability=Stability.BETA,
+            risk_level=RiskLevel.LOW,
+            risk_description=_(
+                "Changes what Kandev tells agents when they start; an agent that does not know the capability "
+                "ignores it."
             ),
             restart_required=True,
             mutable=True,
