@@ -59,6 +59,11 @@ class TaskSession(models.Model):
     #: What the agent last wrote to stderr before it failed (agentctl's
     #: ``stderr_tail``, capped): agent text, so shown escaped and never logged.
     error_output = models.TextField(_("last lines of the agent's stderr"), blank=True)
+    #: What the agent offers the composer (``offers``): its modes (``{"current", "available"}``), its slash
+    #: commands and its on/off options, as it last said. Agent text, kept cut down and shown escaped.
+    modes = models.JSONField(default=dict, blank=True)
+    commands = models.JSONField(default=list, blank=True)
+    config_options = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
