@@ -48,7 +48,6 @@
     if (textarea) {
       textarea.removeAttribute("aria-controls");
       textarea.removeAttribute("aria-activedescendant");
-      textarea.removeAttribute("aria-expanded");
     }
   }
 
@@ -82,8 +81,8 @@
     if (!matches) return close();
     commands.hidden = false;
     commands.dataset.open = "true";
+    // A textbox has no aria-expanded: the list it controls says it is open by being shown.
     textarea.setAttribute("aria-controls", "command-list");
-    textarea.setAttribute("aria-expanded", "true");
     const keep = previous && !previous.hidden ? shown().indexOf(previous) : 0;
     highlight(keep >= 0 ? keep : 0);
   }
