@@ -12,6 +12,7 @@ from playwright.sync_api import expect
 from e2e.test_accessibility import assert_accessible
 from testing_support.browser import login, open_task
 from testing_support.browser import start_scenario as start
+from testing_support.layout import PHONE, assert_no_horizontal_scroll, assert_tap_targets, assert_within_window
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_BOOLEAN_CONFIG_OPTIONS": "true"}
 
@@ -150,3 +151,19 @@ def test_the_composer_with_modes_options_and_the_command_list_open_is_accessible
     page.get_by_test_id("session-prompt-input").press_sequentially("/")
     expect(page.get_by_test_id("command-list")).to_be_visible()
     assert_accessible(page)
+
+
+def test_on_a_phone_the_composers_controls_fit_and_take_a_finger(browser, server):
+    _, task_id = _task(browser, server, "phone")
+    page = browser.new_context(viewport=PHONE, locale="de-DE").new_page()  # German labels are longer
+    login(page, server, "phone", f"/tasks/{task_id}/")
+    start(page, "simple-message")
+    _turn_over(page)
+    expect(page.get_by_test_id("session-option")).to_have_count(1)
+    page.get_by_test_id("session-prompt-input").press_sequentially("/")
+    commands = page.get_by_test_id("command-list")
+    expect(commands).to_be_visible()
+    for each in [page.get_by_test_id("session-mode"), page.get_by_test_id("session-option"), commands]:
+        assert_within_window(page, each)
+    assert_no_horizontal_scroll(page)
+    assert_tap_targets(page)
