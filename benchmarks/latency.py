@@ -19,6 +19,14 @@ watching them (``benchmarks/streams.py``): each figure with its ratio to the
 idle one, and the issue's target, (a) p50 within 2x of idle. The sessions are
 started after the idle cycles, so those are measured as without the option.
 
+``--agent codex`` puts the real Codex adapter (``@agentclientprotocol/codex-acp``,
+installed by scripts/test, signed in through its gateway to a scripted
+Responses API, in Plan mode) in place of the scripted agent, behind
+``benchmarks/codex_tap.py``, which stamps where the scripted agent does: (a)
+and (b) are then kandev's own path with Codex's question, and what Codex
+itself takes (the model's call -> its ``elicitation/create``; the answer ->
+the model's next request) is printed apart. A prompt starts each cycle.
+
 ``--profile several-machines`` runs the same cycles on PostgreSQL, Redis, two
 web processes and an SSH executor (``benchmarks/profiles.py``), the framework
 floor then in two processes on the same Redis; both references are measured
@@ -44,7 +52,7 @@ from pathlib import Path
 
 from benchmarks import profiles, streams, support
 from benchmarks.floor.probe import FrameworkFloor
-from benchmarks.stack import Cycle, ElicitationStack
+from benchmarks.stack import CODEX, MOCK, Cycle, ElicitationStack
 from benchmarks.trace_server import PATCHES
 
 TARGET_SUBMIT_P50 = 5.0
@@ -139,7 +147,9 @@ def report(
         f"max {max(uncertainty):.2f} ms"
     )
     bad, undelivered = answers(cycles)
+    own = agent_costs(cycles)
     return {
+        **own,
         "baseline": base.as_dict(),
         **({"ssh_baseline": tunnelled.as_dict(base)} if tunnelled.values else {}),
         "floor": floor.as_dict(base),
@@ -158,12 +168,29 @@ def report(
     }
 
 
+def agent_costs(cycles) -> dict:
+    """``--agent codex``: what the agent itself took, outside (a) and (b); nothing for the scripted agent."""
+    create = support.Summary(
+        "agent itself: model call sent -> elicitation/create",
+        [c.agent_create for c in cycles if not math.isnan(c.agent_create)],
+    )
+    answer = support.Summary(
+        "agent itself: answer read -> model's next request",
+        [c.agent_answer for c in cycles if not math.isnan(c.agent_answer)],
+    )
+    if not create.values:
+        return {}
+    print(create.line())
+    print(answer.line())
+    return {"agent_create": create.as_dict(), "agent_answer": answer.as_dict()}
+
+
 def answers(cycles) -> tuple[list[int], list[int]]:
     """The runs whose answer the agent did not read as given, and those whose page was not told 'delivered'."""
     bad = [c.index for c in cycles if not c.answer_ok]
     undelivered = [c.index for c in cycles if c.outcome != "delivered"]
     print(
-        f"answers: the agent read {{'action': 'accept', 'content': {{'question_0': 'Blue'}}}} in "
+        f"answers: the agent read the operator's Blue in "
         f"{len(cycles) - len(bad)} of {len(cycles)} runs; the page was told 'delivered' in "
         f"{len(cycles) - len(undelivered)}"
     )
@@ -402,8 +429,16 @@ def arguments(argv: list[str] | None):
         metavar="R",
         help="chunks a second each background session streams (default 25)",
     )
+    parser.add_argument(
+        "--agent",
+        choices=(MOCK, CODEX),
+        default=MOCK,
+        help="the scripted agent (default), or the real Codex adapter asking with request_user_input",
+    )
     profiles.add_profile_option(parser)
     args = parser.parse_args(argv)
+    if args.agent == CODEX and (args.profile == profiles.SEVERAL_MACHINES or args.background_streams):
+        parser.error("--agent codex runs idle on the embedded profile only")
     if args.floor_per_run < 1:
         parser.error("--floor-per-run must be at least 1: every run reports its paths against the floor")
     several = args.profile == profiles.SEVERAL_MACHINES
@@ -419,7 +454,9 @@ def arguments(argv: list[str] | None):
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
     several = args.profile == profiles.SEVERAL_MACHINES
-    support.header(f"latency: elicitation/create -> overlay, Submit -> ACP answer (profile {args.profile})")
+    support.header(
+        f"latency: elicitation/create -> overlay, Submit -> ACP answer (profile {args.profile}, agent {args.agent})"
+    )
     if several:
         print(
             "   several machines: PostgreSQL (pool), Redis, agent stream held by web process A over SSH, "
@@ -440,7 +477,12 @@ def main(argv: list[str] | None = None) -> int:
     with (
         support.workdir(keep=args.keep or bool(args.py_spy)) as directory,
         ElicitationStack(
-            directory, headless=not args.headed, trace=args.trace, patches=tuple(args.patch), profile=args.profile
+            directory,
+            headless=not args.headed,
+            trace=args.trace,
+            patches=tuple(args.patch),
+            profile=args.profile,
+            agent=args.agent,
         ) as stack,
         FrameworkFloor(
             directory, stack.browser, redis_url=stack.services.redis_url if stack.services else None

@@ -49,6 +49,11 @@ from . import profiles, support
 from .bench_agent import CONTROL_VAR, RECORD_VAR
 
 PROFILE_NAME = "Bench agent"
+#: ``--agent``: the scripted agent (``bench_agent.py``), or the real Codex adapter behind ``codex_tap.py``.
+MOCK, CODEX = "mock", "codex"
+#: What the Codex profile's prompts carry, so that the fake Responses API asks with ``request_user_input``.
+CODEX_MARKER = "KANDEV-BENCH-CODEX"
+CODEX_FINAL_TEXT = "Blue it is."
 WORKSPACE = "Bench"
 EXECUTOR_NAME = "bench-ssh"
 
@@ -153,6 +158,10 @@ class Cycle:
     t_read: float = 0.0  # agent clock, s
     t_click: float = 0.0  # page clock converted to the agent clock, s
     pending_id: str = ""
+    #: ``--agent codex``: what Codex itself takes, outside (a) and (b). ms: the model's call sent ->
+    #: its elicitation/create written; the answer read -> the model's next request received.
+    agent_create: float = float("nan")
+    agent_answer: float = float("nan")
 
 
 def submit_answer(page, pending_id: str, option_id: str) -> None:
@@ -210,9 +219,15 @@ class ElicitationStack:
         headless: bool = True,
         tracemalloc: bool = False,
         profile: str = profiles.EMBEDDED,
+        agent: str = MOCK,
     ) -> None:
         if profile == profiles.SEVERAL_MACHINES and (trace or patches or tracemalloc):
             raise ValueError("probes, patches and tracemalloc run on the embedded profile only")
+        if agent == CODEX and profile != profiles.EMBEDDED:
+            raise ValueError("--agent codex runs on the embedded profile only")
+        self.agent = agent
+        #: The real Codex's scripted model (``--agent codex``): it stamps what Codex itself takes.
+        self.api = None
         self.directory = directory
         self.profile = profile
         #: The several-machines profile's PostgreSQL, Redis and SSH host (None on the embedded one).
@@ -272,13 +287,20 @@ class ElicitationStack:
         self.control = support.Control(self.directory / "control.fifo")
         self._exit.callback(self.control.close)
         (self.directory / "workdir").mkdir()
-        self.server.add_profile(
-            ids["workspace_id"],
-            PROFILE_NAME,
-            support.bench_agent_command(),
-            {RECORD_VAR: str(self.record.path), CONTROL_VAR: str(self.control.path), "PYTHONPATH": str(support.ROOT)},
-            str(self.directory / "workdir"),
-        )
+        if self.agent == CODEX:
+            self._add_codex_profile(ids["workspace_id"])
+        else:
+            self.server.add_profile(
+                ids["workspace_id"],
+                PROFILE_NAME,
+                support.bench_agent_command(),
+                {
+                    RECORD_VAR: str(self.record.path),
+                    CONTROL_VAR: str(self.control.path),
+                    "PYTHONPATH": str(support.ROOT),
+                },
+                str(self.directory / "workdir"),
+            )
         if self.services:
             # Anything the host would put in its login's home goes in the run's folder instead.
             host = replace(
@@ -305,8 +327,10 @@ class ElicitationStack:
         starter.get_by_test_id("session-start-profile").select_option(label=PROFILE_NAME)
         starter.get_by_test_id("session-start-prompt").fill("Benchmark: ask me questions")
         starter.get_by_test_id("session-start-submit").click()
-        self.record.wait_for(lambda e: e["event"] == "prompt", timeout=30)
-        starter.wait_for_selector("[data-testid=task-sessions][data-session-state=RUNNING]")
+        self.record.wait_for(lambda e: e["event"] == "prompt", timeout=60)
+        # Codex answers that first prompt (it has no marker) and waits for the next, one per cycle.
+        state = "WAITING_FOR_INPUT" if self.agent == CODEX else "RUNNING"
+        starter.wait_for_selector(f"[data-testid=task-sessions][data-session-state={state}]", timeout=60_000)
         # Stopped before the servers are: an agentctl on the executor host is in none of their process groups,
         # and would otherwise run on, waiting to be adopted.
         self._exit.callback(self._stop_agent, starter)
@@ -318,6 +342,44 @@ class ElicitationStack:
             starter.close()
         else:
             self.page = starter
+
+    def _add_codex_profile(self, workspace_id: int) -> None:
+        """The real Codex adapter behind the stamping relay, signed in through the gateway to a scripted model."""
+        from testing_support.codex import find_codex
+        from testing_support.codex.fake_responses_api import Call, FakeResponsesApi
+        from testing_support.codex.harness import offline_environment
+        from testing_support.fake_model_server import DenyingProxy
+
+        codex = find_codex()
+        question = {
+            "id": "colour",
+            "header": "Colour",
+            "question": "Which colour should I use?",
+            "options": [{"label": "Red", "description": "Warm."}, {"label": "Blue", "description": "Cool."}],
+        }
+        self.api = self._exit.enter_context(
+            FakeResponsesApi(
+                marker=CODEX_MARKER,
+                call=Call("request_user_input", {"questions": [question]}),
+                final_text=CODEX_FINAL_TEXT,
+                max_calls=1_000_000,
+            )
+        )
+        proxy = self._exit.enter_context(DenyingProxy())
+        root = self.directory / "codex"
+        root.mkdir()
+        env = offline_environment(codex, root, proxy=proxy, marker=os.urandom(8).hex())
+        env |= {RECORD_VAR: str(self.record.path), "PYTHONPATH": str(support.ROOT)}
+        self.server.add_profile(
+            workspace_id,
+            PROFILE_NAME,
+            [support.PYTHON, str(support.BENCH_DIR / "codex_tap.py"), *codex.argv],
+            env,
+            str(self.directory / "workdir"),
+            agent_id="codex-acp",
+            gateway_base_url=self.api.base_url,
+            config_options={"collaboration_mode": "plan"},
+        )
 
     def _stop_agent(self, starter) -> None:
         """Stop the session's agent as an operator does, from a task page, and wait until it is gone."""
@@ -433,7 +495,12 @@ class ElicitationStack:
         self.seq += 1
         seq = self.seq
         t_start = time.time()
-        self.control.send("go 1")
+        if self.agent == CODEX:
+            # A prompt per cycle: the model asks once in each turn.
+            page.get_by_test_id("session-prompt-input").fill(f"{CODEX_MARKER}: which colour?")
+            page.get_by_test_id("session-prompt-submit").click()
+        else:
+            self.control.send("go 1")
         written = self.record.wait_for(lambda e: e["event"] == "written" and e["seq"] == seq, timeout=timeout)
         overlay = page.wait_for_selector("[data-testid=clarification-overlay]", state="visible", timeout=timeout * 1000)
         pending_id = overlay.get_attribute("data-pending-id")
@@ -463,6 +530,19 @@ class ElicitationStack:
             return float("nan") if value is None else value - offset
 
         t_written, t_read = written["t"] * 1000, read["t"] * 1000
+        agent_create = agent_answer = float("nan")
+        expected: dict = {"action": "accept", "content": {"question_0": "Blue"}}
+        if self.api is not None:
+            expected = {"action": "accept", "content": {"colour": "Blue"}}
+            call = self.api.of_kind("call")[seq - 1]
+            deadline = time.monotonic() + timeout
+            while not (after := [e for e in self.api.of_kind("after_output") if call.call_id in _call_ids(e)]):
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the model never got answer {index} back")
+                time.sleep(0.002)
+            agent_create = t_written - call.t_sent * 1000
+            agent_answer = after[0].t_received * 1000 - t_read
+            page.wait_for_selector("[data-testid=task-sessions][data-session-state=WAITING_FOR_INPUT]")
         return Cycle(
             index=index,
             t_start=t_start,
@@ -475,10 +555,17 @@ class ElicitationStack:
             send_to_read=t_read - wall("send"),
             read_to_http=wall("answer") - t_read,
             clock_uncertainty=uncertainty,
-            answer_ok=read.get("result") == {"action": "accept", "content": {"question_0": "Blue"}},
+            answer_ok=read.get("result") == expected,
             outcome=str(marks.get("status") or ""),
             t_written=written["t"],
             t_read=read["t"],
             t_click=wall("click") / 1000,
             pending_id=pending_id,
+            agent_create=agent_create,
+            agent_answer=agent_answer,
         )
+
+
+def _call_ids(exchange) -> set:
+    """The call ids whose output a model request carries."""
+    return {item.get("call_id") for item in exchange.outputs()}

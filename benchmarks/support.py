@@ -268,18 +268,33 @@ class Server:
         )
 
     def add_profile(
-        self, workspace_id: int, name: str, command: list[str], env: dict[str, str], working_dir: str
+        self,
+        workspace_id: int,
+        name: str,
+        command: list[str],
+        env: dict[str, str],
+        working_dir: str,
+        *,
+        agent_id: str = "bench-agent",
+        **fields,
     ) -> None:
-        """An agent profile running ``command`` (our scripted agent) in this workspace."""
+        """An agent profile running ``command`` (our scripted agent) in this workspace; ``fields``: more of its own."""
         code = (
             "import json, os\n"
             "from kandev_web.agents.models import AgentProfile\n"
             "spec = json.loads(os.environ['BENCH_PROFILE'])\n"
-            "AgentProfile.objects.update_or_create(workspace_id=spec['workspace_id'], name=spec['name'],"
-            " defaults={'agent_id': 'bench-agent', 'command': spec['command'], 'env': spec['env'],"
-            " 'working_dir': spec['working_dir']})\n"
+            "AgentProfile.objects.update_or_create(workspace_id=spec.pop('workspace_id'), name=spec.pop('name'),"
+            " defaults=spec)\n"
         )
-        spec = {"workspace_id": workspace_id, "name": name, "command": command, "env": env, "working_dir": working_dir}
+        spec = {
+            "workspace_id": workspace_id,
+            "name": name,
+            "agent_id": agent_id,
+            "command": command,
+            "env": env,
+            "working_dir": working_dir,
+            **fields,
+        }
         subprocess.run(
             [PYTHON, "manage.py", "shell", "-c", code],
             cwd=ROOT,

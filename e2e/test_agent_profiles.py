@@ -137,9 +137,18 @@ def test_a_claude_code_profile_from_its_preset_is_checked_and_runs_on_a_reposito
     # From the board's header to the workspace's profiles; the Claude Code preset fills the form.
     page.get_by_test_id("board-agent-profiles").click()
     expect(page.get_by_test_id("profiles-page")).to_have_attribute("data-workspace-id", str(ids["workspace_id"]))
+    # Each preset says whether its agent can ask structured questions, and why, before anything runs.
+    page.get_by_test_id("profile-preset").select_option("gemini")
+    asks = page.get_by_test_id("profile-preset-questions")
+    expect(asks).to_have_attribute("data-asks", "no")
+    expect(asks).to_contain_text("Gemini CLI leaves its ask tool out in ACP mode")
+    page.get_by_test_id("profile-preset").select_option("goose")
+    expect(asks).to_have_attribute("data-asks", "mcp-only")
     page.get_by_test_id("profile-preset").select_option("claude-code")
     form = page.get_by_test_id("profile-form")
     expect(form).to_have_attribute("data-preset", "claude-code")
+    expect(asks).to_have_attribute("data-asks", "yes")
+    expect(asks).to_contain_text("It can ask you structured questions: The bridge asks Claude's AskUserQuestion")
     expect(page.get_by_test_id("profile-command")).to_have_value("npx -y @agentclientprotocol/claude-agent-acp")
     expect(page.get_by_test_id("profile-agent-id")).to_have_value("claude-acp")
     expect(page.get_by_test_id("profile-name")).to_have_value("Claude Code")
@@ -174,6 +183,9 @@ def test_a_claude_code_profile_from_its_preset_is_checked_and_runs_on_a_reposito
     expect(fact("mcp")).to_contain_text("Kandev's MCP server reaches it over HTTP.")
     expect(fact("prompt")).to_contain_text("images")
     expect(fact("auth")).to_be_visible()
+    expect(fact("needs")).to_contain_text("It has what kandev needs")
+    expect(fact("questions")).to_have_attribute("data-asks", "yes")
+    expect(fact("questions")).to_contain_text("It can ask you structured questions")
 
     # A task on the registered repository, and the profile started on it.
     page.get_by_test_id("nav-home").click()

@@ -22,12 +22,13 @@ import pytest
 from playwright.sync_api import expect
 
 from kandev_web.agents.models import GATEWAY_HEADERS_SECRET
-from testing_support.bridge.profiles import kill_marked, orm, wait_until_gone
+from testing_support.agent_runs import kill_marked, wait_until_gone
+from testing_support.bridge.profiles import orm
 from testing_support.browser import card, login, option
 from testing_support.codex import find_codex
 from testing_support.codex.fake_responses_api import Call, FakeResponsesApi
 from testing_support.codex.harness import offline_environment
-from testing_support.loopback_http import DenyingProxy
+from testing_support.fake_model_server import DenyingProxy
 
 SERVER_ENV = {
     "KANDEV_FEATURES_ACP_ELICITATION": "true",

@@ -22,6 +22,7 @@ urlpatterns = [
     path("", include("kandev_web.pages.answers.urls")),
     path("", include("kandev_web.notifications.urls")),
     path("", include("kandev_web.pages.inbox.urls")),
+    path("", include("kandev_web.pages.usage.urls")),
     path("", include("kandev_web.webhooks.urls")),
     path("", include("kandev_web.pages.board.urls")),
 ]

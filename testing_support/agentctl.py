@@ -62,11 +62,24 @@ def message_text(inbox: Inbox, session_id: str) -> str:
 
 
 async def open_session(
-    client: AgentStreamClient, *, agent_id: str = "claude-acp", elicitation: bool = False, cwd: str = "/tmp"
+    client: AgentStreamClient,
+    *,
+    agent_id: str = "claude-acp",
+    elicitation: bool = False,
+    cwd: str = "/tmp",
+    url: bool | None = None,
+    http_loopback: bool | None = None,
 ) -> str:
-    """Initialize the agent and create one session; return the session id."""
-    await client.request(
-        "agent.initialize", {"agent_id": agent_id, "runtime_flags": {"features.acpElicitation": elicitation}}
-    )
+    """Initialize the agent and create one session; return the session id.
+
+    ``url`` and ``http_loopback`` are sent only when given, so that every other
+    test's ``agent.initialize`` stays the one the web app always sent.
+    """
+    initialize: dict = {"agent_id": agent_id, "runtime_flags": {"features.acpElicitation": elicitation}}
+    if url is not None:
+        initialize["runtime_flags"]["features.acpUrlElicitation"] = url
+    if http_loopback is not None:
+        initialize["url_http_loopback"] = http_loopback
+    await client.request("agent.initialize", initialize)
     session = await client.request("agent.session.new", {"cwd": cwd, "mcp_servers": []})
     return str(session["session_id"])

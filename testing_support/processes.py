@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 #: The repository: servers run ``manage.py`` and ``kandev_web`` from here.
 ROOT = Path(__file__).resolve().parent.parent
@@ -156,22 +157,37 @@ def two_web_processes(
 
 
 @contextmanager
+def daphne(
+    env: dict[str, str],
+    *,
+    cwd: Path = ROOT,
+    command: tuple[str, ...] = (sys.executable, "-m", "daphne"),
+    output: int | IO[str] = subprocess.DEVNULL,
+    timeout: float = 60,
+) -> Iterator[tuple[int, subprocess.Popen]]:
+    """``command`` (a Daphne) serving ``kandev_web.asgi`` from ``cwd`` with ``env``: its port and process.
+
+    Its own process group, so the agentctl and agent processes it started end
+    with it instead of outliving the test.
+    """
+    port = free_port()
+    process = subprocess.Popen(
+        [*command, "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
+        cwd=cwd,
+        env=env,
+        stdout=output,
+        stderr=subprocess.STDOUT if output is not subprocess.DEVNULL else subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        wait_for_port(port, process, time.monotonic() + timeout)
+        yield port, process
+    finally:
+        stop_group(process)
+
+
+@contextmanager
 def running_server(env: dict[str, str], log_path: Path) -> Iterator[Server]:
     """A Daphne process serving kandev-web with ``env``, until the block ends."""
-    port = free_port()
-    with log_path.open("w") as log:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-            cwd=ROOT,
-            env=env,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            # Its own process group, so the agentctl and agent processes it
-            # started end with it instead of outliving the test.
-            start_new_session=True,
-        )
-        try:
-            wait_for_port(port, process, time.monotonic() + 30)
-            yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
-        finally:
-            stop_group(process)
+    with log_path.open("w") as log, daphne(env, output=log, timeout=30) as (port, process):
+        yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)

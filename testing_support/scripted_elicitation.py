@@ -155,12 +155,17 @@ async def run_script(
     *,
     flag: bool = True,
     env: dict[str, str] | None = None,
+    url: bool | None = None,
+    http_loopback: bool | None = None,
 ) -> Run:
-    """Start agentctl for this script, open the session with the flag on (or off), send a prompt."""
+    """Start agentctl for this script, open the session with the flag on (or off), send a prompt.
+
+    ``url`` is ``features.acpUrlElicitation``; ``http_loopback`` the web app's development setting.
+    """
     options = {} if env is None else {"env": {**os.environ, **env}}
     agentctl = await start_agentctl(scripted.argv(steps), **options)
     client, inbox = await connect(agentctl)
-    session_id = await open_session(client, elicitation=flag)
+    session_id = await open_session(client, elicitation=flag, url=url, http_loopback=http_loopback)
     turn = await client.request("agent.prompt", {"session_id": session_id, "prompt": text_prompt("ask me")})
     return Run(agentctl, client, inbox, session_id, turn["turn_id"])
 

@@ -107,6 +107,30 @@ def test_latency_with_more_sockets_open_on_the_task_measures_both_paths_with_eve
     assert result["not_delivered"] == []
 
 
+def test_latency_with_the_real_codex_measures_both_paths_and_codex_apart(tmp_path):
+    """``--agent codex``: Codex's request_user_input in place of the scripted agent (scripts/test installs it)."""
+    result = run_benchmark(
+        "latency",
+        tmp_path,
+        "--agent",
+        "codex",
+        "--runs",
+        "3",
+        "--warmup",
+        "1",
+        "--floor-per-run",
+        "1",
+        profile="embedded",
+    )
+    for path in ("create_to_overlay", "submit_to_read"):
+        assert result[path]["n"] == 3
+        assert math.isfinite(result[path]["floor_ratio_p50"])
+    # What Codex itself took, outside (a) and (b): its call to elicitation/create, the answer to the model's request.
+    assert result["agent_create"]["n"] == result["agent_answer"]["n"] == 3
+    assert result["bad_answers"] == []
+    assert result["not_delivered"] == []
+
+
 def test_latency_with_sessions_streaming_in_the_background_measures_both_paths_again_against_idle(tmp_path):
     result = run_benchmark(
         "latency",

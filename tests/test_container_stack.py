@@ -12,7 +12,6 @@ import re
 import shlex
 import subprocess
 import sys
-import time
 from importlib.resources import files
 from pathlib import Path
 
@@ -21,7 +20,7 @@ import yaml
 
 from kandev_web.sessions.checks import problems
 from testing_support.deployment import vapid_private_key
-from testing_support.processes import free_port, stop_group, wait_for_port
+from testing_support.processes import daphne
 
 ROOT = Path(__file__).resolve().parents[1]
 COMPOSE = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text())
@@ -282,20 +281,8 @@ def test_the_image_and_the_compose_web_services_report_a_web_process_healthy_whi
         "KANDEV_PUBLIC_URL": "https://kandev.example.com",
         "KANDEV_VAPID_PRIVATE_KEY": vapid_private_key(),
     }
-    port = free_port()
-    server = subprocess.Popen(
-        ["daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-        cwd=home,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        wait_for_port(port, server, time.monotonic() + 60)
+    with daphne(env, cwd=home, command=("daphne",)) as (port, _):
         assert probe(command, port, env) == 0
         # What the check asks for is what Django would refuse from any other host.
         assert probe(command, port, env | {"ALLOWED_HOSTS": "localhost"}) == 1
-    finally:
-        stop_group(server)
     assert probe(command, port, env) == 1

@@ -11,7 +11,6 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import time
 import tomllib
 import urllib.request
 import zipfile
@@ -24,7 +23,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import Version
 
 from testing_support.deployment import vapid_private_key
-from testing_support.processes import free_port, stop_group, wait_for_port
+from testing_support.processes import daphne
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCK = ROOT / "requirements" / "lock.txt"
@@ -106,17 +105,7 @@ def test_the_wheel_built_from_the_sdist_installs_in_a_fresh_virtualenv_then_chec
     assert (site / "var" / "kandev.sqlite3").is_file()
     assert (site / "var" / "staticfiles").is_dir()
 
-    port = free_port()
-    server = subprocess.Popen(
-        [str(bin_dir / "daphne"), "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-        cwd=site,
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        wait_for_port(port, server, time.monotonic() + 60)
+    with daphne(env, cwd=site, command=(str(bin_dir / "daphne"),)) as (port, _):
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/login/", timeout=10) as response:
             page = response.read().decode()
         assert 'data-testid="login-form"' in page
@@ -131,8 +120,6 @@ def test_the_wheel_built_from_the_sdist_installs_in_a_fresh_virtualenv_then_chec
             page = response.read().decode()
         assert '<html lang="de">' in page
         assert "Bei kandev anmelden" in page
-    finally:
-        stop_group(server)
 
 
 def locked() -> dict[str, list[tuple[Version, Marker | None]]]:

@@ -14,8 +14,6 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import CommandError, call_command
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -25,6 +23,7 @@ from kandev_web.repositories import roots
 from kandev_web.repositories.models import Repository
 from kandev_web.webhooks.models import Webhook
 from testing_support.executor import STRANGER_HOST_KEY, ssh_test_host_fields, unreachable_ssh_host
+from testing_support.migrations import migrate
 
 SETTINGS = "/settings/workspaces/{}/"
 
@@ -308,10 +307,7 @@ def test_a_sibling_with_the_same_prefix_is_not_inside():
 
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_makes_staff_admins_of_the_workspaces_they_are_in_and_keeps_every_membership():
-    executor = MigrationExecutor(connection)
-    before, after = [("board", "0002_task_description_limit")], [("board", "0004_staff_become_admins")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = migrate([("board", "0002_task_description_limit")])
     users, workspaces = old.get_model("auth", "User"), old.get_model("board", "Workspace")
     root = users.objects.create(username="root", is_staff=True)
     bob = users.objects.create(username="bob")
@@ -319,8 +315,7 @@ def test_the_migration_makes_staff_admins_of_the_workspaces_they_are_in_and_keep
     mine.members.add(root, bob)
     theirs.members.add(bob)
 
-    executor = MigrationExecutor(connection)
-    executor.migrate(after)
+    migrate([("board", "0004_staff_become_admins")])
 
     roles = {
         (m.user.username, m.workspace.name): m.role for m in Membership.objects.select_related("user", "workspace")
@@ -333,16 +328,12 @@ def test_the_migration_makes_staff_admins_of_the_workspaces_they_are_in_and_keep
 @pytest.mark.django_db(transaction=True)
 def test_the_migration_grants_every_executor_there_was_to_every_workspace_there_was():
     """Until then any workspace could run on any executor: what worked keeps working."""
-    executor = MigrationExecutor(connection)
-    before, after = [("agents", "0002_content_types")], [("agents", "0003_executor_workspaces")]
-    executor.migrate(before)
-    old = executor.loader.project_state(before).apps
+    old = migrate([("agents", "0002_content_types")])
     old.get_model("agents", "Executor").objects.create(name="gpu-1", host="gpu-1.lan")
     for name in ("Mine", "Theirs"):
         old.get_model("board", "Workspace").objects.create(name=name)
 
-    executor = MigrationExecutor(connection)
-    executor.migrate(after)
+    migrate([("agents", "0003_executor_workspaces")])
 
     granted = Executor.objects.get(name="gpu-1").workspaces.values_list("name", flat=True)
     assert sorted(granted) == ["Mine", "Theirs"]

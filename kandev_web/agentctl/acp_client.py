@@ -105,6 +105,7 @@ class AcpClient:
             notifications={
                 "session/update": self._forward_update,
                 "$/cancel_request": self._withdraw,
+                "elicitation/complete": elicitations.complete,
             },
             label="agent",
         )

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Literal
 
 ELICITATION_FLAG = "features.acpElicitation"
+URL_ELICITATION_FLAG = "features.acpUrlElicitation"
 #: The runtime flag that advertises boolean session config options (``session.configOptions.boolean``).
 BOOLEAN_CONFIG_OPTIONS_FLAG = "features.acpBooleanConfigOptions"
 CURSOR_AGENT_ID = "cursor-acp"
@@ -23,12 +24,18 @@ ResumeMethod = Literal["resume", "load"]
 
 
 def client_capabilities(
-    agent_id: str | None, *, elicitation: bool, auth_gateway: bool = False, boolean_config_options: bool = False
+    agent_id: str | None,
+    *,
+    elicitation: bool,
+    url: bool = False,
+    auth_gateway: bool = False,
+    boolean_config_options: bool = False,
 ) -> dict[str, Any]:
-    """The ``clientCapabilities`` for this agent, with form elicitation or without.
+    """The ``clientCapabilities`` for this agent, with form elicitation or without, and with URL mode.
 
-    ``url`` elicitation is never advertised: it is out of scope, and a form-only
-    client receives neither url-mode requests nor ``elicitation/complete``.
+    ``url`` is advertised only beside ``form`` (``docs/decisions/url-mode.md#advertised-only-beside-form``):
+    a form-only client receives neither url-mode requests nor ``elicitation/complete``,
+    and its bytes stay those of the AC-02a fixtures.
 
     ``auth_gateway`` adds ``auth._meta.gateway``, which makes the Codex
     adapter offer its ``gateway`` sign-in (a model server at a base URL the
@@ -45,7 +52,7 @@ def client_capabilities(
         meta = {"parameterizedModelPicker": True, **meta}
     capabilities: dict[str, Any] = {"_meta": meta}
     if elicitation:
-        capabilities["elicitation"] = {"form": {}}
+        capabilities["elicitation"] = {"form": {}, "url": {}} if url else {"form": {}}
     if auth_gateway:
         capabilities["auth"] = {"_meta": {"gateway": True}}
     if boolean_config_options:
@@ -62,6 +69,16 @@ def elicitation_enabled(runtime_flags: Mapping[str, Any]) -> bool:
     resolves it once, when it starts the execution, and passes it here.
     """
     return runtime_flags.get(ELICITATION_FLAG) is True
+
+
+def url_elicitation_enabled(runtime_flags: Mapping[str, Any]) -> bool:
+    """Whether URL-mode elicitation is on: its own flag, and form elicitation's, both true.
+
+    URL mode rides on the machinery of form elicitation (the pending request,
+    its announcement and settlement, the operator's card), so it is never on
+    without it.
+    """
+    return elicitation_enabled(runtime_flags) and runtime_flags.get(URL_ELICITATION_FLAG) is True
 
 
 def boolean_config_options_enabled(runtime_flags: Mapping[str, Any]) -> bool:

@@ -22,10 +22,12 @@ from kandev_web.agentctl.acp_client import AcpClient, AgentStartError, ExitStatu
 from kandev_web.agentctl.capabilities import (
     BOOLEAN_CONFIG_OPTIONS_FLAG,
     ELICITATION_FLAG,
+    URL_ELICITATION_FLAG,
     boolean_config_options_enabled,
     client_capabilities,
     elicitation_enabled,
     resume_method,
+    url_elicitation_enabled,
 )
 from kandev_web.agentctl.durations import Timeouts
 from kandev_web.agentctl.elicitations import ElicitationHandler
@@ -161,9 +163,12 @@ class Controller:
         else:
             problems.extend(
                 f"runtime_flags[{flag!r}] must be true or false"
-                for flag in (ELICITATION_FLAG, BOOLEAN_CONFIG_OPTIONS_FLAG)
+                for flag in (ELICITATION_FLAG, URL_ELICITATION_FLAG, BOOLEAN_CONFIG_OPTIONS_FLAG)
                 if not isinstance(flags.get(flag, False), bool)
             )
+        http_loopback = payload.get("url_http_loopback", False)
+        if not isinstance(http_loopback, bool):
+            problems.append("url_http_loopback must be true or false")
         if problems:
             raise ActionError.invalid(problems)
         if self._initialize_called:
@@ -171,14 +176,21 @@ class Controller:
         self._initialize_called = True
 
         enabled = elicitation_enabled(flags)
+        url_enabled = url_elicitation_enabled(flags)
         capabilities = client_capabilities(
             agent_id,
             elicitation=enabled,
+            url=url_enabled,
             auth_gateway=auth_gateway is True,
             boolean_config_options=boolean_config_options_enabled(flags),
         )
         self._elicitations = ElicitationHandler(
-            self._emit, enabled=enabled, answer_timeout=self._timeouts.answer, sessions=self._sessions
+            self._emit,
+            enabled=enabled,
+            answer_timeout=self._timeouts.answer,
+            sessions=self._sessions,
+            url_enabled=url_enabled,
+            allow_http_loopback=http_loopback is True,
         )
         try:
             self._agent = await AcpClient.spawn(

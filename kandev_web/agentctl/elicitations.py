@@ -18,6 +18,17 @@ ways, each reported once as ``elicitation.settled`` (``docs/decisions/life-of-a-
 
 (* written only if the agent can still read it.)
 
+A URL-mode request (``features.acpUrlElicitation`` on as well) is parked the
+same way, with no questions and the additions ``mode``, ``url`` and
+``elicitation_id`` in its announcement; the operator's accept is consent,
+``{"action": "accept"}`` with no content. An address the operator may not be
+shown (``elicitation.url``) is declined at once and reported as
+``elicitation.declined`` with reason ``url_refused`` and the problem's code. The
+agent's later ``elicitation/complete`` for an accepted one is announced as
+``elicitation.completed``; for one still open it settles it first
+(``cancelled`` / ``agent_completed``); unknown and finished ids are ignored
+(``docs/decisions/url-mode.md``).
+
 Everything else is answered ``decline`` at once and announced to nobody
 (AC-16, 17, 18, 20): the flag off for this execution, url mode, a request
 scope, a malformed body, a session that is not this agent's, a form over the
@@ -39,6 +50,7 @@ import asyncio
 import json
 import logging
 import uuid
+from collections import OrderedDict
 from collections.abc import Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -55,6 +67,7 @@ from kandev_web.agentctl.elicitation import (
     reported_response,
     validate_answers,
 )
+from kandev_web.agentctl.elicitation.url import UrlRequest, is_url_mode, read_url_request
 from kandev_web.agentctl.envelope import MAX_FRAME_BYTES, ActionError, Emit, ErrorCode, Payload
 from kandev_web.agentctl.jsonrpc import JsonRpcId
 
@@ -69,6 +82,10 @@ MAX_ANNOUNCEMENT_BYTES = MAX_FRAME_BYTES - 1024
 #: The longest ``answer_ref`` a respond may carry: an opaque id, not a place for content.
 MAX_ANSWER_REF_CHARS = 64
 
+#: How many accepted URL requests are remembered for their ``elicitation/complete``: the
+#: agent may never send one, and an agent that asks without end must not grow agentctl.
+MAX_AWAITING_COMPLETION = 256
+
 #: Why every pending elicitation of the process is being settled at once.
 EndReason = Literal["agent_exited", "agentctl_shutdown"]
 
@@ -81,13 +98,15 @@ Reason = Literal[
     "agent_cancelled_request",
     "agent_exited",
     "agentctl_shutdown",
+    "agent_completed",
 ]
 
 
 @dataclass
 class _Pending:
     id: str
-    form: MappedForm
+    #: The mapped form, or for URL mode the request (no questions; accept is consent).
+    form: MappedForm | UrlRequest
     request_id: JsonRpcId
     announcement: Payload
     #: The ACP result to write back; set exactly once, by ``_settle``.
@@ -110,12 +129,27 @@ class ElicitationHandler:
     is how long an operator may take.
     """
 
-    def __init__(self, emit: Emit, *, enabled: bool, answer_timeout: timedelta, sessions: Set[str]) -> None:
+    def __init__(
+        self,
+        emit: Emit,
+        *,
+        enabled: bool,
+        answer_timeout: timedelta,
+        sessions: Set[str],
+        url_enabled: bool = False,
+        allow_http_loopback: bool = False,
+    ) -> None:
         self.emit = emit
         self.enabled = enabled
+        #: ``features.acpUrlElicitation`` (only ever true with ``enabled``), and whether
+        #: ``http`` to loopback may be shown (the web app's development setting).
+        self.url_enabled = enabled and url_enabled
+        self.allow_http_loopback = allow_http_loopback
         self.answer_timeout = answer_timeout
         self.sessions = sessions
         self._pending: dict[str, _Pending] = {}
+        #: Accepted URL requests by ``elicitationId``: (pending_id, session_id), oldest first.
+        self._awaiting_completion: OrderedDict[str, tuple[str, str]] = OrderedDict()
 
     # The agent's side -----------------------------------------------------
 
@@ -127,7 +161,10 @@ class ElicitationHandler:
         pending is parked (and announced) before the agent's next frame is read,
         and ``delivered`` is set only once the answer is on its way.
         """
-        pending = self._park(params, request_id)
+        if self.url_enabled and is_url_mode(params):
+            pending = self._park_url(params, request_id)
+        else:
+            pending = self._park(params, request_id)
         if pending is None:
             return decline_response()
         try:
@@ -149,6 +186,36 @@ class ElicitationHandler:
                 return True
         return False
 
+    def complete(self, params: Any) -> None:
+        """The agent's ``elicitation/complete`` notification: the page the operator opened has done its work.
+
+        Announced once as ``elicitation.completed``. For a request the operator
+        has not answered yet, the request is settled first (``cancel``: nothing
+        is left to consent to). Unknown and finished ids are ignored, as ACP
+        requires; so is everything with URL mode off, where the agent was never
+        told kandev understands it.
+        """
+        elicitation_id = params.get("elicitationId") if isinstance(params, dict) else None
+        if not self.url_enabled or not isinstance(elicitation_id, str):
+            logger.debug("elicitation/complete ignored")
+            return
+        awaiting = self._awaiting_completion.pop(elicitation_id, None)
+        if awaiting is None:
+            for pending in self._pending.values():
+                if isinstance(pending.form, UrlRequest) and pending.form.elicitation_id == elicitation_id:
+                    self._settle(pending, cancel_response(), "cancelled", "agent_completed")
+                    awaiting = (pending.id, pending.session_id)
+                    break
+        if awaiting is None:
+            logger.debug("elicitation/complete names no open or accepted URL request; ignored")
+            return
+        pending_id, session_id = awaiting
+        logger.info("elicitation %s completed", pending_id)
+        self.emit(
+            "elicitation.completed",
+            {"pending_id": pending_id, "elicitation_id": elicitation_id, "session_id": session_id},
+        )
+
     # The operator's side --------------------------------------------------
 
     def list(self) -> list[Payload]:
@@ -166,6 +233,20 @@ class ElicitationHandler:
         pending = self._pending.get(pending_id)
         if pending is None:
             raise ActionError(ErrorCode.NOT_FOUND, "no open elicitation has that pending_id")
+        if isinstance(pending.form, UrlRequest):
+            # Consent or not; whatever answers came with it are ignored, and nothing else is sent.
+            result = decline_response() if rejected else {"action": "accept"}
+            outcome: Outcome = "declined" if rejected else "accepted"
+            self._settle(
+                pending,
+                result,
+                outcome,
+                "operator_skipped" if rejected else "operator",
+                agent_first=True,
+                answer_ref=answer_ref,
+            )
+            await pending.delivered.wait()
+            return {"success": True, **result}
         if rejected:
             # Skip: the answers, whatever they hold, are ignored (docs/decisions/answers.md#f10-answer-validation).
             result = decline_response()
@@ -195,6 +276,52 @@ class ElicitationHandler:
             self._settle(pending, cancel_response(), "cancelled", reason)
 
     # Internals ------------------------------------------------------------
+
+    def _park_url(self, params: Any, request_id: JsonRpcId) -> _Pending | None:
+        """Announce a URL request, or decline it at once: malformed, not this agent's, or an address not shown."""
+        request = read_url_request(params)
+        if isinstance(request, Decline):
+            logger.info("elicitation/create (url) declined: %s", request.reason.value)
+            return None
+        if request.session_id not in self.sessions:
+            logger.info("elicitation/create (url) declined: unknown_session")
+            return None
+        problem = request.problem(allow_http_loopback=self.allow_http_loopback)
+        if problem is not None:
+            # The code only: the address may carry a token, and the operator needs the why, not the what.
+            logger.info("elicitation/create (url) declined: url_refused (%s)", problem.value)
+            self.emit(
+                "elicitation.declined",
+                {"session_id": request.session_id, "reason": "url_refused", "problem": problem.value},
+            )
+            return None
+        pending_id = str(uuid.uuid4())
+        created_at = datetime.now(UTC)
+        announcement: Payload = {
+            "pending_id": pending_id,
+            "session_id": request.session_id,
+            "tool_call_id": None,
+            "message": request.message,
+            **request.wire(),
+            "created_at": _rfc3339(created_at),
+            "expires_at": _rfc3339(created_at + self.answer_timeout),
+            "questions": [],
+        }
+        pending = self._hold(pending_id, request, request_id, announcement)
+        logger.info("elicitation %s pending in session %s: a URL to open", pending_id, request.session_id)
+        self.emit("elicitation.requested", announcement)
+        return pending
+
+    def _hold(
+        self, pending_id: str, form: MappedForm | UrlRequest, request_id: JsonRpcId, announcement: Payload
+    ) -> _Pending:
+        """Keep a request open until it is settled, at the latest when the answer timeout fires."""
+        pending = _Pending(id=pending_id, form=form, request_id=request_id, announcement=announcement)
+        pending.timer = asyncio.get_running_loop().call_later(
+            self.answer_timeout.total_seconds(), self._settle, pending, decline_response(), "declined", "answer_timeout"
+        )
+        self._pending[pending_id] = pending
+        return pending
 
     def _park(self, params: Any, request_id: JsonRpcId) -> _Pending | None:
         """Map and announce the request; None when it is to be declined at once."""
@@ -235,11 +362,7 @@ class ElicitationHandler:
         if size > MAX_ANNOUNCEMENT_BYTES:
             logger.info("elicitation/create declined: too_large (a %d-byte announcement)", size)
             return None
-        pending = _Pending(id=pending_id, form=form, request_id=request_id, announcement=announcement)
-        pending.timer = asyncio.get_running_loop().call_later(
-            self.answer_timeout.total_seconds(), self._settle, pending, decline_response(), "declined", "answer_timeout"
-        )
-        self._pending[pending_id] = pending
+        pending = self._hold(pending_id, form, request_id, announcement)
         logger.info(
             "elicitation %s pending in session %s: %d question(s)", pending_id, form.session_id, len(form.questions)
         )
@@ -272,6 +395,8 @@ class ElicitationHandler:
             pending.timer.cancel()
         if not pending.answer.done():
             pending.answer.set_result(result)
+        if isinstance(pending.form, UrlRequest) and outcome == "accepted":
+            self._await_completion(pending.form.elicitation_id, pending)
         if agent_first:
             asyncio.get_running_loop().call_soon(self._announce_settled, pending, result, outcome, reason, answer_ref)
         else:
@@ -288,13 +413,22 @@ class ElicitationHandler:
         }
         if answer_ref is not None:
             settled["answer_ref"] = answer_ref
-        if outcome == "accepted":
+        if outcome == "accepted" and isinstance(pending.form, UrlRequest):
+            settled["content"] = {}
+        elif outcome == "accepted" and isinstance(pending.form, MappedForm):
             reported = reported_response(pending.form, result)
             settled["content"] = reported.get("content", {})
             if "withheld" in reported:
                 settled["withheld"] = reported["withheld"]
         logger.info("elicitation %s settled: %s (%s)", pending.id, outcome, reason)
         self.emit("elicitation.settled", settled)
+
+    def _await_completion(self, elicitation_id: str, pending: _Pending) -> None:
+        """Remember an accepted URL request for its ``elicitation/complete``, forgetting the oldest past the bound."""
+        self._awaiting_completion[elicitation_id] = (pending.id, pending.session_id)
+        self._awaiting_completion.move_to_end(elicitation_id)
+        while len(self._awaiting_completion) > MAX_AWAITING_COMPLETION:
+            self._awaiting_completion.popitem(last=False)
 
 
 def _read_respond(payload: Payload) -> tuple[str, bool, str | None]:

@@ -16,6 +16,11 @@ from typing import Any
 
 from django.utils.translation import gettext as _
 
+from kandev_web.agentctl.acp_client import PROTOCOL_VERSION
+from kandev_web.agentctl.capabilities import resume_method
+
+from .presets import for_agent, questions_sentence
+
 #: Longest piece of agent text (a name, a version, a method's description) put in a sentence.
 AGENT_TEXT_CHARS = 120
 #: Longest stderr tail shown under a failed check.
@@ -54,6 +59,8 @@ class Report:
     stderr_tail: str = ""
     #: The auth methods offered, for the profile's choice: (id, label) pairs.
     auth_choices: list[tuple[str, str]] = field(default_factory=list)
+    #: Whether the agent can ask structured questions (``presets.Asks``, or "unknown"); "" for a failed check.
+    asks: str = ""
 
 
 def agent_text(value: object, limit: int = AGENT_TEXT_CHARS) -> str:
@@ -72,13 +79,13 @@ def _flag(value: object) -> bool:
     return value is True
 
 
-def report(check: object) -> Report:
-    """The facts of one stored check; never raises, whatever ``check`` holds."""
+def report(check: object, agent_id: str = "") -> Report:
+    """The facts of one stored check of a profile naming ``agent_id``; never raises, whatever ``check`` holds."""
     check = _mapping(check)
     outcome = check.get("outcome")
     where = agent_text(check.get("host")) or _("this machine")
     if outcome == Outcome.OK:
-        return _answer_report(_mapping(check.get("answer")), where)
+        return _answer_report(_mapping(check.get("answer")), where, agent_id)
     tail = check.get("stderr_tail")
     tail = _TAIL_CONTROL.sub("", tail)[-STDERR_CHARS:] if isinstance(tail, str) else ""
     return Report(ok=False, outcome=str(outcome or ""), facts=[_failure(check, outcome, where)], stderr_tail=tail)
@@ -126,7 +133,7 @@ def _failure(check: dict[str, Any], outcome: object, where: str) -> Fact:
     return Fact(str(outcome or "unknown"), text)
 
 
-def _answer_report(answer: dict[str, Any], where: str) -> Report:
+def _answer_report(answer: dict[str, Any], where: str, agent_id: str) -> Report:
     info = _mapping(answer.get("agent_info"))
     capabilities = _mapping(answer.get("agent_capabilities"))
     name = agent_text(info.get("title")) or agent_text(info.get("name")) or _("The agent")
@@ -141,8 +148,12 @@ def _answer_report(answer: dict[str, Any], where: str) -> Report:
     methods = [_mapping(method) for method in answer.get("auth_methods") or [] if isinstance(method, dict)]
     methods = [method for method in methods if agent_text(method.get("id"))]
     facts.append(Fact("auth", _auth(methods)))
+    facts.append(Fact("needs", _needs(answer.get("protocol_version"), capabilities)))
+    facts.append(Fact("questions", questions_fact(agent_id)))
     choices = [(agent_text(m["id"]), agent_text(m.get("name")) or agent_text(m["id"])) for m in methods]
-    return Report(ok=True, outcome=Outcome.OK, facts=facts, auth_choices=choices)
+    known = for_agent(agent_id)
+    asks = str(known.questions.asks) if known and known.questions else "unknown"
+    return Report(ok=True, outcome=Outcome.OK, facts=facts, auth_choices=choices, asks=asks)
 
 
 def _protocol(version: object) -> str:
@@ -196,3 +207,30 @@ def _auth(methods: list[dict[str, Any]]) -> str:
             needs = _("needs nobody")
         described.append(_("%(label)s (%(id)s, %(needs)s)") % {"label": label, "id": ident, "needs": needs})
     return _("It offers these sign-in methods: %(methods)s.") % {"methods": "; ".join(described)}
+
+
+def _needs(version: object, capabilities: dict[str, Any]) -> str:
+    """Whether the agent advertised what kandev's agentctl needs of it: its protocol, and taking up a session."""
+    if not isinstance(version, int) or isinstance(version, bool) or version != PROTOCOL_VERSION:
+        return _("Kandev needs ACP protocol version %(version)d: sessions with this agent will fail.") % {
+            "version": PROTOCOL_VERSION
+        }
+    method = resume_method(capabilities)
+    if method is None:
+        return _(
+            "It has what kandev needs to run sessions, but offers neither session/resume nor session/load: "
+            "a session cannot be taken up again once its agent stopped."
+        )
+    return _("It has what kandev needs, taking up a session again with %(method)s.") % {
+        "method": "session/resume" if method == "resume" else "session/load"
+    }
+
+
+def questions_fact(agent_id: str) -> str:
+    """Whether the agent ``agent_id`` names can ask the operator structured questions over ACP, and why.
+
+    From the agent's preset: an agent's ``initialize`` answer does not say
+    whether it will ever send a form elicitation.
+    """
+    known = for_agent(agent_id)
+    return questions_sentence(known.questions if known else None)

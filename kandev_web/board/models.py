@@ -1,4 +1,5 @@
 from django.conf import settings
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 
@@ -144,6 +145,11 @@ class Task(models.Model):
     description = models.TextField(_("description"), blank=True, max_length=limits.TASK_DESCRIPTION_CHARS)
     position = models.PositiveIntegerField(_("position"), default=0)
     state = models.CharField(_("state"), max_length=32, choices=TaskState, default=TaskState.TODO)
+    #: What the operator means the task's agents to spend, in the currency they report their cost in: crossing it
+    #: warns (task page, card, inbox) and never stops an agent.
+    budget = models.DecimalField(
+        _("budget"), max_digits=12, decimal_places=2, null=True, blank=True, validators=[MinValueValidator(0)]
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -36,6 +36,18 @@ def update_task(task: Task, *, title: str, description: str) -> Task:
 
 
 @transaction.atomic
+def set_budget(task: Task, budget) -> Task:
+    """What the task's agents may spend before the operator is warned (``None``: no budget)."""
+    lock_task(task)
+    task.budget = budget
+    task.save(update_fields=["budget", "updated_at"])
+    live.board_changed(task.board_id, step_ids=[task.step_id], task_ids=[task.pk])
+    live.task_changed(task.pk, ["details"])
+    live.waiting_changed(task.board.workspace_id, task.pk)
+    return task
+
+
+@transaction.atomic
 def delete_task(task: Task) -> None:
     board_id, step_id, task_id, workspace_id = task.board_id, task.step_id, task.pk, task.board.workspace_id
     task.delete()

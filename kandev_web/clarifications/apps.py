@@ -10,7 +10,7 @@ class ClarificationsConfig(AppConfig):
         from kandev_web.db import agent_sync_to_async
         from kandev_web.sessions import signals
 
-        from . import actions, elicitations, services
+        from . import actions, elicitations, services, url_mode
 
         def requested(sender, session_id, execution_id, payload, **kwargs):
             elicitations.record_requested(execution_id, session_id, payload)
@@ -20,6 +20,9 @@ class ClarificationsConfig(AppConfig):
 
         def declined(sender, session_id, payload, **kwargs):
             elicitations.record_declined(session_id, payload)
+
+        def completed(sender, payload, **kwargs):
+            url_mode.record_completed(payload)
 
         async def reconcile(sender, session_id, execution_id, client, **kwargs):
             listed = await client.request("agent.elicitations.list", {})
@@ -38,6 +41,7 @@ class ClarificationsConfig(AppConfig):
             (signals.elicitation_requested, requested),
             (signals.elicitation_settled, settled),
             (signals.elicitation_declined, declined),
+            (signals.elicitation_completed, completed),
             (signals.stream_reconnected, reconcile),
             (signals.turn_ended, agent_moved_on),
             (signals.agent_gone, agent_gone),

@@ -25,7 +25,7 @@ from kandev_web.sessions.models import AgentExecution, AuthorType, MessageType, 
 from kandev_web.sessions.routing import Endpoint
 from kandev_web.sessions.runner import runner
 
-from . import actions, records
+from . import actions, records, url_mode
 from . import problems as answer_problems
 from .delivery import Delivery, Outcome
 from .models import Clarification, Source, Status
@@ -69,14 +69,16 @@ def _insert_record(execution_id: int, session_id: int, payload: dict) -> tuple[C
         .annotate(others_pending=Exists(others))
         .get(pk=session_id)
     )
+    kind = url_mode.record_fields(payload) if url_mode.is_url(payload) else {"questions": payload.get("questions", [])}
     record = Clarification.objects.create(
         pending_id=payload["pending_id"],
         session=session,
         turn_id=session.current_turn_id,
         execution_id=execution_id,
         source=Source.ELICITATION,
-        # agentctl's wire questions, kept as they came: the one shape a question has (``validation``).
-        questions=payload.get("questions", []),
+        # agentctl's wire questions, kept as they came: the one shape a question has (``validation``);
+        # for URL mode one question of kind ``url`` (``url_mode``).
+        **kind,
         context=payload.get("message") or "",
         tool_call_id=payload.get("tool_call_id") or "",
         form_title=payload.get("form_title") or "",
@@ -100,6 +102,9 @@ def record_declined(session_id: int, payload: dict) -> None:
     who reads it (staff get the toggle), so only the fact is stored here
     (``docs/decisions/mapping.md#declined-while-the-flag-is-off``).
     """
+    if payload.get("reason") == url_mode.DECLINED_URL:
+        url_mode.record_refused(session_id, payload)
+        return
     if payload.get("reason") != DECLINED_FLAG_OFF:
         return
     session = TaskSession.objects.select_for_update().get(pk=session_id)

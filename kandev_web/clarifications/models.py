@@ -10,6 +10,13 @@ class Source(models.TextChoices):
     ELICITATION = "elicitation", _("ACP elicitation")
 
 
+class Mode(models.TextChoices):
+    """What the agent asks for: answers to a form, or that the operator open a page (an MCP server's sign-in)."""
+
+    FORM = "form", _("form")
+    URL = "url", _("a page to open")
+
+
 class Status(models.TextChoices):
     PENDING = "pending", _("Waiting for an answer")
     ANSWERED = "answered", _("Answered")
@@ -53,6 +60,13 @@ class Clarification(models.Model):
     #: Elicitations: the form schema's own title and description, shown above its questions.
     form_title = models.TextField(blank=True)
     form_description = models.TextField(blank=True)
+    #: Elicitations: ``url`` for a page the agent asks the operator to open (``docs/decisions/url-mode.md``),
+    #: with its address as agentctl let it through (https, or http to loopback in development) and the
+    #: agent's id for it; ``completed_at`` is when the agent said the page had done its work.
+    mode = models.CharField(max_length=8, choices=Mode, default=Mode.FORM)
+    url = models.TextField(blank=True)
+    elicitation_id = models.CharField(max_length=256, blank=True)
+    completed_at = models.DateTimeField(null=True, blank=True)
     #: Elicitations: ``async`` when the agent goes on without waiting for the answer
     #: (``elicitation.requested``'s ``delivery``); empty when it waits, as it usually does.
     delivery = models.CharField(max_length=16, blank=True)

@@ -83,7 +83,9 @@ def describe(
         return None
     on_today = today is None or ending.settled_at is None or ending.settled_at.date() == today
     where = _where(ending, viewer_tab)
-    if ending.reason in OPERATOR_REASONS or ending.status in (Status.ANSWERED, Status.REJECTED):
+    if ending.reason in SIGN_IN_REASONS:
+        sentence = str(SIGN_IN_REASONS[ending.reason])
+    elif ending.reason in OPERATOR_REASONS or ending.status in (Status.ANSWERED, Status.REJECTED):
         sentence = _by_operator(ending, where, notice)
     elif ending.status == Status.EXPIRED:
         waited = _waited(ending)
@@ -165,6 +167,12 @@ NOTICE_SKIPPED = {
     "api": gettext_lazy("This question was skipped by %(user)s through the API"),
     "inbox": gettext_lazy("This question was skipped by %(user)s in the inbox"),
     "board": gettext_lazy("This question was skipped by %(user)s on the board"),
+}
+#: A URL-mode request whose page did its work: accepted, then completed (``url_mode.SIGN_IN_FINISHED``), or
+#: completed by the agent before anyone answered (agentctl's ``agent_completed``).
+SIGN_IN_REASONS = {
+    "sign_in_finished": gettext_lazy("Sign-in finished"),
+    "agent_completed": gettext_lazy("Sign-in finished"),
 }
 #: Why a question went away without an operator's answer (agentctl's reasons).
 WITHDRAWN = {

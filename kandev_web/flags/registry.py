@@ -50,6 +50,7 @@ class FlagDefinition:
 
 
 ACP_ELICITATION = "features.acpElicitation"
+ACP_URL_ELICITATION = "features.acpUrlElicitation"
 ACP_BOOLEAN_CONFIG_OPTIONS = "features.acpBooleanConfigOptions"
 
 FLAGS: dict[str, FlagDefinition] = {
@@ -69,6 +70,21 @@ FLAGS: dict[str, FlagDefinition] = {
             risk_description=_(
                 "Relies on an unstable part of the Agent Client Protocol; agents may change how they ask."
             ),
+            restart_required=True,
+            mutable=True,
+        ),
+        FlagDefinition(
+            key=ACP_URL_ELICITATION,
+            env_var="KANDEV_FEATURES_ACP_URL_ELICITATION",
+            kind=Kind.FEATURE,
+            label=_("ACP URL elicitation"),
+            description=_(
+                "Let ACP agents ask you to open a web page, such as an MCP server's sign-in, "
+                "and tell them when you have. Needs ACP form elicitation on as well."
+            ),
+            stability=Stability.EXPERIMENTAL,
+            risk_level=RiskLevel.MEDIUM,
+            risk_description=_("An agent can put any https address in front of you; it opens only when you click it."),
             restart_required=True,
             mutable=True,
         ),

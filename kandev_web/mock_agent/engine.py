@@ -32,6 +32,8 @@ Steps:
   ``"withdraw_after_ms": N`` withdraws the request with ``$/cancel_request``
   when no answer came within N ms, then still waits for the answer a client
   owes to a withdrawn request.
+- ``notify``: ``{"method", "params"}`` sends any notification to the client
+  (``elicitation/complete`` after a URL-mode request, say)
 - ``request_permission``: ``session/request_permission`` params without the
   session id; the outcome is stored as ``permission``
 - ``stream``: ``{"chunks", "per_second", "text"}`` sends ``chunks`` message
@@ -279,6 +281,14 @@ async def _request(turn: Turn, spec: dict[str, Any]) -> None:
     except JsonRpcError as error:
         result = {"error": error.to_object()}
     turn.variables[spec.get("as", "result")] = result
+
+
+@step("notify")
+async def _notify(turn: Turn, spec: dict[str, Any]) -> None:
+    if turn.cancelled.is_set():
+        raise TurnCancelled
+    turn.peer.notify(spec["method"], turn.render(spec.get("params", {})))
+    await turn.peer.drain()
 
 
 @step("request_permission")

@@ -31,7 +31,7 @@ from kandev_web.repositories import worktrees
 from kandev_web.repositories.models import Worktree
 from kandev_web.storable import storable
 
-from . import exits, offers, signals, tool_calls, workflow
+from . import exits, offers, signals, tool_calls, usage, workflow
 from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn
 
 logger = logging.getLogger(__name__)
@@ -116,6 +116,8 @@ def record_session_update(session_id: int, update: dict) -> None:
             _upsert_tool_call(session, update)
         elif kind == "plan":
             _upsert_plan(session, update.get("entries") or [])
+        elif kind == "usage_update":
+            usage.record_usage(session, update)
 
 
 #: The ``session/update`` kinds that change what the composer offers (``offers``).

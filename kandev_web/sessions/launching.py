@@ -57,12 +57,9 @@ class LaunchPlan:
 GATEWAY_PROVIDER_NAME = "kandev"
 
 
-def initialize_payload(plan: LaunchPlan) -> dict:
-    """``agent.initialize``'s payload; ``auth_gateway`` only for a profile with a gateway (AC-02's bytes otherwise)."""
-    payload: dict = {"agent_id": plan.agent_id, "runtime_flags": plan.runtime_flags}
-    if plan.gateway_base_url:
-        payload["auth_gateway"] = True
-    return payload
+def auth_gateway_fields(plan: LaunchPlan) -> dict:
+    """What ``agent.initialize``'s payload gains for a profile with a gateway: nothing for any other (AC-02's bytes)."""
+    return {"auth_gateway": True} if plan.gateway_base_url else {}
 
 
 def session_payload(plan: LaunchPlan, cwd: str) -> dict:

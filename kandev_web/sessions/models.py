@@ -59,6 +59,11 @@ class TaskSession(models.Model):
     #: What the agent last wrote to stderr before it failed (agentctl's
     #: ``stderr_tail``, capped): agent text, so shown escaped and never logged.
     error_output = models.TextField(_("last lines of the agent's stderr"), blank=True)
+    # The agent's latest ACP ``usage_update`` (``usage``): its context window, and what the session cost so far.
+    context_used = models.PositiveBigIntegerField(_("context tokens used"), null=True, blank=True)
+    context_size = models.PositiveBigIntegerField(_("context window"), null=True, blank=True)
+    cost = models.DecimalField(_("cost"), max_digits=16, decimal_places=6, null=True, blank=True)
+    cost_currency = models.CharField(_("currency"), max_length=3, blank=True)
     #: What the agent offers the composer (``offers``): its modes (``{"current", "available"}``), its slash
     #: commands and its on/off options, as it last said. Agent text, kept cut down and shown escaped.
     modes = models.JSONField(default=dict, blank=True)
@@ -77,6 +82,27 @@ class TaskSession(models.Model):
 
     def __str__(self):
         return f"{self.task} · {self.get_state_display()}"
+
+
+class UsageDay(models.Model):
+    """What a session cost on one day (UTC), in one currency: the part of its cumulative cost reported that day.
+
+    Agents report a session's cost so far; totals per day need what each day
+    added, so each report adds its difference from the previous one here.
+    """
+
+    session = models.ForeignKey(TaskSession, on_delete=models.CASCADE, related_name="usage_days")
+    day = models.DateField()
+    currency = models.CharField(max_length=3)
+    cost = models.DecimalField(max_digits=16, decimal_places=6, default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["session", "day", "currency"], name="one_usage_row_per_session_day")
+        ]
+
+    def __str__(self):
+        return f"{self.session_id} · {self.day} · {self.cost} {self.currency}"
 
 
 class AgentExecution(models.Model):

@@ -48,7 +48,7 @@ from kandev_web.repositories.hosts import executor_client
 from kandev_web.secret_box import SecretUnreadable
 
 from . import events, kept_connections, ownership, resuming, signals
-from .launching import LaunchPlan, initialize_payload, session_payload, start_agentctl
+from .launching import LaunchPlan, auth_gateway_fields, session_payload, start_agentctl
 from .routing import REQUEST_TIMEOUT, Endpoint, RequestRouting
 from .ssh_reasons import ssh_reason
 from .text_batches import Batch, TextBatches
@@ -74,8 +74,22 @@ _RELAYED: Mapping[str, Signal] = MappingProxyType(
         "elicitation.requested": signals.elicitation_requested,
         "elicitation.settled": signals.elicitation_settled,
         "elicitation.declined": signals.elicitation_declined,
+        "elicitation.completed": signals.elicitation_completed,
     }
 )
+
+
+def initialize_payload(agent_id: str, runtime_flags: Mapping[str, bool]) -> dict[str, object]:
+    """``agent.initialize``'s payload: the agent, the execution's flags, and in development ``url_http_loopback``.
+
+    A development deployment (``DEBUG``) may show an ``http`` sign-in page on this
+    machine in URL mode; any other deployment only ``https`` (``docs/decisions/url-mode.md``).
+    Without it the payload is the one the web app always sent.
+    """
+    payload: dict[str, object] = {"agent_id": agent_id, "runtime_flags": dict(runtime_flags)}
+    if settings.DEBUG:
+        payload["url_http_loopback"] = True
+    return payload
 
 
 def _handler(action: str) -> Callable[["ExecutionRef", dict], None] | None:
@@ -339,7 +353,9 @@ class Runner(RequestRouting):
         )
         if not recorded:
             raise ObjectDoesNotExist("the task was deleted while its agent started")
-        initialized = await client.request("agent.initialize", initialize_payload(plan))
+        initialized = await client.request(
+            "agent.initialize", initialize_payload(plan.agent_id, plan.runtime_flags) | auth_gateway_fields(plan)
+        )
         await agent_sync_to_async(resuming.record_agent_capabilities)(
             plan.execution_id, initialized.get("agent_capabilities")
         )

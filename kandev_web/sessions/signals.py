@@ -33,6 +33,9 @@ elicitation_settled = Signal()
 #: agentctl declined a question without asking anyone (``elicitation.declined``).
 elicitation_declined = Signal()
 
+#: The agent said a page the operator was asked to open has done its work (``elicitation.completed``, URL mode).
+elicitation_completed = Signal()
+
 #: The owning stream connected again after a drop, or this process adopted
 #: the execution (``client``, the stream's ``AgentStreamClient``): what was
 #: announced meanwhile may have been missed. Receivers are coroutines that

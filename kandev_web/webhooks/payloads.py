@@ -32,9 +32,11 @@ def build(
     subject: Subject | None,
     workspace: tuple[int, str],
     question: tuple[str, str, str] | None = None,
+    question_mode: str = "form",
 ) -> dict:
     """The payload of one delivery. ``question`` is ``(pending id, source, status)``; ``subject`` is
-    ``None`` only for a test event, which is about the workspace alone."""
+    ``None`` only for a test event, which is about the workspace alone. A URL-mode question (a page
+    to open) says ``"mode": "url"``, never its address; a form's payload is as it always was."""
     payload: dict = {
         "event": event,
         "delivery": delivery,
@@ -47,6 +49,8 @@ def build(
         payload["session"] = {"id": subject.session_id}
     if question is not None:
         payload["question"] = {"id": question[0], "source": question[1], "status": question[2]}
+        if question_mode == "url":
+            payload["question"]["mode"] = "url"
     return payload
 
 

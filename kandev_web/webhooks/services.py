@@ -52,7 +52,9 @@ def _enqueue(webhook: Webhook, event: str, occurrence: str, build) -> WebhookDel
     return delivery
 
 
-def _report(session, event: Event, occurrence: str, question: tuple[str, str, str] | None = None) -> None:
+def _report(
+    session, event: Event, occurrence: str, question: tuple[str, str, str] | None = None, question_mode: str = "form"
+) -> None:
     # A workspace has a handful of webhooks: filtering their events here works on every database.
     hooks = Webhook.objects.filter(workspace__boards__tasks=session.task_id, active=True)
     webhooks = [hook for hook in hooks if str(event) in hook.events]
@@ -66,18 +68,25 @@ def _report(session, event: Event, occurrence: str, question: tuple[str, str, st
             str(event),
             occurrence,
             lambda delivery, at: payloads.build(
-                str(event), delivery=delivery, occurred_at=at, subject=subject, workspace=workspace, question=question
+                str(event),
+                delivery=delivery,
+                occurred_at=at,
+                subject=subject,
+                workspace=workspace,
+                question=question,
+                question_mode=question_mode,
             ),
         )
 
 
 def question_asked(record) -> None:
-    _report(record.session, Event.QUESTION_ASKED, record.pending_id, (record.pending_id, record.source, record.status))
+    question = (record.pending_id, record.source, record.status)
+    _report(record.session, Event.QUESTION_ASKED, record.pending_id, question, record.mode)
 
 
 def question_settled(record) -> None:
     event = Event.QUESTION_ANSWERED if record.status in OPERATOR_STATUSES else Event.QUESTION_WITHDRAWN
-    _report(record.session, event, record.pending_id, (record.pending_id, record.source, record.status))
+    _report(record.session, event, record.pending_id, (record.pending_id, record.source, record.status), record.mode)
 
 
 def turn_finished(session, turn) -> None:

@@ -1,4 +1,4 @@
-// The board: drag a card onto a column to move it.
+// The board: drag a card onto a column to move it; keys to find, move between and open cards.
 (function () {
   "use strict";
 
@@ -29,5 +29,65 @@
     if (!card || card.dataset.taskId !== taskId) return;
     const url = column.dataset.moveUrlTemplate.replace("/0/", `/${taskId}/`);
     htmx.ajax("POST", url, { values: { step: column.dataset.stepId }, swap: "none", source: column });
+  });
+
+  // Keys (templates/board/board.html lists them in its "?" dialog): "/" focuses the
+  // search, j/k move between the cards shown, Enter opens the current card's task,
+  // "a" opens the answer panel of a waiting card, "?" shows the keys. None of them
+  // fires while the operator types, or inside the answer panel, where the
+  // question's own keys are (clarification.js).
+  const board = () => document.querySelector("[data-role=board]");
+  const shownCards = () => Array.from(document.querySelectorAll("#kanban [data-task-id].card"))
+    .filter((card) => card.offsetParent !== null);
+  const currentCard = () => document.querySelector("#kanban .card[data-current=true]");
+
+  function makeCurrent(card, focus = true) {
+    const previous = currentCard();
+    if (previous && previous !== card) {
+      previous.dataset.current = "false";
+      previous.classList.remove("is-current");
+    }
+    card.dataset.current = "true";
+    card.classList.add("is-current");
+    if (!focus) return;
+    const title = card.querySelector("[data-role=card-title]");
+    (title || card).focus();
+    card.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }
+
+  function step(by) {
+    const cards = shownCards();
+    if (!cards.length) return;
+    const index = cards.indexOf(currentCard());
+    makeCurrent(cards[index < 0 ? 0 : Math.min(cards.length - 1, Math.max(0, index + by))]);
+  }
+
+  document.addEventListener("keydown", (event) => {
+    if (!board() || event.metaKey || event.ctrlKey || event.altKey || event.defaultPrevented) return;
+    const target = event.target;
+    if (target.matches("input, textarea, select, [contenteditable]") || target.closest("[data-role=answer-panel], dialog")) return;
+    const card = currentCard();
+    if (event.key === "/") {
+      const search = document.querySelector("[data-role=board-search]");
+      if (search) { search.focus(); search.select(); event.preventDefault(); }
+    } else if (event.key === "j" || event.key === "k") {
+      step(event.key === "j" ? 1 : -1);
+      event.preventDefault();
+    } else if (event.key === "Enter" && card && target === card) {
+      const title = card.querySelector("[data-role=card-title]");
+      if (title) { title.click(); event.preventDefault(); }
+    } else if (event.key === "a" && card) {
+      const answer = card.querySelector("[data-answer-task]");
+      if (answer) { answer.click(); event.preventDefault(); }
+    } else if (event.key === "?") {
+      const keys = document.querySelector("[data-role=board-keys]");
+      if (keys && !keys.open) { keys.showModal(); event.preventDefault(); }
+    }
+  });
+
+  // A card a click or Tab reached is the current one for j/k too.
+  document.addEventListener("focusin", (event) => {
+    const card = board() && event.target.closest && event.target.closest("#kanban [data-task-id].card");
+    if (card && card !== currentCard()) makeCurrent(card, false);
   });
 })();

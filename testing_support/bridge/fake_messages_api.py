@@ -1,4 +1,4 @@
-"""A scripted stand-in for the Anthropic Messages API, and a proxy that refuses everything.
+"""A scripted stand-in for the Anthropic Messages API (the proxy that refuses everything is re-exported).
 
 The Claude CLI inside the real bridge is pointed at ``FakeMessagesApi`` with
 ``ANTHROPIC_BASE_URL``. It plays one scripted conversation
@@ -20,7 +20,7 @@ result the model got. Responses are SSE (``stream: true``) with the event
 order the real API uses, or a plain JSON message otherwise.
 
 Only the standard library: the servers run in threads, beside the test's
-event loop, and never block it.
+event loop, and never block it (``testing_support.fake_model_server``).
 """
 
 from __future__ import annotations
@@ -29,12 +29,13 @@ import json
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from testing_support.loopback_http import Background as _Background
-from testing_support.loopback_http import DenyingProxy as DenyingProxy
-from testing_support.loopback_http import QuietServer as _QuietServer
+from testing_support.fake_model_server import BackgroundServer as _Background
+from testing_support.fake_model_server import DenyingProxy, JsonHandler, sse_stream
+from testing_support.fake_model_server import QuietServer as _QuietServer
+
+__all__ = ["DenyingProxy", "Exchange", "FakeMessagesApi", "sse_events", "tool_result_text"]
 
 #: The 0.101.0 prompt-suggestion side call (answering it with a tool_use is rejected).
 SUGGESTION_MARKER = "Reply with ONLY the suggestion"
@@ -258,21 +259,17 @@ class _Server(_QuietServer):
     fake: FakeMessagesApi
 
 
-class _MessagesHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _MessagesHandler(JsonHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # `format`: the base class's name
-        pass  # the exchanges are recorded instead
-
     def do_HEAD(self) -> None:
-        self._read_body()
+        self.read_body()
         kind = "hello" if self.path.split("?")[0] == "/api/hello" else "other"
         self.server.fake.record(Exchange("HEAD", self.path, None, kind))
         self._send(200 if kind == "hello" else 404, b"", "text/plain", head=True)
 
     def do_GET(self) -> None:
-        self._read_body()
+        self.read_body()
         kind = "hello" if self.path.split("?")[0] == "/api/hello" else "other"
         self.server.fake.record(Exchange("GET", self.path, None, kind))
         if kind == "hello":
@@ -281,11 +278,7 @@ class _MessagesHandler(BaseHTTPRequestHandler):
             self._error(404, "not_found_error", f"the fake Messages API has no {self.path}")
 
     def do_POST(self) -> None:
-        raw = self._read_body()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
+        body = self.read_json()
         path = self.path.split("?")[0]
         fake = self.server.fake
         if path == "/v1/messages/count_tokens":
@@ -301,30 +294,13 @@ class _MessagesHandler(BaseHTTPRequestHandler):
         fake.record(Exchange("POST", self.path, body, kind, tool_use_id))
         message_id = f"msg_fake{len(fake.exchanges):04d}"
         if body.get("stream"):
-            stream = "".join(
-                f"event: {event}\ndata: {json.dumps(data)}\n\n"
-                for event, data in sse_events(message_id, content, stop_reason)
-            )
-            self._send(200, stream.encode(), "text/event-stream")
+            self._send(200, sse_stream(sse_events(message_id, content, stop_reason)), "text/event-stream")
         else:
             self._send(200, json.dumps(_message(message_id, content, stop_reason)).encode(), "application/json")
-
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
 
     def _error(self, status: int, kind: str, message: str) -> None:
         body = {"type": "error", "error": {"type": kind, "message": message}}
         self._send(status, json.dumps(body).encode(), "application/json")
 
     def _send(self, status: int, body: bytes, content_type: str, *, head: bool = False) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        self.send_header("request-id", "req_fake")
-        if content_type == "text/event-stream":
-            self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        if not head:
-            self.wfile.write(body)
-            self.wfile.flush()
+        self.send(status, body, content_type, head=head, request_id="req_fake")

@@ -14,27 +14,36 @@ from pathlib import Path
 from typing import Any
 
 from .fake_messages_api import FakeMessagesApi, tool_result_text
-from .forms_mcp_server import RECEIVED, SERVER_NAME, TOOL_NAME
+from .forms_mcp_server import RECEIVED, SERVER_NAME, TOOL_NAME, URL_TOOL_NAME
 
 MARKER = "KANDEV-MCP-FORMS-PROBE"
 FORMS_SERVER = Path(__file__).with_name("forms_mcp_server.py")
 #: The CLI's name for the MCP server's tool.
 MCP_TOOL = f"mcp__{SERVER_NAME}__{TOOL_NAME}"
+#: The same, for the server started with ``--url`` (a sign-in page to open).
+MCP_URL_TOOL = f"mcp__{SERVER_NAME}__{URL_TOOL_NAME}"
 FINAL_TEXT = "Deploying with your settings."
 
 
-def forms_server() -> dict[str, Any]:
-    """The ACP ``McpServer`` (stdio) that ``session/new`` gives the agent."""
-    return {"name": SERVER_NAME, "command": sys.executable, "args": [str(FORMS_SERVER)], "env": []}
+def forms_server(*, url: bool = False) -> dict[str, Any]:
+    """The ACP ``McpServer`` (stdio) that ``session/new`` gives the agent; ``url``: the sign-in server."""
+    args = [str(FORMS_SERVER), *(["--url"] if url else [])]
+    return {"name": SERVER_NAME, "command": sys.executable, "args": args, "env": []}
 
 
-def fake_api() -> FakeMessagesApi:
+def fake_api(*, url: bool = False) -> FakeMessagesApi:
     return FakeMessagesApi(
-        marker=MARKER, questions=[], final_text=FINAL_TEXT, no_tool_text="No forms tool here.", tool=MCP_TOOL
+        marker=MARKER,
+        questions=[],
+        final_text=FINAL_TEXT,
+        no_tool_text="No forms tool here.",
+        tool=MCP_URL_TOOL if url else MCP_TOOL,
     )
 
 
-def prompt() -> str:
+def prompt(*, url: bool = False) -> str:
+    if url:
+        return f"{MARKER}: call the {URL_TOOL_NAME} tool to sign me in to keysrv."
     return f"{MARKER}: call the {TOOL_NAME} tool to ask me for the deployment settings."
 
 

@@ -9,6 +9,11 @@ the test reads the typed content exactly as the MCP server got it:
 
     RECEIVED {"action": "accept", "content": {...}, "valid": true}
 
+With ``--url`` its one tool is ``sign_in`` instead, which asks the client to
+open a page (MCP's URL-mode elicitation, an OAuth sign-in as a real server
+would ask for it) and, once the client consented, says the sign-in finished
+with ``notifications/elicitation/complete`` before it returns what it received.
+
 Newline-delimited JSON-RPC on stdin/stdout with the standard library only (and
 ``jsonschema`` to judge what came back): the CLI connects MCP servers in the
 background, and the SDK's import time on a busy machine would outlast its wait.
@@ -41,6 +46,11 @@ SCHEMA: dict[str, Any] = {
 }
 RECEIVED = "RECEIVED"
 ELICITATION_ID = "forms-elicit-1"
+#: ``--url``: the tool, and the page it asks the client to open (never opened by anyone in a test).
+URL_TOOL_NAME = "sign_in"
+SIGN_IN_URL = "https://auth.example.test/authorize?x=1"
+SIGN_IN_MESSAGE = "Please authorize keysrv in your browser."
+SIGN_IN_ID = "keysrv-sign-in-1"
 
 
 def send(message: dict[str, Any]) -> None:
@@ -56,6 +66,7 @@ def valid(content: object) -> bool:
 
 
 def main() -> None:
+    url_mode = "--url" in sys.argv[1:]
     calls: dict[str, Any] = {}  # elicitation request id -> the tools/call request id it answers
     for line in sys.stdin:
         if not line.strip():
@@ -76,24 +87,35 @@ def main() -> None:
             )
         elif method == "tools/list":
             tool = {
-                "name": TOOL_NAME,
-                "description": "Ask the user for the deployment settings.",
+                "name": URL_TOOL_NAME if url_mode else TOOL_NAME,
+                "description": "Sign the user in to keysrv."
+                if url_mode
+                else "Ask the user for the deployment settings.",
                 "inputSchema": {"type": "object", "properties": {}},
             }
             send({"jsonrpc": "2.0", "id": request_id, "result": {"tools": [tool]}})
         elif method == "tools/call":
             elicit_id = f"{ELICITATION_ID}-{len(calls)}"
             calls[elicit_id] = request_id
-            params = {"mode": "form", "message": MESSAGE, "requestedSchema": SCHEMA}
+            params: dict[str, Any] = {"mode": "form", "message": MESSAGE, "requestedSchema": SCHEMA}
+            if url_mode:
+                params = {"mode": "url", "message": SIGN_IN_MESSAGE, "url": SIGN_IN_URL, "elicitationId": SIGN_IN_ID}
             send({"jsonrpc": "2.0", "id": elicit_id, "method": "elicitation/create", "params": params})
         elif method is None and request_id in calls:
             result = message.get("result") or {}
             content = result.get("content") if result.get("action") == "accept" else None
-            report = {
-                "action": result.get("action"),
-                "content": content,
-                "valid": content is not None and valid(content),
-            }
+            if url_mode:
+                report: dict[str, Any] = {"action": result.get("action"), "content": content}
+                if result.get("action") == "accept":
+                    # The page did its work (a real server: its OAuth callback came in).
+                    complete = {"elicitationId": SIGN_IN_ID}
+                    send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": complete})
+            else:
+                report = {
+                    "action": result.get("action"),
+                    "content": content,
+                    "valid": content is not None and valid(content),
+                }
             text = RECEIVED + " " + json.dumps(report)
             send(
                 {"jsonrpc": "2.0", "id": calls.pop(request_id), "result": {"content": [{"type": "text", "text": text}]}}

@@ -8,23 +8,21 @@
   real Claude ACP bridge (fake Messages API, denying proxy, fresh HOME with the
   harness's settings, privacy switches, a marker in every process's
   environment), as the ``env`` of a profile instead of agentctl's environment.
-- :func:`wait_until_gone` / :func:`kill_marked` find the processes of such a
+- :func:`wait_until_gone` / :func:`kill_marked` (from ``testing_support.agent_runs``) find the processes of such a
   run by that marker, so none outlives the spec.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import signal
-import time
 from pathlib import Path
 from typing import Any
 
+from testing_support.agent_runs import MARKER_VAR, kill_marked, wait_until_gone
+
 from . import Bridge
 from .fake_messages_api import DenyingProxy, FakeMessagesApi
-from .harness import EXIT_TIMEOUT, MARKER_VAR, USER_SETTINGS, clean_env, marked_processes
+from .harness import USER_SETTINGS, clean_env
 
 __all__ = ["MARKER_VAR", "claude_bridge_environment", "create_profile", "kill_marked", "orm", "wait_until_gone"]
 
@@ -84,20 +82,3 @@ def claude_bridge_environment(
     (home / ".claude" / "settings.json").write_text(json.dumps(USER_SETTINGS))
     tmp.mkdir()
     return clean_env(bridge, home=home, tmp=tmp, api=api, proxy=proxy, marker=marker)
-
-
-def wait_until_gone(marker: str, timeout: float = EXIT_TIMEOUT) -> dict[int, str]:
-    """Wait for every process carrying ``marker`` to end; what is still alive after ``timeout``."""
-    deadline = time.monotonic() + timeout
-    while (alive := marked_processes(marker)) and time.monotonic() < deadline:
-        time.sleep(0.1)  # polling the process table, not the page
-    return alive
-
-
-def kill_marked(marker: str) -> list[str]:
-    """SIGKILL whatever still carries ``marker``; returns what had to be killed."""
-    alive = marked_processes(marker)
-    for pid in alive:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(pid, signal.SIGKILL)
-    return [f"pid {pid}: {cmdline}" for pid, cmdline in alive.items()]

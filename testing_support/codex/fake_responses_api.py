@@ -30,12 +30,12 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from testing_support.loopback_http import Background, QuietServer
+from testing_support.fake_model_server import BackgroundServer, JsonHandler, QuietServer, sse_stream
 
 #: Never issue more calls than this, whatever Codex sends: a fake that loops
 #: would otherwise spin Codex for the test's whole timeout.
@@ -57,6 +57,9 @@ class Exchange:
     kind: str = "other"  # call | after_output | no_tool | side | title | other
     call_id: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    #: ``time.time()`` when its body had been read, and when the answer had been written.
+    t_received: float = 0.0
+    t_sent: float = 0.0
 
     @property
     def tool_names(self) -> list[str]:
@@ -102,7 +105,7 @@ def offered_tools(body: Any) -> list[str]:
     return names
 
 
-class FakeResponsesApi(Background):
+class FakeResponsesApi(BackgroundServer):
     """The scripted Responses API on 127.0.0.1, serving from a thread until ``stop()``."""
 
     def __init__(
@@ -113,9 +116,14 @@ class FakeResponsesApi(Background):
         final_text: str,
         no_tool_text: str = "No such tool here.",
         retry_on: str | None = None,
+        max_calls: int = MAX_CALLS,
     ) -> None:
-        """``retry_on``: a text in the call's output on which the model calls again (an MCP server still starting)."""
+        """``retry_on``: a text in the call's output on which the model calls again (an MCP server still starting).
+
+        ``max_calls``: at most this many calls in all (a benchmark asks one per prompt, many times).
+        """
         self.marker = marker
+        self.max_calls = max_calls
         self.retry_on = retry_on
         self.call = call
         self.final_text = final_text
@@ -157,10 +165,13 @@ class FakeResponsesApi(Background):
         items = _input(body)
         with self._lock:
             issued = set(self.issued)
-        outputs = [item for item in items if item.get("type") in OUTPUT_TYPES and item.get("call_id") in issued]
+        # Only this turn's: a later prompt's request carries the earlier turns' outputs too.
+        user_turns = [index for index, item in enumerate(items) if item.get("role") == "user"]
+        this_turn = items[user_turns[-1] + 1 :] if user_turns else items
+        outputs = [item for item in this_turn if item.get("type") in OUTPUT_TYPES and item.get("call_id") in issued]
         if outputs:
             last = json.dumps(outputs[-1].get("output"))
-            if self.retry_on and self.retry_on in last and len(issued) < MAX_CALLS:
+            if self.retry_on and self.retry_on in last and len(issued) < self.max_calls:
                 return self._issue()
             return "after_output", [_message(self.final_text)]
         last_user = next((item for item in reversed(items) if item.get("role") == "user"), None)
@@ -174,7 +185,7 @@ class FakeResponsesApi(Background):
 
     def _issue(self) -> tuple[str, list[dict[str, Any]]]:
         with self._lock:
-            if len(self.issued) >= MAX_CALLS:
+            if len(self.issued) >= self.max_calls:
                 return "side", [_message("Giving up.")]
             call_id = f"call_fake_{len(self.issued) + 1}"
             self.issued.append(call_id)
@@ -285,23 +296,20 @@ class _Server(QuietServer):
     fake: FakeResponsesApi
 
 
-class _ResponsesHandler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _ResponsesHandler(JsonHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # `format`: the base class's name
-        pass  # the exchanges are recorded instead
-
     def do_GET(self) -> None:
-        self._read_body()
+        self.read_body()
         self.server.fake.record(Exchange("GET", self.path, None))
         if self.path.split("?")[0] == "/v1/models":
-            self._send(200, json.dumps({"object": "list", "data": []}).encode(), "application/json")
+            self.send_json(200, {"object": "list", "data": []})
         else:
             self._error(404, f"the fake Responses API has no {self.path}")
 
     def do_POST(self) -> None:
-        raw = self._read_body()
+        raw = self.read_body()
+        received = time.time()
         try:
             body = json.loads(raw) if raw else None
         except ValueError:
@@ -313,27 +321,13 @@ class _ResponsesHandler(BaseHTTPRequestHandler):
             return
         kind, output = fake.decide(body)
         call_id = next((item["call_id"] for item in output if "call_id" in item), None)
-        fake.record(Exchange("POST", self.path, body, kind, call_id, headers=dict(self.headers.items())))
+        exchange = Exchange("POST", self.path, body, kind, call_id, headers=dict(self.headers.items()))
+        exchange.t_received = received
+        fake.record(exchange)
         response_id = f"resp_fake{len(fake.exchanges):04d}"
-        stream = "".join(
-            f"event: {event['type']}\ndata: {json.dumps(event)}\n\n" for event in sse_events(response_id, output)
-        )
-        self._send(200, stream.encode(), "text/event-stream")
-
-    def _read_body(self) -> bytes:
-        length = int(self.headers.get("Content-Length") or 0)
-        return self.rfile.read(length) if length else b""
+        stream = sse_stream((event["type"], event) for event in sse_events(response_id, output))
+        self.send(200, stream, "text/event-stream")
+        exchange.t_sent = time.time()
 
     def _error(self, status: int, message: str) -> None:
-        body = {"error": {"type": "invalid_request_error", "message": message}}
-        self._send(status, json.dumps(body).encode(), "application/json")
-
-    def _send(self, status: int, body: bytes, content_type: str) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        if content_type == "text/event-stream":
-            self.send_header("Cache-Control", "no-cache")
-        self.end_headers()
-        self.wfile.write(body)
-        self.wfile.flush()
+        self.send_json(status, {"error": {"type": "invalid_request_error", "message": message}})

@@ -21,16 +21,15 @@ from pathlib import Path
 from typing import Any
 
 from kandev_web.agentctl.auth import GATEWAY_HEADERS_VAR
-from kandev_web.agentctl.launcher import launch
 from kandev_web.agentctl.scrub import SECRET_NAMES_VAR
-from testing_support.agentctl import Inbox
-from testing_support.bridge.harness import MARKER_VAR, AgentRun, reap
-from testing_support.loopback_http import DenyingProxy
+from testing_support.agent_runs import MARKER_VAR, AgentRun, agent_session
+from testing_support.fake_model_server import DenyingProxy, proxy_env
 
 from . import OFFLINE_CONFIG, Codex
 from .fake_responses_api import FakeResponsesApi
 
-CodexRun = AgentRun[FakeResponsesApi]
+#: Everything a test of one run looks at (``testing_support.agent_runs``).
+type CodexRun = AgentRun[FakeResponsesApi]
 
 #: A header the gateway sign-in hands Codex, to see it reach the model server.
 GATEWAY_HEADERS = {"X-Kandev-Gateway": "kandev-gateway-test-header"}
@@ -56,12 +55,7 @@ def offline_environment(codex: Codex, root: Path, *, proxy: DenyingProxy, marker
         "LANG": "C.UTF-8",
         # The adapter hides its ChatGPT browser sign-in.
         "NO_BROWSER": "1",
-        "HTTP_PROXY": proxy.url,
-        "HTTPS_PROXY": proxy.url,
-        "http_proxy": proxy.url,
-        "https_proxy": proxy.url,
-        "NO_PROXY": "127.0.0.1,localhost",
-        "no_proxy": "127.0.0.1,localhost",
+        **proxy_env(proxy),
         MARKER_VAR: marker,
     }
 
@@ -76,22 +70,8 @@ async def codex_session(codex: Codex, tmp_path: Path, api: FakeResponsesApi) -> 
         env = offline_environment(codex, tmp_path, proxy=proxy, marker=marker)
         env[GATEWAY_HEADERS_VAR] = json.dumps(GATEWAY_HEADERS)
         env[SECRET_NAMES_VAR] = GATEWAY_HEADERS_VAR
-        agentctl = await launch(codex.argv, env=env, ready_timeout=30.0)
-        run = None
-        try:
-            inbox = Inbox()
-            client = agentctl.client(on_notification=inbox)
-            await client.connect()
-            try:
-                run = AgentRun(agentctl, client, inbox, api, proxy, workdir, marker, leftovers=[])
-                yield run
-            finally:
-                await client.close()
-        finally:
-            await agentctl.stop(timeout=20.0)
-            leftovers = await reap(marker)
-            if run is not None:
-                run.leftovers.extend(leftovers)
+        async with agent_session(codex.argv, env, api=api, proxy=proxy, workdir=workdir, marker=marker) as run:
+            yield run
 
 
 async def initialize(run: CodexRun, *, elicitation: bool = True, auth_gateway: bool = True) -> dict[str, Any]:

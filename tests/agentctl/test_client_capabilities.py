@@ -8,7 +8,12 @@ import pytest
 from acp.schema import ClientCapabilities
 
 import kandev_web.agentctl
-from kandev_web.agentctl.capabilities import canonical, client_capabilities, elicitation_enabled
+from kandev_web.agentctl.capabilities import (
+    canonical,
+    client_capabilities,
+    elicitation_enabled,
+    url_elicitation_enabled,
+)
 
 FIXTURES = Path(kandev_web.agentctl.__file__).parent / "fixtures"
 OTHER_AGENTS = [None, "claude-acp", "codex-acp", "gemini", "mock", "cursor"]
@@ -67,3 +72,32 @@ def test_each_call_returns_a_fresh_object() -> None:
 )
 def test_only_a_true_flag_enables_elicitation(flags: dict, enabled: bool) -> None:
     assert elicitation_enabled(flags) is enabled
+
+
+@pytest.mark.parametrize("agent_id", [*OTHER_AGENTS, "cursor-acp"])
+def test_url_mode_adds_url_beside_form_and_never_alone(agent_id: str | None) -> None:
+    form_only = client_capabilities(agent_id, elicitation=True)
+    assert client_capabilities(agent_id, elicitation=True, url=True) == {
+        **form_only,
+        "elicitation": {"form": {}, "url": {}},
+    }
+    assert client_capabilities(agent_id, elicitation=False, url=True) == client_capabilities(
+        agent_id, elicitation=False
+    )
+    parsed = ClientCapabilities.model_validate(client_capabilities(agent_id, elicitation=True, url=True))
+    assert parsed.elicitation is not None
+    assert parsed.elicitation.url is not None
+
+
+@pytest.mark.parametrize(
+    ("flags", "enabled"),
+    [
+        ({"features.acpElicitation": True, "features.acpUrlElicitation": True}, True),
+        ({"features.acpElicitation": True, "features.acpUrlElicitation": False}, False),
+        ({"features.acpElicitation": False, "features.acpUrlElicitation": True}, False),
+        ({"features.acpElicitation": True}, False),
+        ({"features.acpElicitation": True, "features.acpUrlElicitation": "true"}, False),
+    ],
+)
+def test_url_mode_needs_both_flags(flags: dict, enabled: bool) -> None:
+    assert url_elicitation_enabled(flags) is enabled

@@ -89,6 +89,8 @@ async def test_initialize_without_runtime_flags_leaves_elicitation_off(start_age
         ({"agent_id": ""}, "agent_id must be a non-empty string"),
         ({"agent_id": "a", "runtime_flags": []}, "runtime_flags must be an object"),
         ({"agent_id": "a", "runtime_flags": {"features.acpElicitation": "yes"}}, "must be true or false"),
+        ({"agent_id": "a", "runtime_flags": {"features.acpUrlElicitation": 1}}, "acpUrlElicitation"),
+        ({"agent_id": "a", "url_http_loopback": "yes"}, "url_http_loopback must be true or false"),
     ],
 )
 async def test_initialize_validates_its_payload(start_agentctl, connect, payload: dict, problem: str) -> None:

@@ -85,6 +85,61 @@ def test_an_agent_without_http_mcp_is_reached_over_stdio_and_its_env_method_name
     ]
 
 
+#: Kimi Code 2.1.0's initialize answer as agentctl reports it (tests/kimi).
+KIMI = {
+    "outcome": "ok",
+    "host": "this machine",
+    "answer": {
+        "protocol_version": 1,
+        "agent_info": {"name": "Kimi Code CLI", "version": "2.1.0"},
+        "agent_capabilities": {
+            "loadSession": True,
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": True},
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}},
+            "mcpCapabilities": {"http": True, "sse": True},
+        },
+        "auth_methods": [{"id": "login", "name": "Login with Kimi account", "needs_person": True, "env_vars": []}],
+    },
+}
+
+
+def test_a_check_says_what_kandev_needs_and_whether_the_agent_can_ask_questions():
+    said = {fact.key: fact.text for fact in report(KIMI, "kimi").facts}
+    assert said["needs"] == "It has what kandev needs, taking up a session again with session/resume."
+    assert said["questions"] == (
+        "It can ask you structured questions: Kimi Code asks all of an AskUserQuestion call's questions in one form."
+    )
+    assert report(KIMI, "kimi").asks == "yes"
+    # Claude's answer offers no way to take up a session; Gemini cannot ask at all.
+    assert {fact.key: fact.text for fact in report(CLAUDE, "claude-acp").facts}["needs"].startswith(
+        "It has what kandev needs to run sessions, but offers neither session/resume nor session/load"
+    )
+    gemini = report(GEMINI, "gemini")
+    assert gemini.asks == "no"
+    assert {fact.key: fact.text for fact in gemini.facts}["questions"] == (
+        "It cannot ask you structured questions: Gemini CLI leaves its ask tool out in ACP mode "
+        "and answers MCP elicitation with “Method not found”."
+    )
+    assert report(GEMINI, "goose").asks == "mcp-only"
+    assert report(GEMINI, "opencode").asks == "no"
+    # An agent no preset names is claimed neither way.
+    custom = report(GEMINI, "my-agent")
+    assert custom.asks == "unknown"
+    assert {fact.key: fact.text for fact in custom.facts}["questions"].startswith("Kandev does not know")
+    # A failed check says nothing of either.
+    failed = report({"outcome": "timed_out", "seconds": 3}, "kimi")
+    assert [fact.key for fact in failed.facts] == ["timed_out"]
+    assert failed.asks == ""
+
+
+def test_an_agent_speaking_another_protocol_is_told_what_kandev_needs():
+    other = {"outcome": "ok", "answer": {**KIMI["answer"], "protocol_version": 2}}
+    assert facts(other)["needs"] == "Kandev needs ACP protocol version 1: sessions with this agent will fail."
+    assert facts({"outcome": "ok", "answer": {"agent_info": {"name": "bare"}}})["needs"].startswith("Kandev needs")
+    loads = {"outcome": "ok", "answer": {**KIMI["answer"], "agent_capabilities": {"loadSession": True}}}
+    assert facts(loads)["needs"] == "It has what kandev needs, taking up a session again with session/load."
+
+
 def test_an_answer_without_capabilities_or_methods_says_so():
     said = facts({"outcome": "ok", "answer": {"agent_info": {"name": "bare"}}})
     assert said["protocol"] == "It names no ACP protocol version."
@@ -157,6 +212,9 @@ KEYS = st.sampled_from(
         "http",
         "sse",
         "image",
+        "loadSession",
+        "sessionCapabilities",
+        "resume",
     ]
 )
 #: JSON shaped like a check, so the deep paths are reached, with anything at each place.
@@ -167,9 +225,16 @@ CHECK_LIKE = st.recursive(
 )
 
 
-@given(CHECK_LIKE)
-def test_any_json_gives_plain_one_line_sentences_and_never_raises(check):
-    result = report(json.loads(json.dumps(check)))
+AGENT_IDS = st.sampled_from(["", "claude-acp", "codex-acp", "gemini", "goose", "opencode", "kimi"]) | st.text(
+    max_size=12
+)
+
+
+@given(CHECK_LIKE, AGENT_IDS)
+def test_any_json_gives_plain_one_line_sentences_and_never_raises(check, agent_id):
+    result = report(json.loads(json.dumps(check)), agent_id)
+    assert result.asks in ("", "yes", "no", "mcp-only", "unknown")
+    assert (result.asks != "") == result.ok
     assert result.facts
     for fact in result.facts:
         # Plain str: a template escapes it. A SafeString would reach the page as markup.

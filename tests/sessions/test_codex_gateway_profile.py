@@ -11,7 +11,7 @@ import json
 import pytest
 
 from kandev_web.agents.models import GATEWAY_HEADERS_SECRET, AgentProfile, secret_box
-from kandev_web.sessions.launching import LaunchPlan, initialize_payload, session_payload
+from kandev_web.sessions.launching import LaunchPlan, auth_gateway_fields, session_payload
 
 HEADERS = {"Authorization": "Bearer gw-secret-0123456789"}
 
@@ -90,13 +90,13 @@ def plan(**fields) -> LaunchPlan:
 
 
 def test_without_a_gateway_agentctl_is_asked_exactly_as_before():
-    assert initialize_payload(plan()) == {"agent_id": "codex-acp", "runtime_flags": {"features.acpElicitation": True}}
+    assert auth_gateway_fields(plan()) == {}
     assert session_payload(plan(), "/w") == {"cwd": "/w", "mcp_servers": []}
 
 
 def test_a_gateway_profile_asks_for_the_gateway_sign_in_and_its_options():
     gateway = plan(gateway_base_url="http://127.0.0.1:9/v1", config_options={"collaboration_mode": "plan"})
-    assert initialize_payload(gateway)["auth_gateway"] is True
+    assert auth_gateway_fields(gateway) == {"auth_gateway": True}
     assert session_payload(gateway, "/w") == {
         "cwd": "/w",
         "mcp_servers": [],

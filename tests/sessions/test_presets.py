@@ -2,12 +2,12 @@
 
 import pytest
 
-from kandev_web.agents.presets import PRESETS, preset
+from kandev_web.agents.presets import PRESETS, Asks, for_agent, preset
 from kandev_web.agents.profile_forms import AgentProfileForm
 
 
 def test_every_agent_the_issue_names_has_a_preset_and_custom_is_empty():
-    assert [p.key for p in PRESETS] == ["claude-code", "codex", "gemini", "goose", "opencode", "custom"]
+    assert [p.key for p in PRESETS] == ["claude-code", "codex", "gemini", "goose", "opencode", "kimi-code", "custom"]
     custom = preset("custom")
     assert (custom.command, custom.agent_id, custom.env_vars) == ((), "", ())
     assert preset("nope") is None
@@ -21,6 +21,7 @@ def test_every_agent_the_issue_names_has_a_preset_and_custom_is_empty():
         ("gemini", ("gemini", "--experimental-acp"), "gemini", ("GEMINI_API_KEY",)),
         ("goose", ("goose", "acp"), "goose", ("GOOSE_PROVIDER", "GOOSE_MODEL", "ANTHROPIC_API_KEY")),
         ("opencode", ("opencode", "acp"), "opencode", ()),
+        ("kimi-code", ("npx", "-y", "@moonshot-ai/kimi-code@2.1.0", "acp"), "kimi", ()),
     ],
 )
 def test_each_preset_has_the_agents_documented_command_id_and_variables(key, command, agent_id, env_vars):
@@ -40,3 +41,37 @@ def test_a_preset_fills_the_form_with_its_command_and_variable_names_left_empty(
     assert 'data-secret-name="ANTHROPIC_API_KEY" data-secret-set="false"' in str(form["secrets"])
     assert "ANTHROPIC_API_KEY" not in str(form["env"])
     assert 'value="Claude Code"' in html
+
+
+@pytest.mark.parametrize(
+    ("key", "asks", "why"),
+    [
+        ("claude-code", Asks.YES, "AskUserQuestion"),
+        ("codex", Asks.YES, "request_user_input"),
+        ("kimi-code", Asks.YES, "AskUserQuestion"),
+        ("gemini", Asks.NO, "Method not found"),
+        ("opencode", Asks.NO, "no elicitation"),
+        ("goose", Asks.MCP_ONLY, "MCP servers only"),
+    ],
+)
+def test_each_preset_says_whether_its_agent_can_ask_structured_questions_and_why(key, asks, why):
+    chosen = preset(key)
+    assert chosen.questions.asks == asks
+    assert why in str(chosen.questions.reason)
+    assert for_agent(chosen.agent_id) is chosen
+    sentence = chosen.questions_sentence
+    assert sentence.startswith(
+        {
+            Asks.YES: "It can ask you structured questions: ",
+            Asks.NO: "It cannot ask you structured questions: ",
+            Asks.MCP_ONLY: "Only its MCP servers can ask you structured questions: ",
+        }[asks]
+    )
+    assert why in sentence
+
+
+def test_a_custom_agent_is_not_claimed_either_way():
+    assert preset("custom").questions is None
+    assert for_agent("") is None
+    assert for_agent("my-own-agent") is None
+    assert preset("custom").questions_sentence.startswith("Kandev does not know whether this agent asks")

@@ -66,6 +66,13 @@ def test_choosing_a_preset_fills_the_form(staff_client, workspace):
     assert 'data-secret-name="GEMINI_API_KEY" data-secret-set="false"' in response.text
     assert "GEMINI_API_KEY=" not in response.text
     assert 'data-preset="gemini"' in response.text
+    # Before anything runs, the operator reads that Gemini CLI cannot ask over ACP, and why.
+    assert 'data-testid="profile-preset-questions" data-asks="no"' in response.text
+    assert "leaves its ask tool out in ACP mode" in response.text
+    kimi = staff_client.get(url(workspace, "new/"), {"preset": "kimi-code"}, **HTMX).text
+    assert 'value="npx -y @moonshot-ai/kimi-code@2.1.0 acp"' in kimi
+    assert 'data-testid="profile-preset-questions" data-asks="yes"' in kimi
+    assert "profile-preset-questions" not in staff_client.get(url(workspace, "new/"), {"preset": "custom"}, **HTMX).text
 
 
 def test_adding_a_profile_stores_argv_and_environment(staff_client, workspace):

@@ -161,8 +161,10 @@ def map_elicitation(params: object) -> MappedForm | Decline:
         return Decline(DeclineReason.UNRECOGNISED_REQUIRED)
 
     companions = _resolve_companions(claims, drafts)
+    message = envelope.message
+    own_lines = _kimi_question_lines(message, properties)
     questions = tuple(
-        _question(key, drafts[key], companions.get(key), claims, envelope.message, key in envelope.required)
+        _question(key, drafts[key], companions.get(key), claims, own_lines.get(key, message), key in envelope.required)
         for key in d1_sorted(drafts)
     )
     if not all(_round_trips(question) for question in questions):
@@ -183,6 +185,26 @@ def _codex_meta(holder: object) -> dict[str, object] | None:
     meta = holder.get("_meta") if isinstance(holder, dict) else None
     codex = meta.get(CODEX_META) if isinstance(meta, dict) else None
     return codex if isinstance(codex, dict) else None
+
+
+def _kimi_question_lines(message: str, properties: Mapping[str, object]) -> dict[str, str]:
+    """Kimi Code's joined message split back into its questions: property key -> its own question.
+
+    Kimi keys an AskUserQuestion form's properties ``q0``, ``q1``, … in the
+    tool's order and sends the questions joined one a line as the form's
+    ``message`` (docs/decisions/agents.md#kimi-code). Without this every card
+    of a two-question form would show both questions as its prompt. Only
+    that exact shape is split: two or more properties keyed ``q0`` onwards
+    in order, and as many non-blank lines as properties (a question with a
+    line break of its own keeps the whole message).
+    """
+    keys = list(properties)
+    if len(keys) < 2 or keys != [f"q{index}" for index in range(len(keys))]:
+        return {}
+    lines = message.split("\n")
+    if len(lines) != len(keys) or not all(line.strip() for line in lines):
+        return {}
+    return dict(zip(keys, lines, strict=True))
 
 
 def _round_trips(question: Question) -> bool:

@@ -12,6 +12,7 @@ from kandev_web.clarifications.requester import requester as requester_of
 from kandev_web.clarifications.settlement import Settlement, describe, ending_of_record
 from kandev_web.clarifications.timeline import AskedQuestion
 from kandev_web.clarifications.timeline import asked as asked_of
+from kandev_web.clarifications.url_mode import ShownUrl, shown_url
 
 register = template.Library()
 
@@ -51,6 +52,9 @@ def answer_text(asked: AskedQuestion) -> str:
     response = record.response or {}
     if response.get("rejected"):  # skipped, on either path
         return _("Skipped")
+    if record.mode == "url":
+        # Accept is consent: there is nothing else to show, and the address stays off the timeline.
+        return _("Signed in") if record.completed_at else _("Continued after opening the page")
     if is_withheld(response, asked.question_id):
         # A secret typed into a credential-looking field: sent, never kept (docs/decisions/operator.md#secrets).
         if record.settled_reason == "undelivered":
@@ -71,6 +75,12 @@ def answer_text(asked: AskedQuestion) -> str:
                 return _("%(choice)s, with the note: %(note)s") % {"choice": picks, "note": text}
             return text or picks
     return _("No selection")
+
+
+@register.filter
+def url_view(record) -> ShownUrl:
+    """A URL-mode request's address, split around its host (``url_mode.shown_url``)."""
+    return shown_url(record.url)
 
 
 @register.filter

@@ -13,6 +13,7 @@ from kandev_web.pages.inbox.live_items import WaitingItemsSocket, panel_task_id
 from kandev_web.pages.inbox.queries import waiting_items
 
 from . import fragments
+from .filters import BoardFilter
 
 
 class BoardConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveConsumer):
@@ -48,7 +49,8 @@ class BoardConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveCo
         await self.send_fragment(self.render_catch_up)
 
     def render_changes(self, step_ids, task_ids):
-        return fragments.render_changes(self.board, step_ids=step_ids, task_ids=task_ids)
+        shown = BoardFilter.from_query(self.page_state)
+        return fragments.render_changes(self.board, step_ids=step_ids, task_ids=task_ids, shown=shown)
 
     async def board_changed(self, event):
         await self.send_fragment(self.render_changes, event["step_ids"], event["task_ids"])

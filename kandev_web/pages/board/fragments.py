@@ -9,19 +9,24 @@ from django.template.loader import render_to_string
 
 from kandev_web.board.models import Board
 
-from .queries import board_columns, changed_cards, parse_shown_through
+from .filters import BoardFilter
+from .queries import NO_FILTER, board_columns, changed_cards, parse_shown_through
 
 
-def render_changes(board: Board, *, step_ids, task_ids, request=None) -> str:
+def render_changes(board: Board, *, step_ids, task_ids, request=None, shown: BoardFilter = NO_FILTER) -> str:
     """The live patch after ``task_ids`` changed: their cards, and the counts of ``step_ids``.
 
     A page puts each card in its place by its sort key (static/js/live.js), so the same
     patch is right for every open board whatever it shows, and applying it
-    twice (the actor's response and its socket) changes nothing.
+    twice (the actor's response and its socket) changes nothing. A filtered
+    board (``shown``) gets the counts of what matches, and a changed card that
+    no longer matches as gone.
     """
-    columns, gone = changed_cards(board, step_ids=step_ids, task_ids=task_ids)
+    columns, gone = changed_cards(board, step_ids=step_ids, task_ids=task_ids, shown=shown)
     return render_to_string(
-        "board/board.html#changes-oob", {"board": board, "columns": columns, "gone": gone}, request=request
+        "board/board.html#changes-oob",
+        {"board": board, "columns": columns, "gone": gone, "shown": shown},
+        request=request,
     )
 
 
@@ -32,8 +37,11 @@ def render_catch_up(board: Board, page_state: QueryDict) -> str:
     string): ``through`` is how far "Show more" had taken each column, so the
     page keeps showing as much as it did. Whole columns are replaced rather
     than patched card by card because the page cannot say which of its cards
-    were moved away or deleted meanwhile.
+    were moved away or deleted meanwhile. The page's search and filter are
+    there too, and the columns are of what matches them.
     """
     through = parse_shown_through(page_state.getlist("through"))
-    context = {"board": board, "columns": board_columns(board, through=through), "catch_up": True}
+    shown = BoardFilter.from_query(page_state)
+    context = {"board": board, "columns": board_columns(board, through=through, shown=shown), "shown": shown}
+    context["catch_up"] = True
     return render_to_string("board/board.html#kanban", context)

@@ -16,8 +16,13 @@ from kandev_web import socket_input
 from kandev_web.board.models import Board, Step, Task
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, TaskSession
 from kandev_web.sessions.pending import PendingAction, pending_actions, task_pending_action
+from kandev_web.sessions.usage import Spent, spent_annotations, spent_of
 
+from .filters import BoardFilter
 from .state_icons import StateIcon, task_state_icon
+
+#: What a board shows when the operator searched and filtered for nothing.
+NO_FILTER = BoardFilter()
 
 #: Cards a column shows before its "Show more" button; each click shows as many again.
 CARDS_PER_PAGE = 50
@@ -28,6 +33,12 @@ class Card:
     task: Task
     icon: StateIcon
     pending_action: PendingAction
+    #: What the task's agents reported they spent (``None``: nothing reported).
+    spent: Spent | None = None
+
+    @property
+    def over_budget(self) -> bool:
+        return self.spent is not None and self.spent.over(self.task.budget)
 
 
 @dataclass
@@ -58,6 +69,7 @@ def cards_for(tasks) -> list[Card]:
             session_activity=Subquery(primary.values("activity")[:1]),
             # Set once an agent made the task's worktree: its Delete then offers to remove it too.
             worktree_branch=F("worktree__branch"),
+            **spent_annotations(),
         )
     )
     if not tasks:
@@ -79,7 +91,7 @@ def cards_for(tasks) -> list[Card]:
             pending_action=action,
             on_last_step=task.step_id in last_step_ids,
         )
-        cards.append(Card(task=task, icon=icon, pending_action=action))
+        cards.append(Card(task=task, icon=icon, pending_action=action, spent=spent_of(task)))
     return cards
 
 
@@ -125,7 +137,11 @@ def _in_column_order(pks) -> list[Card]:
 
 
 def board_columns(
-    board: Board, *, pinned_task_id: int | None = None, through: Mapping[int, tuple[int, int]] | None = None
+    board: Board,
+    *,
+    pinned_task_id: int | None = None,
+    through: Mapping[int, tuple[int, int]] | None = None,
+    shown: BoardFilter = NO_FILTER,
 ) -> list[Column]:
     """Every column with its count and its first ``CARDS_PER_PAGE`` cards.
 
@@ -135,13 +151,15 @@ def board_columns(
     queries, and is its column's ``pinned`` card when it is not on the first page.
     ``through`` maps a step to the sort key a page had shown it up to with
     "Show more": that column shows every card up to it, however many pages.
+    ``shown`` is what the operator searched or filtered for: the counts and
+    pages are of the tasks that match it.
     """
     columns = _columns(board)
     on_page = Q(rank__lte=CARDS_PER_PAGE)
     for step_id, (position, pk) in (through or {}).items():
         on_page |= Q(step=step_id) & (Q(position__lt=position) | Q(position=position, pk__lte=pk))
     shown_rows = list(
-        Task.objects.filter(board=board)
+        shown.apply(Task.objects.filter(board=board), board.pk)
         .order_by()
         .annotate(
             rank=Window(RowNumber(), partition_by=F("step"), order_by=(F("position").asc(), F("pk").asc())),
@@ -152,9 +170,9 @@ def board_columns(
     )
     for _, step_id, in_step in shown_rows:
         columns[step_id].count = in_step
-    shown = [pk for pk, _, _ in shown_rows]
-    pinned = {pinned_task_id} - set(shown) - {None}
-    for card in _in_column_order([*shown, *pinned]):
+    on_pages = [pk for pk, _, _ in shown_rows]
+    pinned = {pinned_task_id} - set(on_pages) - {None}
+    for card in _in_column_order([*on_pages, *pinned]):
         column = columns[card.task.step_id]
         if card.task.pk in pinned:
             column.pinned = card
@@ -165,7 +183,7 @@ def board_columns(
     return list(columns.values())
 
 
-def column_page(board: Board, step_id: int, after: tuple[int, int]) -> Column:
+def column_page(board: Board, step_id: int, after: tuple[int, int], shown: BoardFilter = NO_FILTER) -> Column:
     """The next ``CARDS_PER_PAGE`` cards of one column after the sort key ``after`` (position, pk).
 
     Keyed on the last card shown rather than an offset, so cards moved or
@@ -173,27 +191,31 @@ def column_page(board: Board, step_id: int, after: tuple[int, int]) -> Column:
     """
     column = _columns(board)[step_id]
     position, pk = after
-    following = Task.objects.filter(step=column.step).filter(Q(position__gt=position) | Q(position=position, pk__gt=pk))
+    in_step = shown.apply(Task.objects.filter(step=column.step), board.pk)
+    following = in_step.filter(Q(position__gt=position) | Q(position=position, pk__gt=pk))
     pks = list(following.order_by("position", "pk").values_list("pk", flat=True)[: CARDS_PER_PAGE + 1])
     column.cards = _in_column_order(pks[:CARDS_PER_PAGE])
     column.more = len(pks) > CARDS_PER_PAGE
-    column.count = column.step.tasks.count()
+    column.count = in_step.count()
     return column
 
 
-def changed_cards(board: Board | int, *, step_ids, task_ids) -> tuple[list[Column], list[int]]:
+def changed_cards(
+    board: Board | int, *, step_ids, task_ids, shown: BoardFilter = NO_FILTER
+) -> tuple[list[Column], list[int]]:
     """What a live patch of the board (or of a task page's task list) shows after ``task_ids`` changed.
 
     The columns of ``step_ids`` (and of the changed tasks) with their counts,
     each holding only the changed cards now in it; and the ids of the tasks
-    that are gone.
+    that are gone, or no longer match ``shown``.
     """
+    board_id = board if isinstance(board, int) else board.pk
     columns = _columns(board)
-    cards = cards_for(Task.objects.filter(board=board, pk__in=task_ids))
+    cards = cards_for(shown.apply(Task.objects.filter(board=board, pk__in=task_ids), board_id))
     for card in cards:
         columns[card.task.step_id].cards.append(card)
     wanted = (set(step_ids) | {card.task.step_id for card in cards}) & columns.keys()
-    in_steps = Task.objects.filter(board=board, step__in=wanted).order_by().values("step")
+    in_steps = shown.apply(Task.objects.filter(board=board, step__in=wanted), board_id).order_by().values("step")
     counts = dict(in_steps.annotate(n=Count("pk")).values_list("step", "n"))
     for step_id in wanted:
         columns[step_id].count = counts.get(step_id, 0)

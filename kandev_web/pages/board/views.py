@@ -11,17 +11,25 @@ from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
+from kandev_web.agents.models import AgentProfile
 from kandev_web.board import services
 from kandev_web.board.models import Board, Task
 from kandev_web.board.workspaces import manages
 from kandev_web.pages import htmx
 from kandev_web.repositories import worktrees
-from kandev_web.repositories.models import Worktree
+from kandev_web.repositories.models import Repository, Worktree
 from kandev_web.sessions import tasks
 
+from .filters import STATES, BoardFilter
 from .forms import TaskCreateForm, TaskEditForm, TaskMoveForm
 from .fragments import render_changes
 from .queries import board_columns, column_page, parse_sort_key
+
+
+def _changes(request, board, *, step_ids, task_ids) -> str:
+    """The live patch for the page the request came from: a filtered board's fits its filter."""
+    shown = BoardFilter.of_page(request)
+    return render_changes(board, step_ids=step_ids, task_ids=task_ids, request=request, shown=shown)
 
 
 def home(request):
@@ -48,18 +56,21 @@ def _refused(request, message: str, *, status: int, patch: str = "") -> HttpResp
 
 def _gone(request, task: Task) -> HttpResponse:
     """The task was deleted while the operator's change was on its way: say so, and take its card away."""
-    patch = render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request)
+    patch = _changes(request, task.board, step_ids=[task.step_id], task_ids=[task.pk])
     return _refused(request, _("This task was deleted meanwhile; nothing was changed."), status=404, patch=patch)
 
 
 def board(request, board_id):
     board = _board(request, board_id)
+    shown = BoardFilter.from_query(request.GET)
     return render(
         request,
         "board/board.html",
         {
             "board": board,
-            "columns": board_columns(board),
+            "columns": board_columns(board, shown=shown),
+            "shown": shown,
+            "chips": _chips(board, shown),
             "form": TaskCreateForm(board=board),
             # The settings links are for the workspace's admins (the pages check again).
             "manages_workspace": manages(request.user, board.workspace_id),
@@ -80,7 +91,7 @@ def task_create(request, board_id):
         {"board": board, "form": TaskCreateForm(board=board, initial={"step": task.step})},
         request=request,
     )
-    return HttpResponse(fresh + render_changes(board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
+    return HttpResponse(fresh + _changes(request, board, step_ids=[task.step_id], task_ids=[task.pk]))
 
 
 def task_edit(request, task_id):
@@ -92,14 +103,14 @@ def task_edit(request, task_id):
         except services.TaskGone:
             return _gone(request, task)
         # The patched card replaces the form; there is nothing else to swap.
-        return htmx.patch(render_changes(task.board, step_ids=[task.step_id], task_ids=[task.pk], request=request))
+        return htmx.patch(_changes(request, task.board, step_ids=[task.step_id], task_ids=[task.pk]))
     return render(request, "board/board.html#edit-form", {"task": task, "form": form})
 
 
 def task_card(request, task_id):
     """The card as it is now, put back in place of its edit form ("Cancel")."""
     task = _task(request, task_id)
-    return htmx.patch(render_changes(task.board, step_ids=[], task_ids=[task.pk], request=request))
+    return htmx.patch(_changes(request, task.board, step_ids=[], task_ids=[task.pk]))
 
 
 def column_more(request, board_id, step_id):
@@ -110,8 +121,9 @@ def column_more(request, board_id, step_id):
         after = parse_sort_key(request.GET.get("after", ""))
     except ValueError:
         return HttpResponseBadRequest()
-    column = column_page(board, step.pk, after)
-    return render(request, "board/board.html#column-page", {"board": board, "column": column})
+    shown = BoardFilter.from_query(request.GET)
+    column = column_page(board, step.pk, after, shown)
+    return render(request, "board/board.html#column-page", {"board": board, "column": column, "shown": shown})
 
 
 @require_POST
@@ -126,8 +138,7 @@ def task_move(request, task_id):
         tasks.move_task(task, step)
     except services.TaskGone:
         return _gone(request, task)
-    changes = render_changes(task.board, step_ids=[old_step_id, step.pk], task_ids=[task.pk], request=request)
-    return HttpResponse(changes)
+    return HttpResponse(_changes(request, task.board, step_ids=[old_step_id, step.pk], task_ids=[task.pk]))
 
 
 @require_POST
@@ -146,5 +157,27 @@ def task_delete(request, task_id):
     if request.POST.get("from") == "task":
         return HttpResponse(status=204)  # The task page hears of it on its socket, as every open view of the task.
     if request.headers.get("HX-Request"):
-        return HttpResponse(render_changes(board, step_ids=[step_id], task_ids=[task_id], request=request))
+        return HttpResponse(_changes(request, board, step_ids=[step_id], task_ids=[task_id]))
     return redirect("board:board", board_id=board.pk)
+
+
+def _chips(board: Board, shown: BoardFilter) -> dict[str, list[dict]]:
+    """The filter chips: each state, and the workspace's agent profiles and repositories, with the link that
+    toggles each (the rest of the filter kept)."""
+    profiles = AgentProfile.objects.filter(workspace=board.workspace_id).values_list("pk", "name")
+    repositories = Repository.objects.filter(workspace=board.workspace_id).values_list("pk", "name")
+
+    def chip(group, value, label, chosen):
+        return {
+            "group": group,
+            "value": value,
+            "label": label,
+            "on": value in chosen,
+            "query": shown.toggled(group, value),
+        }
+
+    return {
+        "states": [chip("state", key, label, shown.states) for key, label in STATES.items()],
+        "profiles": [chip("profile", pk, name, shown.profiles) for pk, name in profiles],
+        "repositories": [chip("repository", pk, name, shown.repositories) for pk, name in repositories],
+    }

@@ -9,7 +9,7 @@ from kandev_web.live_consumer import LiveConsumer
 
 from .live_count import WaitingCountSocket
 from .live_items import WaitingItemsSocket
-from .queries import waiting_items
+from .queries import over_budget, waiting_items
 
 
 class InboxConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveConsumer):
@@ -36,7 +36,11 @@ class InboxConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveCo
         items = waiting_items(self.user)
         self.show_items(items)
         html = render_to_string("inbox/inbox.html#items", {"items": items, "oob": True})
-        return html + self.render_waiting_count(catching_up=True)
+        return html + self.render_over_budget() + self.render_waiting_count(catching_up=True)
+
+    def render_over_budget(self) -> str:
+        """The tasks over their budget, out of band: a budget set or crossed anywhere changes them."""
+        return render_to_string("inbox/inbox.html#over-budget", {"over_budget": over_budget(self.user), "oob": True})
 
     async def catch_up(self):
         await self.send_fragment(self.render_catch_up)
@@ -54,7 +58,7 @@ class InboxConsumer(WaitingItemsSocket, WaitingCountSocket, AnswerSocket, LiveCo
 
     def render_changes(self, task_id):
         waiting = waiting_items(self.user, task_ids=[task_id])
-        return self.render_item_changes(task_id, waiting) + self.render_waiting_count()
+        return self.render_item_changes(task_id, waiting) + self.render_over_budget() + self.render_waiting_count()
 
     async def waiting_changed(self, event):
         await self.send_fragment(self.render_changes, event["task_id"])

@@ -14,6 +14,7 @@ from typing import Final, Literal
 from kandev_web.board.models import Task
 from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, Message, MessageType
+from kandev_web.sessions.usage import over_budget_tasks
 
 QUESTION: Final = "question"
 PERMISSION: Final = "permission"
@@ -80,3 +81,8 @@ def waiting_items(user, *, task_ids=None) -> list[WaitingItem]:
 def waiting_count(user) -> int:
     """How many items :func:`waiting_items` lists, counted by the database."""
     return _questions(user, None).count() + _permissions(user, None).exclude(metadata__pending_id=None).count()
+
+
+def over_budget(user) -> list[Task]:
+    """The viewer's tasks whose agents spent more than the task's budget (``sessions.usage``), in one query."""
+    return over_budget_tasks(Task.objects.for_user(user).select_related("board").order_by("pk"))

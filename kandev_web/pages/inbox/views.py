@@ -2,8 +2,9 @@
 
 from django.shortcuts import render
 
-from .queries import waiting_items
+from .queries import over_budget, waiting_items
 
 
 def inbox(request):
-    return render(request, "inbox/inbox.html", {"items": waiting_items(request.user)})
+    context = {"items": waiting_items(request.user), "over_budget": over_budget(request.user)}
+    return render(request, "inbox/inbox.html", context)

@@ -128,3 +128,22 @@ class OptionForm(forms.Form):
         super().__init__(*args, **kwargs)
         options = session.config_options if isinstance(session.config_options, list) else []
         cast(forms.ChoiceField, self.fields["option"]).choices = [(option["id"], option["name"]) for option in options]
+
+
+class BudgetForm(forms.Form):
+    """A task's budget: a non-negative amount, or empty for none."""
+
+    budget = forms.DecimalField(
+        label=_("Budget"),
+        required=False,
+        min_value=0,
+        max_digits=12,
+        decimal_places=2,
+        error_messages={
+            "invalid": _("Give the budget as an amount, such as 5 or 12.50, or leave it empty for none."),
+            "min_value": _("A budget cannot be below zero."),
+            "max_digits": _("That budget is too large."),
+            "max_decimal_places": _("Give the budget to the cent at most."),
+            "max_whole_digits": _("That budget is too large."),
+        },
+    )

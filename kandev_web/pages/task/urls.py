@@ -11,6 +11,7 @@ from . import views
 urlpatterns = [
     path("tasks/<int:task_id>/", views.task_detail, name="task"),
     path("tasks/<int:task_id>/sessions/", views.session_start, name="start"),
+    path("tasks/<int:task_id>/budget/", views.task_budget, name="budget"),
     path("tasks/<int:task_id>/steps/<int:step_id>/rows/", views.task_list_more, name="task-list-more"),
     path("sessions/<int:session_id>/prompt/", views.session_prompt, name="prompt"),
     path("sessions/<int:session_id>/cancel/", views.session_cancel, name="cancel"),

@@ -10,6 +10,7 @@ from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
 from django.views.decorators.http import require_POST
 
+from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
 from kandev_web.pages.board.queries import column_page, parse_sort_key
 from kandev_web.pages.htmx import toast
@@ -17,7 +18,7 @@ from kandev_web.sessions import services
 from kandev_web.sessions.mcp_tokens import MCP_PATH
 from kandev_web.sessions.models import TaskSession
 
-from .forms import ModeForm, OptionForm, PromptForm, StartSessionForm, first_error
+from .forms import BudgetForm, ModeForm, OptionForm, PromptForm, StartSessionForm, first_error
 from .fragments import task_context, task_list_context
 
 
@@ -33,6 +34,17 @@ def task_detail(request, task_id):
     task = _task(request, task_id)
     task_list = task_list_context(task)
     return render(request, "sessions/task.html", task_context(task, card=task_list["current_card"]) | task_list)
+
+
+@require_POST
+def task_budget(request, task_id):
+    """Set or clear the task's budget; every open view of the task and its card hears of it on its socket."""
+    task = _task(request, task_id)
+    form = BudgetForm(request.POST)
+    if not form.is_valid():
+        return toast(first_error(form))
+    board_services.set_budget(task, form.cleaned_data["budget"])
+    return HttpResponse(status=204)
 
 
 def task_list_more(request, task_id, step_id):

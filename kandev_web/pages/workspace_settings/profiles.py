@@ -35,7 +35,7 @@ def _page(request, workspace, form, *, editing=None, status=200):
     )
     context = {
         "workspace": workspace,
-        "profiles": [(profile, check_report.report(profile.last_check)) for profile in profiles],
+        "profiles": [(profile, check_report.report(profile.last_check, profile.agent_id)) for profile in profiles],
         "form": form,
         "editing": editing,
         "presets": presets.PRESETS,
@@ -107,7 +107,7 @@ async def profile_check(request, workspace_id, profile_id):
         return redirect(reverse("sessions:profiles", args=[workspace_id]))
     if not request.headers.get("HX-Request"):
         return redirect(f"{reverse('sessions:profiles', args=[workspace_id])}#profile-{checked.pk}")
-    context = {"profile": checked, "report": check_report.report(checked.last_check)}
+    context = {"profile": checked, "report": check_report.report(checked.last_check, checked.agent_id)}
     return await sync_to_async(render)(request, f"{TEMPLATE}#check", context)
 
 

@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("agent_sessions", "0018_applied_seq"),
+        ("agent_sessions", "0019_usage"),
     ]
 
     operations = [
