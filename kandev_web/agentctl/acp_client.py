@@ -165,11 +165,20 @@ class AcpClient:
             params["_meta"] = meta
         return await self._peer.request("authenticate", params)
 
-    async def set_config_option(self, session_id: str, config_id: str, value: str) -> Any:
-        """ACP ``session/set_config_option``: one of the session's options (Codex's ``collaboration_mode``)."""
-        return await self._peer.request(
-            "session/set_config_option", {"sessionId": session_id, "configId": config_id, "value": value}
-        )
+    async def set_config_option(self, session_id: str, config_id: str, value: str | bool) -> Any:
+        """ACP ``session/set_config_option``: one of the session's options (Codex's ``collaboration_mode``).
+
+        A boolean option's value goes with ``type: "boolean"``, as ACP asks
+        (``session.configOptions.boolean``); a select's is its value id alone.
+        """
+        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id, "value": value}
+        if isinstance(value, bool):
+            params["type"] = "boolean"
+        return await self._peer.request("session/set_config_option", params)
+
+    async def set_mode(self, session_id: str, mode_id: str) -> Any:
+        """ACP ``session/set_mode``: one of the modes the session offers (``modes.availableModes``)."""
+        return await self._peer.request("session/set_mode", {"sessionId": session_id, "modeId": mode_id})
 
     async def new_session(self, cwd: str, mcp_servers: list[Any]) -> Any:
         return await self._peer.request("session/new", {"cwd": cwd, "mcpServers": mcp_servers})

@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 ELICITATION_FLAG = "features.acpElicitation"
 URL_ELICITATION_FLAG = "features.acpUrlElicitation"
+#: The runtime flag that advertises boolean session config options (``session.configOptions.boolean``).
+BOOLEAN_CONFIG_OPTIONS_FLAG = "features.acpBooleanConfigOptions"
 CURSOR_AGENT_ID = "cursor-acp"
 
 #: The ACP method that takes up a session an earlier agent process began.
@@ -22,7 +24,12 @@ ResumeMethod = Literal["resume", "load"]
 
 
 def client_capabilities(
-    agent_id: str | None, *, elicitation: bool, url: bool = False, auth_gateway: bool = False
+    agent_id: str | None,
+    *,
+    elicitation: bool,
+    url: bool = False,
+    auth_gateway: bool = False,
+    boolean_config_options: bool = False,
 ) -> dict[str, Any]:
     """The ``clientCapabilities`` for this agent, with form elicitation or without, and with URL mode.
 
@@ -34,6 +41,11 @@ def client_capabilities(
     adapter offer its ``gateway`` sign-in (a model server at a base URL the
     client names). It is asked for only by a profile with a gateway
     configured, so every other agent's object stays byte-identical.
+
+    ``boolean_config_options`` adds ``session.configOptions.boolean``: agents
+    may then offer on/off options (``type: "boolean"``), which the composer
+    shows as toggles. Asked for by its runtime flag, off by default, for the
+    same reason (AC-02's bytes).
     """
     meta: dict[str, Any] = {"terminal_output": True}
     if agent_id == CURSOR_AGENT_ID:
@@ -43,6 +55,8 @@ def client_capabilities(
         capabilities["elicitation"] = {"form": {}, "url": {}} if url else {"form": {}}
     if auth_gateway:
         capabilities["auth"] = {"_meta": {"gateway": True}}
+    if boolean_config_options:
+        capabilities["session"] = {"configOptions": {"boolean": {}}}
     return capabilities
 
 
@@ -65,6 +79,11 @@ def url_elicitation_enabled(runtime_flags: Mapping[str, Any]) -> bool:
     without it.
     """
     return elicitation_enabled(runtime_flags) and runtime_flags.get(URL_ELICITATION_FLAG) is True
+
+
+def boolean_config_options_enabled(runtime_flags: Mapping[str, Any]) -> bool:
+    """Whether the web app turned boolean session config options on for this execution (as the flag above)."""
+    return runtime_flags.get(BOOLEAN_CONFIG_OPTIONS_FLAG) is True
 
 
 def canonical(capabilities: Mapping[str, Any]) -> str:

@@ -20,8 +20,10 @@ from typing import Any
 from kandev_web.agentctl import auth, mcp_transport
 from kandev_web.agentctl.acp_client import AcpClient, AgentStartError, ExitStatus
 from kandev_web.agentctl.capabilities import (
+    BOOLEAN_CONFIG_OPTIONS_FLAG,
     ELICITATION_FLAG,
     URL_ELICITATION_FLAG,
+    boolean_config_options_enabled,
     client_capabilities,
     elicitation_enabled,
     resume_method,
@@ -53,6 +55,10 @@ class _SessionSetup:
     gateway: tuple[str, str] | None = None
     #: ACP session config options set right after the session is created or taken up.
     config_options: tuple[tuple[str, str], ...] = ()
+
+
+#: How long a mode or option id may be in ``agent.session.set_mode`` / ``set_config_option``.
+_SETTING_ID_CHARS = 200
 
 
 class Controller:
@@ -96,6 +102,8 @@ class Controller:
             "agent.initialize": self._initialize,
             "agent.session.new": self._new_session,
             "agent.session.resume": self._resume_session,
+            "agent.session.set_mode": self._set_mode,
+            "agent.session.set_config_option": self._set_config_option,
             "agent.prompt": self._prompt,
             "agent.cancel": self._cancel,
             "agent.permissions.respond": self._respond_permission,
@@ -153,9 +161,11 @@ class Controller:
         if not isinstance(flags, dict):
             problems.append("runtime_flags must be an object")
         else:
-            for flag in (ELICITATION_FLAG, URL_ELICITATION_FLAG):
-                if not isinstance(flags.get(flag, False), bool):
-                    problems.append(f"runtime_flags[{flag!r}] must be true or false")
+            problems.extend(
+                f"runtime_flags[{flag!r}] must be true or false"
+                for flag in (ELICITATION_FLAG, URL_ELICITATION_FLAG, BOOLEAN_CONFIG_OPTIONS_FLAG)
+                if not isinstance(flags.get(flag, False), bool)
+            )
         http_loopback = payload.get("url_http_loopback", False)
         if not isinstance(http_loopback, bool):
             problems.append("url_http_loopback must be true or false")
@@ -168,7 +178,11 @@ class Controller:
         enabled = elicitation_enabled(flags)
         url_enabled = url_elicitation_enabled(flags)
         capabilities = client_capabilities(
-            agent_id, elicitation=enabled, url=url_enabled, auth_gateway=auth_gateway is True
+            agent_id,
+            elicitation=enabled,
+            url=url_enabled,
+            auth_gateway=auth_gateway is True,
+            boolean_config_options=boolean_config_options_enabled(flags),
         )
         self._elicitations = ElicitationHandler(
             self._emit,
@@ -216,9 +230,10 @@ class Controller:
         session_id = result.get("sessionId")
         if not isinstance(session_id, str):
             raise ActionError(ErrorCode.INTERNAL_ERROR, "the agent's session/new answer has no sessionId")
-        await self._apply_config_options(agent, session_id, setup)
+        config_options = await self._apply_config_options(agent, session_id, setup)
         self._sessions.add(session_id)
-        return {"session_id": session_id, "mcp_transports": mcp_transport.transports(setup.mcp_servers)}
+        answer = {"session_id": session_id, "mcp_transports": mcp_transport.transports(setup.mcp_servers)}
+        return answer | _offers(result, config_options)
 
     async def _resume_session(self, payload: Payload) -> Payload:
         """Take up a session an earlier agent process began, say one whose agentctl was killed."""
@@ -233,16 +248,17 @@ class Controller:
             raise ActionError(ErrorCode.CONFLICT, "that session is already open in this agentctl")
         agent = self._live_agent()
         take_up = agent.resume_session if method == "resume" else agent.load_session
-        await self._signed_in(
+        result = await self._signed_in(
             agent, setup, lambda: take_up(session_id, setup.cwd, setup.mcp_servers), f"session/{method}"
         )
-        await self._apply_config_options(agent, session_id, setup)
+        config_options = await self._apply_config_options(agent, session_id, setup)
         self._sessions.add(session_id)
-        return {
+        answer = {
             "session_id": session_id,
             "mcp_transports": mcp_transport.transports(setup.mcp_servers),
             "method": method,
         }
+        return answer | _offers(result, config_options)
 
     def _session_setup(self, payload: Payload, problems: list[str]) -> _SessionSetup:
         """``cwd``, ``mcp_servers``, ``auth_method``, ``gateway`` and ``config_options`` checked.
@@ -273,12 +289,19 @@ class Controller:
             cwd=cwd, mcp_servers=servers, auth_method=chosen, gateway=gateway, config_options=config_options
         )
 
-    async def _apply_config_options(self, agent: AcpClient, session_id: str, setup: _SessionSetup) -> None:
-        """``session/set_config_option`` for each option the profile sets at session start, in order."""
+    async def _apply_config_options(self, agent: AcpClient, session_id: str, setup: _SessionSetup) -> Any:
+        """``session/set_config_option`` for each option the profile sets at session start, in order.
+
+        Returns the agent's ``configOptions`` as the last answer gave them
+        (each answer holds them all, as they are now); None when none was set.
+        """
+        latest = None
         for config_id, value in setup.config_options:
-            await self._call(
+            answer = await self._call(
                 agent.set_config_option(session_id, config_id, value), f"session/set_config_option {config_id}"
             )
+            latest = answer.get("configOptions")
+        return latest
 
     async def _signed_in(
         self,
@@ -321,6 +344,33 @@ class Controller:
         self._turn_tasks.add(task)
         task.add_done_callback(self._turn_tasks.discard)
         return {"turn_id": turn_id}
+
+    async def _set_mode(self, payload: Payload) -> Payload:
+        """ACP ``session/set_mode``: the agent works in another of the modes its session offers."""
+        session_id = self._known_session(payload)
+        mode_id = payload.get("mode_id")
+        if not _setting_id(mode_id):
+            raise ActionError.invalid([f"mode_id must be a non-empty string of at most {_SETTING_ID_CHARS} characters"])
+        assert isinstance(mode_id, str)  # _setting_id said so
+        await self._call(self._live_agent().set_mode(session_id, mode_id), "session/set_mode", null_ok=True)
+        return {"success": True}
+
+    async def _set_config_option(self, payload: Payload) -> Payload:
+        """ACP ``session/set_config_option`` with a boolean or a select's value; the options as they now are."""
+        session_id = self._known_session(payload)
+        config_id = payload.get("config_id")
+        value = payload.get("value")
+        problems = []
+        if not _setting_id(config_id):
+            problems.append(f"config_id must be a non-empty string of at most {_SETTING_ID_CHARS} characters")
+        if not (isinstance(value, bool) or _setting_id(value)):
+            problems.append("value must be true, false or a non-empty string (a select's value id)")
+        if problems or not isinstance(config_id, str) or not isinstance(value, (bool, str)):
+            raise ActionError.invalid(problems)
+        answer = await self._call(
+            self._live_agent().set_config_option(session_id, config_id, value), f"session/set_config_option {config_id}"
+        )
+        return {"config_options": answer.get("configOptions")}
 
     async def _cancel(self, payload: Payload) -> Payload:
         session_id = self._known_session(payload)
@@ -499,8 +549,11 @@ class Controller:
             raise ActionError(ErrorCode.NOT_FOUND, "no session of this agent has that session_id")
         return session_id
 
-    async def _call(self, call: Awaitable[Any], method: str) -> dict[str, Any]:
-        """Await one ACP request, turning the agent's failures into action errors."""
+    async def _call(self, call: Awaitable[Any], method: str, *, null_ok: bool = False) -> dict[str, Any]:
+        """Await one ACP request, turning the agent's failures into action errors.
+
+        ``null_ok``: an answer of ``null`` stands for ``{}`` (ACP's empty answers, which some agents send as null).
+        """
         try:
             result = await call
         except JsonRpcError as error:
@@ -509,6 +562,8 @@ class Controller:
             ) from None
         except PeerClosed:
             raise ActionError(ErrorCode.INTERNAL_ERROR, f"the agent exited before answering {method}") from None
+        if result is None and null_ok:
+            return {}
         if not isinstance(result, dict):
             raise ActionError(ErrorCode.INTERNAL_ERROR, f"the agent's {method} answer is not an object")
         return result
@@ -535,6 +590,25 @@ def _config_options(value: Any, problems: list[str]) -> tuple[tuple[str, str], .
         problems.append("config_options must be an object of non-empty option ids to string values")
         return ()
     return tuple(value.items())
+
+
+def _offers(result: dict[str, Any], config_options: Any) -> Payload:
+    """What a session's setup answer tells the web app of its modes and options, when the agent said anything.
+
+    ``config_options`` are those the last ``session/set_config_option`` at
+    session start answered with, newer than the setup answer's own.
+    """
+    offers: Payload = {}
+    if result.get("modes") is not None:
+        offers["modes"] = result["modes"]
+    latest = config_options if config_options is not None else result.get("configOptions")
+    if latest is not None:
+        offers["config_options"] = latest
+    return offers
+
+
+def _setting_id(value: Any) -> bool:
+    return isinstance(value, str) and 0 < len(value) <= _SETTING_ID_CHARS
 
 
 def _says_auth_required(error: ActionError) -> bool:

@@ -51,6 +51,7 @@ class FlagDefinition:
 
 ACP_ELICITATION = "features.acpElicitation"
 ACP_URL_ELICITATION = "features.acpUrlElicitation"
+ACP_BOOLEAN_CONFIG_OPTIONS = "features.acpBooleanConfigOptions"
 
 FLAGS: dict[str, FlagDefinition] = {
     flag.key: flag
@@ -84,6 +85,24 @@ FLAGS: dict[str, FlagDefinition] = {
             stability=Stability.EXPERIMENTAL,
             risk_level=RiskLevel.MEDIUM,
             risk_description=_("An agent can put any https address in front of you; it opens only when you click it."),
+            restart_required=True,
+            mutable=True,
+        ),
+        FlagDefinition(
+            key=ACP_BOOLEAN_CONFIG_OPTIONS,
+            env_var="KANDEV_FEATURES_ACP_BOOLEAN_CONFIG_OPTIONS",
+            kind=Kind.FEATURE,
+            label=_("ACP on/off options"),
+            description=_(
+                "Tell ACP agents that the composer can show on/off options, so an agent may offer its "
+                "boolean settings there as toggles."
+            ),
+            stability=Stability.BETA,
+            risk_level=RiskLevel.LOW,
+            risk_description=_(
+                "Changes what Kandev tells agents when they start; an agent that does not know the capability "
+                "ignores it."
+            ),
             restart_required=True,
             mutable=True,
         ),

@@ -7,6 +7,9 @@ several ACP agents: it then gets Kandev's MCP server as a stdio one.
 offer to take them up again in a later process (``store.py``);
 ``--no-session-resume`` then leaves ``session/resume`` out, so that only
 ``session/load`` is offered, as by agents older than ``session/resume``.
+
+``--session-settings`` makes its sessions offer modes, slash commands and
+(to a client that can show one) an on/off option, as the agents Zed drives do.
 """
 
 from __future__ import annotations
@@ -31,16 +34,28 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with KANDEV_MOCK_SESSION_DIR, offer session/load only, not session/resume",
     )
+    parser.add_argument(
+        "--session-settings",
+        action="store_true",
+        help="offer modes, slash commands and a boolean config option in every session",
+    )
     options = parser.parse_args(argv)
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="kandev-mock-agent %(levelname)s: %(message)s")
-    asyncio.run(_serve(mcp_http=not options.no_mcp_http, resume=not options.no_session_resume))
+    asyncio.run(
+        _serve(
+            mcp_http=not options.no_mcp_http,
+            resume=not options.no_session_resume,
+            session_settings=options.session_settings,
+        )
+    )
     return 0
 
 
-async def _serve(*, mcp_http: bool, resume: bool) -> None:
+async def _serve(*, mcp_http: bool, resume: bool, session_settings: bool) -> None:
     reader, writer = await _stdio()
     store = SessionStore.from_environment()
-    await MockAgent(reader, writer, mcp_http=mcp_http, store=store, resume=resume).run()
+    agent = MockAgent(reader, writer, mcp_http=mcp_http, store=store, resume=resume, session_settings=session_settings)
+    await agent.run()
 
 
 async def _stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

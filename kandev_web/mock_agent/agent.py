@@ -8,17 +8,34 @@ conversation there and takes sessions up again as an agent that outlived its
 process does: it advertises ``sessionCapabilities.resume`` (unless told not
 to) and ``loadSession``, and answers ``session/resume`` and ``session/load``
 (which replays the conversation first) for a stored session.
+
+With ``session_settings`` (``--session-settings``), like the agents Zed
+drives, each session offers modes (``ask``, ``code``,
+``plan``; ``session/set_mode``, answered with ``current_mode_update``), slash
+commands (``available_commands_update`` right after the session begins; a
+prompt that starts with one is answered by name) and, to a client that
+advertises ``session.configOptions.boolean``, an on/off option ``verbose``
+(``session/set_config_option``, answered with ``config_option_update``). The
+``session-settings`` scenario says which mode and options the session is in.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from kandev_web.agentctl.jsonrpc import INVALID_PARAMS, JsonRpcError, JsonRpcId, JsonRpcPeer, RequestHandler
+from kandev_web.agentctl.jsonrpc import (
+    INVALID_PARAMS,
+    JsonRpcError,
+    JsonRpcId,
+    JsonRpcPeer,
+    PeerClosed,
+    RequestHandler,
+)
 from kandev_web.mock_agent import engine, mcp_steps  # noqa: F401  (mcp_steps registers its step)
 from kandev_web.mock_agent.store import Conversation, Entry, SessionStore
 
@@ -31,6 +48,24 @@ RESOURCE_NOT_FOUND = -32002
 
 _MESSAGE_KINDS = {"user": "user_message_chunk", "agent": "agent_message_chunk"}
 
+#: The modes every session offers (ACP ``SessionMode``), and the one it begins in.
+MODES = [
+    {"id": "ask", "name": "Ask", "description": "Answer questions without changing files"},
+    {"id": "code", "name": "Code", "description": "Write and change code"},
+    {"id": "plan", "name": "Plan", "description": "Plan the work before changing anything"},
+]
+FIRST_MODE = "code"
+#: The slash commands every session offers (ACP ``AvailableCommand``).
+COMMANDS: list[dict[str, Any]] = [
+    {"name": "review", "description": "Review the changes so far"},
+    {"name": "test", "description": "Run the tests", "input": {"hint": "which tests"}},
+    {"name": "summarize", "description": "Summarize the conversation"},
+]
+_COMMAND_PROMPT = re.compile(r"\s*/([A-Za-z0-9_-]+)(?:\s+(.*))?", re.DOTALL)
+#: The boolean option offered to a client that can show one: its id, and the rest of its ACP ``SessionConfigOption``.
+VERBOSE = "verbose"
+_VERBOSE_OPTION = {"name": "Verbose answers", "description": "Explain every step", "type": "boolean"}
+
 
 @dataclass
 class _Session:
@@ -39,6 +74,9 @@ class _Session:
     conversation: Conversation
     cancelled: asyncio.Event | None = None  # set while a turn is open
     said: list[str] = field(default_factory=list)  # the open turn's message chunks
+    mode: str = FIRST_MODE
+    #: Its boolean options' values, by id; empty for a client that cannot show them.
+    options: dict[str, bool] = field(default_factory=dict)
 
 
 class MockAgent:
@@ -56,16 +94,22 @@ class MockAgent:
         mcp_http: bool = True,
         store: SessionStore | None = None,
         resume: bool = True,
+        session_settings: bool = False,
     ) -> None:
         self._sessions: dict[str, _Session] = {}
         self._mcp_http = mcp_http
         self._store = store
         self._resume = resume and store is not None
+        self._session_settings = session_settings
+        self._boolean_options = False  # whether the client advertised session.configOptions.boolean
         requests: dict[str, RequestHandler] = {
             "initialize": self._initialize,
             "session/new": self._new_session,
             "session/prompt": self._prompt,
         }
+        if session_settings:
+            requests["session/set_mode"] = self._set_mode
+            requests["session/set_config_option"] = self._set_config_option
         if store is not None:
             requests["session/load"] = self._load_session
         if self._resume:
@@ -87,6 +131,10 @@ class MockAgent:
         }
         if self._resume:
             capabilities["sessionCapabilities"] = {"resume": {}}
+        client = params.get("clientCapabilities") if isinstance(params, dict) else None
+        session_capabilities = client.get("session") if isinstance(client, dict) else None
+        config = session_capabilities.get("configOptions") if isinstance(session_capabilities, dict) else None
+        self._boolean_options = isinstance(config, dict) and isinstance(config.get("boolean"), dict)
         return {"protocolVersion": 1, "agentCapabilities": capabilities, "agentInfo": AGENT_INFO, "authMethods": []}
 
     async def _new_session(self, params: Any, request_id: JsonRpcId) -> dict[str, Any]:
@@ -94,19 +142,61 @@ class MockAgent:
         session = _Session(id=f"mock-{uuid.uuid4().hex[:12]}", mcp_servers=mcp_servers, conversation=Conversation(cwd))
         self._sessions[session.id] = session
         await self._save(session)
-        return {"sessionId": session.id}
+        return {"sessionId": session.id, **self._settings(session)}
 
-    async def _resume_session(self, params: Any, request_id: JsonRpcId) -> dict[str, Any]:
-        await self._take_up(params)
+    def _settings(self, session: _Session) -> dict[str, Any]:
+        """What a session's setup answer says of its modes and options; its commands follow as an update."""
+        if not self._session_settings:
+            return {}
+        if self._boolean_options and not session.options:
+            session.options[VERBOSE] = False
+        # Sent once the answer is written: the answer is written in the same step that returns it.
+        asyncio.get_running_loop().call_soon(self._send_commands, session.id)
+        answer: dict[str, Any] = {"modes": {"currentModeId": session.mode, "availableModes": MODES}}
+        if session.options:
+            answer["configOptions"] = _config_options(session)
+        return answer
+
+    def _send_commands(self, session_id: str) -> None:
+        update = {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS}
+        with contextlib.suppress(PeerClosed):
+            self.peer.notify("session/update", {"sessionId": session_id, "update": update})
+
+    async def _set_mode(self, params: Any, request_id: JsonRpcId) -> dict[str, Any]:
+        session = self._session(params)
+        mode_id = params.get("modeId")
+        if mode_id not in {mode["id"] for mode in MODES}:
+            raise JsonRpcError(INVALID_PARAMS, "Invalid params", {"details": f"no mode {mode_id!r}"})
+        session.mode = mode_id
+        update = {"sessionUpdate": "current_mode_update", "currentModeId": mode_id}
+        self.peer.notify("session/update", {"sessionId": session.id, "update": update})
         return {}
 
-    async def _load_session(self, params: Any, request_id: JsonRpcId) -> None:
+    async def _set_config_option(self, params: Any, request_id: JsonRpcId) -> dict[str, Any]:
+        session = self._session(params)
+        config_id, value = params.get("configId"), params.get("value")
+        if config_id not in session.options:
+            raise JsonRpcError(INVALID_PARAMS, "Invalid params", {"details": f"no option {config_id!r}"})
+        if params.get("type") != "boolean" or not isinstance(value, bool):
+            raise JsonRpcError(INVALID_PARAMS, "Invalid params", {"details": f"{config_id} takes type boolean"})
+        session.options[config_id] = value
+        options = _config_options(session)
+        update = {"sessionUpdate": "config_option_update", "configOptions": options}
+        self.peer.notify("session/update", {"sessionId": session.id, "update": update})
+        return {"configOptions": options}
+
+    async def _resume_session(self, params: Any, request_id: JsonRpcId) -> dict[str, Any]:
+        session = await self._take_up(params)
+        return self._settings(session)
+
+    async def _load_session(self, params: Any, request_id: JsonRpcId) -> dict[str, Any] | None:
         session = await self._take_up(params)
         # As ACP says: the whole conversation, then the answer (null).
         for entry in session.conversation.history:
             update = {"sessionUpdate": _MESSAGE_KINDS[entry.role], "content": {"type": "text", "text": entry.text}}
             self.peer.notify("session/update", {"sessionId": session.id, "update": update})
         await self.peer.drain()
+        return self._settings(session) or None
 
     async def _take_up(self, params: Any) -> _Session:
         """The stored session ``params`` name, now one of this process's, in its new ``cwd``."""
@@ -141,6 +231,8 @@ class MockAgent:
                 "args": _SCENARIO_PROMPT.sub("", text, count=1).split() if _SCENARIO_PROMPT.match(text) else [],
                 "turn": uuid.uuid4().hex[:8],
                 "mcp_servers": session.mcp_servers,
+                "mode": session.mode,
+                "options": ", ".join(f"{key} {'on' if on else 'off'}" for key, on in session.options.items()) or "none",
             },
             on_update=lambda update: _keep_message(session, update),
         )
@@ -197,8 +289,15 @@ def _prompt_text(prompt: Any) -> str:
     return "".join(block.get("text", "") for block in blocks if isinstance(block, dict) and block.get("type") == "text")
 
 
+def _config_options(session: _Session) -> list[dict[str, Any]]:
+    return [{"id": key, **_VERBOSE_OPTION, "currentValue": on} for key, on in session.options.items()]
+
+
 def _steps_for(text: str) -> list[engine.Step]:
     match = _SCENARIO_PROMPT.match(text)
+    command = _COMMAND_PROMPT.fullmatch(text)
+    if match is None and command is not None and any(each["name"] == command[1] for each in COMMANDS):
+        return [{"say": f"Running the /{command[1]} command."}]
     if match is None:
         return engine.load_scenario("reply")
     try:

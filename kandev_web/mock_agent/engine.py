@@ -8,7 +8,9 @@ Each step is an object with exactly one key, the step's name, and its
 argument. Strings in arguments are templates: ``{name}`` or ``{name.path.0}``
 is replaced by a variable (``session_id``, ``prompt``, ``args``, the words of
 the prompt after ``/e2e:<scenario>``, ``turn``, ``said_before`` (the
-operator's earlier prompts in this session, quoted), ``i`` and ``n`` inside
+operator's earlier prompts in this session, quoted), ``mode`` and
+``options`` (the session's current mode and its on/off options, as
+``verbose on``, or ``none``; ``agent.py``), ``i`` and ``n`` inside
 ``repeat``, and whatever a request step stored ``as``), rendered as text, or
 ``none`` when missing; ``{name|default}`` by ``default`` when it is missing.
 

@@ -31,7 +31,7 @@ from kandev_web.repositories import worktrees
 from kandev_web.repositories.models import Worktree
 from kandev_web.storable import storable
 
-from . import exits, signals, tool_calls, usage, workflow
+from . import exits, offers, signals, tool_calls, usage, workflow
 from .models import AgentExecution, AuthorType, Message, MessageType, TaskSession, Turn
 
 logger = logging.getLogger(__name__)
@@ -107,6 +107,9 @@ def record_session_update(session_id: int, update: dict) -> None:
     if kind in _TEXT_CHUNKS:
         record_text_chunks(session_id, kind, _text_of(update.get("content")))
         return
+    if kind in _OFFER_UPDATES:
+        record_offers_update(session_id, update)
+        return
     with transaction.atomic():
         session = _locked_session(session_id)
         if kind in ("tool_call", "tool_call_update"):
@@ -115,6 +118,57 @@ def record_session_update(session_id: int, update: dict) -> None:
             _upsert_plan(session, update.get("entries") or [])
         elif kind == "usage_update":
             usage.record_usage(session, update)
+
+
+#: The ``session/update`` kinds that change what the composer offers (``offers``).
+_OFFER_UPDATES = frozenset({"current_mode_update", "available_commands_update", "config_option_update"})
+
+
+@transaction.atomic
+def record_offers_update(session_id: int, update: dict) -> None:
+    """The agent changed its current mode, its commands or its options: the task's composers show it at once.
+
+    Nothing is written, and no page re-renders, when nothing it shows changed
+    (a mode it never offered, the same list again).
+    """
+    locked = TaskSession.objects.select_for_update().only("pk", "task_id", "modes", "commands", "config_options")
+    session = locked.get(pk=session_id)
+    kind = update.get("sessionUpdate")
+    value: object
+    if kind == "current_mode_update":
+        field, value = "modes", offers.with_current_mode(session.modes, update.get("currentModeId"))
+    elif kind == "available_commands_update":
+        field, value = "commands", offers.commands(update.get("availableCommands"))
+    else:
+        field, value = "config_options", offers.options(update.get("configOptions"))
+    _keep_offer(session, field, value)
+
+
+def _keep_offer(session: TaskSession, field: str, value: object) -> None:
+    if getattr(session, field) == value:
+        return
+    TaskSession.objects.filter(pk=session.pk).update(**{field: value})
+    live.task_changed(session.task_id, ["composer"])
+
+
+def record_mode_set(session_id: int, mode_id: str) -> None:
+    """The agent accepted ``session/set_mode``: the mode is current, whether or not it also says so in an update."""
+    record_offers_update(session_id, {"sessionUpdate": "current_mode_update", "currentModeId": mode_id})
+
+
+def record_options_set(session_id: int, config_options: object) -> None:
+    """The agent answered ``session/set_config_option`` with all its options as they now are."""
+    record_offers_update(session_id, {"sessionUpdate": "config_option_update", "configOptions": config_options})
+
+
+def keep_offers(session: TaskSession, answer: dict) -> None:
+    """Keep the modes and options an ``agent.session.new``/``resume`` answer carries.
+
+    Its commands come as an update of their own.
+    """
+    session.modes = offers.modes(answer.get("modes"))
+    session.config_options = offers.options(answer.get("config_options"))
+    session.save(update_fields=["modes", "config_options"])
 
 
 class Streamed(NamedTuple):
@@ -492,8 +546,12 @@ def _say_the_session_failed(session: TaskSession) -> None:
 
 
 @transaction.atomic
-def record_acp_session(session_id: int, acp_session_id: str) -> None:
-    workflow.session_opened(_locked_session(session_id), acp_session_id)
+def record_acp_session(session_id: int, acp_session_id: str, answer: dict | None = None) -> None:
+    """The agent opened its ACP session; ``answer`` is agentctl's ``agent.session.new`` answer (modes, options)."""
+    session = _locked_session(session_id)
+    if answer is not None:
+        keep_offers(session, answer)
+    workflow.session_opened(session, acp_session_id)
 
 
 @transaction.atomic

@@ -64,6 +64,11 @@ class TaskSession(models.Model):
     context_size = models.PositiveBigIntegerField(_("context window"), null=True, blank=True)
     cost = models.DecimalField(_("cost"), max_digits=16, decimal_places=6, null=True, blank=True)
     cost_currency = models.CharField(_("currency"), max_length=3, blank=True)
+    #: What the agent offers the composer (``offers``): its modes (``{"current", "available"}``), its slash
+    #: commands and its on/off options, as it last said. Agent text, kept cut down and shown escaped.
+    modes = models.JSONField(default=dict, blank=True)
+    commands = models.JSONField(default=list, blank=True)
+    config_options = models.JSONField(default=list, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -46,9 +46,14 @@ def resumable(session: TaskSession) -> bool:
 
 
 @transaction.atomic
-def record_resumed(session_id: int, acp_session_id: str) -> None:
-    """The agent took its session up again: it waits for the operator, and the timeline says which session."""
+def record_resumed(session_id: int, acp_session_id: str, answer: dict | None = None) -> None:
+    """The agent took its session up again: it waits for the operator, and the timeline says which session.
+
+    ``answer`` is agentctl's ``agent.session.resume`` answer: the modes and options the session has now.
+    """
     session = TaskSession.objects.select_for_update().select_related("task").get(pk=session_id)
+    if answer is not None:
+        events.keep_offers(session, answer)
     workflow.session_resumed(session, acp_session_id)
     events.add_message(
         session,

@@ -284,7 +284,7 @@ class Runner(RequestRouting):
         try:
             client = await self._hold(plan, process)
             session = await client.request("agent.session.new", session_payload(plan, cwd))
-            await agent_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"])
+            await agent_sync_to_async(events.record_acp_session)(plan.session_id, session["session_id"], session)
             answer = await client.request("agent.prompt", {"session_id": session["session_id"], "prompt": prompt})
             await agent_sync_to_async(events.record_prompt_sent)(turn_id, answer["turn_id"])
         except ObjectDoesNotExist:
@@ -319,8 +319,8 @@ class Runner(RequestRouting):
             try:
                 client = await self._hold(plan, process)
                 payload = {"session_id": acp_session_id, **session_payload(plan, cwd)}
-                await client.request("agent.session.resume", payload)
-                await agent_sync_to_async(resuming.record_resumed)(plan.session_id, acp_session_id)
+                answer = await client.request("agent.session.resume", payload)
+                await agent_sync_to_async(resuming.record_resumed)(plan.session_id, acp_session_id, answer)
             except ObjectDoesNotExist:
                 logger.info("session %s was deleted while its agent resumed; stopping it", plan.session_id)
                 await self.shutdown(Endpoint(plan.execution_id, process.url, process.token))

@@ -36,6 +36,7 @@ SCENARIOS = (
     Scenario("tool-calls", _("Make a plan and call tools")),
     Scenario("fix-a-bug", _("Fix a bug: a plan, a diff and a test run")),
     Scenario("long-stream", _("Stream a long answer (time to cancel it)")),
+    Scenario("session-settings", _("Say which mode and options it works with")),
     Scenario("crash", _("Crash")),
 )
 

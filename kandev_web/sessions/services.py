@@ -15,7 +15,7 @@ from kandev_web.db import database_sync_to_async
 from kandev_web.flags.services import runtime_flags
 from kandev_web.repositories.worktrees import WorktreeError, ensure_worktree
 
-from . import events, workflow
+from . import events, offers, workflow
 from .display import turn_open_reason
 from .launching import LaunchPlan, agent_environment
 from .mcp_tokens import mcp_server_for_agent, new_token
@@ -228,6 +228,36 @@ def cancel_turn(session: TaskSession) -> None:
         _send(session, "agent.cancel", {"session_id": session.acp_session_id})
     except StreamError as error:
         raise SessionActionError(str(error)) from None
+
+
+def set_mode(session: TaskSession, mode_id: str) -> None:
+    """Switch the agent to another of the modes its session offers; its composers show the new one.
+
+    Allowed while a turn is open: ACP lets the mode change at any time, and the agent takes it from its next step.
+    """
+    if not offers.offers_mode(session.modes, mode_id):
+        raise SessionActionError(_("The agent does not offer that mode (any more)."))
+    _send_setting(session, "agent.session.set_mode", {"session_id": session.acp_session_id, "mode_id": mode_id})
+    events.record_mode_set(session.pk, mode_id)
+
+
+def set_config_option(session: TaskSession, config_id: str, value: bool) -> None:
+    """Turn one of the agent's on/off options on or off; the agent answers with all its options as they now are."""
+    if not offers.offers_option(session.config_options, config_id):
+        raise SessionActionError(_("The agent does not offer that option (any more)."))
+    payload = {"session_id": session.acp_session_id, "config_id": config_id, "value": value}
+    answer = _send_setting(session, "agent.session.set_config_option", payload)
+    if isinstance(answer.get("config_options"), list):
+        events.record_options_set(session.pk, answer["config_options"])
+
+
+def _send_setting(session: TaskSession, action: str, payload: dict) -> dict:
+    if not session.acp_session_id or workflow.has_ended(session):
+        raise SessionActionError(_("The agent is not running any more."))
+    try:
+        return _send(session, action, payload)
+    except StreamError as error:
+        raise SessionActionError(_("The agent refused the change: %(reason)s") % {"reason": error.message}) from None
 
 
 def stop_session(session: TaskSession) -> None:

@@ -1,4 +1,4 @@
-"""The task page's forms: starting an agent, and a follow-up prompt."""
+"""The task page's forms: starting an agent, a follow-up prompt, and the agent's mode and options."""
 
 from typing import cast
 
@@ -9,6 +9,7 @@ from kandev_web import limits
 from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Task
 from kandev_web.forms import StorableCharField
+from kandev_web.sessions.models import TaskSession
 from kandev_web.sessions.scenarios import offers_scenarios, scenario_choices, scenario_prompt
 
 
@@ -104,6 +105,29 @@ class StartSessionForm(forms.Form):
 
 class PromptForm(forms.Form):
     prompt = PromptField(widget=forms.Textarea(attrs={"rows": 2}))
+
+
+class ModeForm(forms.Form):
+    """The composer's mode picker: one of the modes the session's agent offers now."""
+
+    mode = forms.ChoiceField(error_messages={"invalid_choice": _("The agent does not offer that mode (any more).")})
+
+    def __init__(self, *args, session: TaskSession, **kwargs):
+        super().__init__(*args, **kwargs)
+        available = session.modes.get("available", []) if isinstance(session.modes, dict) else []
+        cast(forms.ChoiceField, self.fields["mode"]).choices = [(mode["id"], mode["name"]) for mode in available]
+
+
+class OptionForm(forms.Form):
+    """One of the composer's on/off toggles: which of the agent's options, and whether it is now on."""
+
+    option = forms.ChoiceField(error_messages={"invalid_choice": _("The agent does not offer that option (any more).")})
+    value = forms.BooleanField(required=False)
+
+    def __init__(self, *args, session: TaskSession, **kwargs):
+        super().__init__(*args, **kwargs)
+        options = session.config_options if isinstance(session.config_options, list) else []
+        cast(forms.ChoiceField, self.fields["option"]).choices = [(option["id"], option["name"]) for option in options]
 
 
 class BudgetForm(forms.Form):

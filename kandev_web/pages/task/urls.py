@@ -15,6 +15,8 @@ urlpatterns = [
     path("tasks/<int:task_id>/steps/<int:step_id>/rows/", views.task_list_more, name="task-list-more"),
     path("sessions/<int:session_id>/prompt/", views.session_prompt, name="prompt"),
     path("sessions/<int:session_id>/cancel/", views.session_cancel, name="cancel"),
+    path("sessions/<int:session_id>/mode/", views.session_mode, name="mode"),
+    path("sessions/<int:session_id>/option/", views.session_option, name="option"),
     path("sessions/<int:session_id>/stop/", views.session_stop, name="stop"),
     path("sessions/<int:session_id>/resume/", views.session_resume, name="resume"),
     path(

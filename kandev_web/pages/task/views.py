@@ -18,7 +18,7 @@ from kandev_web.sessions import services
 from kandev_web.sessions.mcp_tokens import MCP_PATH
 from kandev_web.sessions.models import TaskSession
 
-from .forms import BudgetForm, PromptForm, StartSessionForm, first_error
+from .forms import BudgetForm, ModeForm, OptionForm, PromptForm, StartSessionForm, first_error
 from .fragments import task_context, task_list_context
 
 
@@ -112,6 +112,26 @@ def session_prompt(request, session_id):
 @require_POST
 def session_cancel(request, session_id):
     return _act(services.cancel_turn, _session(request, session_id))
+
+
+@require_POST
+def session_mode(request, session_id):
+    """The composer's mode picker: the agent works in the chosen mode from now on."""
+    session = _session(request, session_id)
+    form = ModeForm(request.POST, session=session)
+    if not form.is_valid():
+        return toast(first_error(form))
+    return _act(services.set_mode, session, form.cleaned_data["mode"])
+
+
+@require_POST
+def session_option(request, session_id):
+    """One of the composer's on/off toggles: the agent's option set as the toggle now reads."""
+    session = _session(request, session_id)
+    form = OptionForm(request.POST, session=session)
+    if not form.is_valid():
+        return toast(first_error(form))
+    return _act(services.set_config_option, session, form.cleaned_data["option"], form.cleaned_data["value"])
 
 
 @require_POST

@@ -24,7 +24,7 @@ from kandev_web import git
 from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Board, Membership, Role, Task, Workspace
 from kandev_web.flags.models import FlagOverride
-from kandev_web.flags.registry import ACP_ELICITATION
+from kandev_web.flags.registry import ACP_BOOLEAN_CONFIG_OPTIONS, ACP_ELICITATION
 from kandev_web.mock_agent.store import ENV_VAR as MOCK_SESSION_DIR
 from kandev_web.repositories.models import Repository, Worktree
 from kandev_web.sessions.scenarios import MOCK_AGENT_ID
@@ -69,7 +69,10 @@ class Command(BaseCommand):
         parser.add_argument(
             "--no-showcase",
             action="store_true",
-            help="No demo repository, no task on it, and the elicitation flag left alone (tests).",
+            help=(
+                "No demo repository, no task on it, the flags left alone and a mock agent without modes,"
+                " commands or options (tests)."
+            ),
         )
 
     @transaction.atomic
@@ -104,7 +107,10 @@ class Command(BaseCommand):
             name=MOCK_AGENT_PROFILE,
             defaults={
                 "agent_id": MOCK_AGENT_ID,
-                "command": [sys.executable, "-m", "kandev_web.mock_agent"],
+                # The showcase's offers modes, slash commands and an on/off option in the composer; the tests'
+                # plays scenarios alone unless a test asks for them (e2e/test_modes_commands_options.py).
+                "command": [sys.executable, "-m", "kandev_web.mock_agent"]
+                + ([] if options["no_showcase"] else ["--session-settings"]),
                 # It keeps its sessions on disk, as the Claude bridge does: a session whose agentctl died resumes.
                 "env": {MOCK_SESSION_DIR: str(settings.VAR_DIR / "mock-sessions")},
             },
@@ -131,10 +137,11 @@ class Command(BaseCommand):
             )
 
     def _showcase(self, workspace: Workspace, backlog, path: Path, *, with_task: bool) -> None:
-        """What makes the product visible at once: the flag on, a repository, and a task whose agent asks."""
-        _, stored = FlagOverride.objects.get_or_create(key=ACP_ELICITATION, defaults={"value": True})
-        if stored:
-            self.stdout.write(f"Turned {ACP_ELICITATION} on (a stored override: /settings/feature-toggles/).")
+        """What makes the product visible at once: the flags on, a repository, and a task whose agent asks."""
+        for flag in (ACP_ELICITATION, ACP_BOOLEAN_CONFIG_OPTIONS):
+            _, stored = FlagOverride.objects.get_or_create(key=flag, defaults={"value": True})
+            if stored:
+                self.stdout.write(f"Turned {flag} on (a stored override: /settings/feature-toggles/).")
         repository = None
         try:
             if not (path / ".git").exists():
