@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import sys
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,16 +26,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import expect
 
-from testing_support.bridge.profiles import create_profile, orm
+from testing_support.bridge.profiles import orm
 from testing_support.browser import login
 from testing_support.processes import running_server, server_environ
 
-from .acp_tap import LOG_VAR
+from .tapped import create_tapped_profile, start_tapped
 
-TAP = Path(__file__).with_name("acp_tap.py")
 FLAG_ENV = "KANDEV_FEATURES_ACP_ELICITATION"
 FLAG = "features.acpElicitation"
-PROFILE = "Tapped mock agent"
 SCENARIO = "/e2e:tool-calls"
 TURN_MS = 15_000
 
@@ -95,23 +92,13 @@ def run_scripted_session(browser, server, folder: Path) -> Run:
     workdir = folder / "work"
     workdir.mkdir()
     ids = server.create_operator("ac19", workspace="AC-19", tasks=True)
-    create_profile(
-        server,
-        workspace_id=ids["workspace_id"],
-        name=PROFILE,
-        agent_id="mock-agent",
-        command=[sys.executable, str(TAP)],
-        env={LOG_VAR: str(log)},
-        working_dir=str(workdir),
-    )
+    create_tapped_profile(server, workspace_id=ids["workspace_id"], log=log, working_dir=workdir)
     task_id = ids["task_ids"][0]
     context = browser.new_context()
     page = context.new_page()
     login(page, server, "ac19", f"/tasks/{task_id}/")
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
-    page.get_by_test_id("session-start-profile").select_option(label=PROFILE)
-    page.get_by_test_id("session-start-prompt").fill(SCENARIO)
-    page.get_by_test_id("session-start-submit").click()
+    start_tapped(page, SCENARIO)
 
     sessions = page.get_by_test_id("task-sessions")
     expect(sessions).to_have_attribute("data-session-state", "WAITING_FOR_INPUT", timeout=TURN_MS)

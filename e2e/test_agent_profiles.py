@@ -30,7 +30,7 @@ from kandev_web.secret_box import looks_like_credential
 from testing_support.bridge import find_bridge
 from testing_support.bridge.ask_script import ENVS, NO_TOOL_TEXT, QUESTIONS, prompt
 from testing_support.bridge.fake_messages_api import DenyingProxy, FakeMessagesApi, _blocks, _last_turn, _text
-from testing_support.bridge.profiles import claude_bridge_environment, kill_marked, orm, wait_until_gone
+from testing_support.bridge.profiles import claude_bridge_environment, create_repository, kill_marked, wait_until_gone
 from testing_support.browser import card, login, option
 
 SERVER_ENV = {
@@ -123,12 +123,7 @@ def test_a_claude_code_profile_from_its_preset_is_checked_and_runs_on_a_reposito
     bridge, api, proxy, env, marker = claude
     secret = env["ANTHROPIC_API_KEY"]
     ids = server.create_operator("profiles-admin", workspace="Shop", staff=True)
-    orm(
-        server,
-        "import json\nfrom kandev_web.repositories.models import Repository\n"
-        f"r = Repository.objects.create(workspace_id={ids['workspace_id']}, name='shop', path={str(repository)!r},"
-        " default_branch='main')\nprint(json.dumps(r.pk))",
-    )
+    create_repository(server, workspace_id=ids["workspace_id"], path=repository)
     context = browser.new_context()
     tap = Wiretap(context)
     page = context.new_page()

@@ -23,7 +23,7 @@ from playwright.sync_api import expect
 
 from kandev_web.agents.models import GATEWAY_HEADERS_SECRET
 from testing_support.agent_runs import kill_marked, wait_until_gone
-from testing_support.bridge.profiles import orm
+from testing_support.bridge.profiles import create_repository
 from testing_support.browser import card, login, option
 from testing_support.codex import find_codex
 from testing_support.codex.fake_responses_api import Call, FakeResponsesApi
@@ -78,12 +78,7 @@ def test_a_codex_profile_from_its_preset_asks_through_the_gateway_and_the_model_
 ):
     installed, api, proxy, env, marker = codex
     ids = server.create_operator("codex-admin", workspace="Shop", staff=True)
-    orm(
-        server,
-        "import json\nfrom kandev_web.repositories.models import Repository\n"
-        f"r = Repository.objects.create(workspace_id={ids['workspace_id']}, name='shop', path={str(repository)!r},"
-        " default_branch='main')\nprint(json.dumps(r.pk))",
-    )
+    create_repository(server, workspace_id=ids["workspace_id"], path=repository)
     page = browser.new_context().new_page()
     login(page, server, "codex-admin", "/")
 

@@ -22,7 +22,7 @@ import pytest
 from playwright.sync_api import expect
 
 from testing_support.agent_runs import kill_marked, wait_until_gone
-from testing_support.bridge.profiles import orm
+from testing_support.bridge.profiles import create_repository
 from testing_support.browser import card, login, option
 from testing_support.fake_model_server import DenyingProxy
 from testing_support.kimi import VERSION, find_kimi
@@ -57,12 +57,7 @@ def test_a_kimi_profile_from_its_preset_is_checked_and_its_question_answered_in_
 ):
     installed, api, proxy, env, marker = kimi
     ids = server.create_operator("kimi-admin", workspace="Shop", staff=True)
-    orm(
-        server,
-        "import json\nfrom kandev_web.repositories.models import Repository\n"
-        f"r = Repository.objects.create(workspace_id={ids['workspace_id']}, name='shop', path={str(repository)!r},"
-        " default_branch='main')\nprint(json.dumps(r.pk))",
-    )
+    create_repository(server, workspace_id=ids["workspace_id"], path=repository)
     page = browser.new_page()
     login(page, server, "kimi-admin", f"/settings/workspaces/{ids['workspace_id']}/agents/")
 

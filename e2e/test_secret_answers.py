@@ -12,20 +12,16 @@ which runs at DEBUG level here.
 import json
 import secrets
 import sqlite3
-import sys
 from pathlib import Path
 
 from playwright.sync_api import expect
 
-from testing_support.bridge.profiles import create_profile
 from testing_support.browser import login
 
-from .acp_tap import LOG_VAR
+from .tapped import PROFILE, create_tapped_profile
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "LOG_LEVEL": "DEBUG"}
 
-TAP = Path(__file__).with_name("acp_tap.py")
-PROFILE = "Tapped mock agent"
 MASK = "•••• (sent, not stored)"
 
 
@@ -61,15 +57,7 @@ def test_a_secret_answer_reaches_the_agent_and_is_never_shown_stored_or_logged(
     secret = f"sk-live-{secrets.token_hex(12)}"
     tap_log = tmp_path / "acp.jsonl"
     ids = server.create_operator("keeper", workspace="Keeper", tasks=True)
-    create_profile(
-        server,
-        workspace_id=ids["workspace_id"],
-        name=PROFILE,
-        agent_id="mock-agent",
-        command=[sys.executable, str(TAP)],
-        env={LOG_VAR: str(tap_log)},
-        working_dir=str(tmp_path),
-    )
+    create_tapped_profile(server, workspace_id=ids["workspace_id"], log=tap_log, working_dir=tmp_path)
     task_url = f"/tasks/{ids['task_ids'][0]}/"
     pages = []
     for _ in range(2):

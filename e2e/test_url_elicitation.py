@@ -7,22 +7,19 @@ where what agentctl advertised matters.
 """
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
 
-from testing_support.bridge.profiles import create_profile
 from testing_support.browser import AGENT_STARTS_MS, agent_said, fresh_task, login, open_task
 from testing_support.browser import start_scenario as start
 
-from .acp_tap import LOG_VAR
+from .tapped import create_tapped_profile, start_tapped
 from .test_accessibility import assert_accessible
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true", "KANDEV_FEATURES_ACP_URL_ELICITATION": "true"}
 
-TAP = Path(__file__).with_name("acp_tap.py")
 URL = "https://auth.example.test/authorize?x=1"
 
 
@@ -39,21 +36,11 @@ def client_capabilities(tap_log: Path) -> dict:
 def test_the_card_shows_the_host_opens_only_on_a_click_and_reads_sign_in_finished(browser, server, tmp_path):
     tap_log = tmp_path / "acp.jsonl"
     ids = server.create_operator("url-ann", workspace="Ann's", tasks=True)
-    create_profile(
-        server,
-        workspace_id=ids["workspace_id"],
-        name="Tapped mock agent",
-        agent_id="mock-agent",
-        command=[sys.executable, str(TAP)],
-        env={LOG_VAR: str(tap_log)},
-        working_dir=str(tmp_path),
-    )
+    create_tapped_profile(server, workspace_id=ids["workspace_id"], log=tap_log, working_dir=tmp_path)
     page = browser.new_context().new_page()
     login(page, server, "url-ann", f"/tasks/{ids['task_ids'][0]}/")
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
-    page.get_by_test_id("session-start-profile").select_option(label="Tapped mock agent")
-    page.get_by_test_id("session-start-prompt").fill("/e2e:elicit-url")
-    page.get_by_test_id("session-start-submit").click()
+    start_tapped(page, "/e2e:elicit-url")
 
     overlay = page.get_by_test_id("clarification-overlay")
     expect(overlay).to_have_attribute("data-mode", "url", timeout=AGENT_STARTS_MS)

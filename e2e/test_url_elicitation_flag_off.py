@@ -5,40 +5,25 @@ mode sends none on purpose (the Claude bridge cancels its MCP server's request).
 """
 
 import json
-import sys
-from pathlib import Path
 
 from playwright.sync_api import expect
 
-from testing_support.bridge.profiles import create_profile
 from testing_support.browser import agent_said, login
 
-from .acp_tap import LOG_VAR
+from .tapped import create_tapped_profile, start_tapped
 from .test_url_elicitation import client_capabilities
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
-
-TAP = Path(__file__).with_name("acp_tap.py")
 
 
 def test_url_is_not_advertised_and_a_url_request_is_declined_unseen(browser, server, tmp_path):
     tap_log = tmp_path / "acp.jsonl"
     ids = server.create_operator("url-off", workspace="Off's", tasks=True)
-    create_profile(
-        server,
-        workspace_id=ids["workspace_id"],
-        name="Tapped mock agent",
-        agent_id="mock-agent",
-        command=[sys.executable, str(TAP)],
-        env={LOG_VAR: str(tap_log)},
-        working_dir=str(tmp_path),
-    )
+    create_tapped_profile(server, workspace_id=ids["workspace_id"], log=tap_log, working_dir=tmp_path)
     page = browser.new_context().new_page()
     login(page, server, "url-off", f"/tasks/{ids['task_ids'][0]}/")
     expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
-    page.get_by_test_id("session-start-profile").select_option(label="Tapped mock agent")
-    page.get_by_test_id("session-start-prompt").fill("/e2e:elicit-url")
-    page.get_by_test_id("session-start-submit").click()
+    start_tapped(page, "/e2e:elicit-url")
 
     assert agent_said(page, "Answer:") == {"action": "decline"}
     assert client_capabilities(tap_log) == {"_meta": {"terminal_output": True}, "elicitation": {"form": {}}}

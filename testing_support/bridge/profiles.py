@@ -3,7 +3,8 @@
 - :func:`create_profile` writes an ``AgentProfile`` into a running server's
   database (through ``manage.py shell``), so a spec can choose it in the task
   view's start form.
-- :func:`orm` runs a snippet of ORM code there and returns what it printed as JSON.
+- :func:`orm` runs a snippet of ORM code there and returns what it printed as JSON;
+  :func:`create_repository` registers a repository with it.
 - :func:`claude_bridge_environment` is :mod:`.harness`'s offline setup for the
   real Claude ACP bridge (fake Messages API, denying proxy, fresh HOME with the
   harness's settings, privacy switches, a marker in every process's
@@ -24,7 +25,15 @@ from . import Bridge
 from .fake_messages_api import DenyingProxy, FakeMessagesApi
 from .harness import USER_SETTINGS, clean_env
 
-__all__ = ["MARKER_VAR", "claude_bridge_environment", "create_profile", "kill_marked", "orm", "wait_until_gone"]
+__all__ = [
+    "MARKER_VAR",
+    "claude_bridge_environment",
+    "create_profile",
+    "create_repository",
+    "kill_marked",
+    "orm",
+    "wait_until_gone",
+]
 
 
 def orm(server, code: str) -> Any:
@@ -34,6 +43,18 @@ def orm(server, code: str) -> Any:
     if not lines:
         raise AssertionError(f"the shell printed nothing for:\n{code}")
     return json.loads(lines[-1])
+
+
+def create_repository(
+    server, *, workspace_id: int, path: Path, name: str = "shop", default_branch: str = "main"
+) -> int:
+    """Register the git repository at ``path`` in ``workspace_id`` (as its admins would); returns its primary key."""
+    return orm(
+        server,
+        "import json\nfrom kandev_web.repositories.models import Repository\n"
+        f"r = Repository.objects.create(workspace_id={workspace_id}, name={name!r}, path={str(path)!r},"
+        f" default_branch={default_branch!r})\nprint(json.dumps(r.pk))",
+    )
 
 
 def create_profile(

@@ -8,7 +8,11 @@ from kandev_web.sessions.runner import initialize_payload
 
 def test_every_registered_flag_travels_including_url_mode(db):
     payload = initialize_payload("claude-acp", runtime_flags())
-    assert payload["runtime_flags"] == {"features.acpElicitation": False, "features.acpUrlElicitation": False}
+    assert payload["runtime_flags"] == {
+        "features.acpElicitation": False,
+        "features.acpUrlElicitation": False,
+        "features.acpBooleanConfigOptions": False,
+    }
 
 
 @override_settings(DEBUG=False)
