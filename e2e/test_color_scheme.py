@@ -5,6 +5,11 @@ from playwright.sync_api import expect
 from testing_support.browser import login
 
 
+def board_connected(page) -> None:
+    """The board's catch-up is in: it replaces every column, so a column read before it may be detached."""
+    expect(page.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+
+
 def background_of(locator) -> tuple[int, ...]:
     """A surface's computed background colour as (r, g, b)."""
     value = locator.evaluate("element => getComputedStyle(element).backgroundColor")
@@ -22,6 +27,7 @@ def test_a_browser_that_prefers_dark_gets_the_dark_palette(browser, server):
     expect(page.locator("html")).to_have_attribute("data-color-scheme", "dark")
     expect(page.get_by_test_id("color-scheme-system")).to_have_attribute("aria-pressed", "true")
     assert is_dark(background_of(page.locator("body")))
+    board_connected(page)
     assert is_dark(background_of(page.locator("section[data-testid^=kanban-column-]").first))
 
 
@@ -47,6 +53,7 @@ def test_the_toggle_switches_the_scheme_and_is_remembered_across_a_reload(browse
     page.reload()
     expect(page.get_by_test_id("color-scheme-dark")).to_have_attribute("aria-pressed", "true")
     expect(html).to_have_attribute("data-color-scheme", "dark")
+    board_connected(page)
     assert is_dark(background_of(page.locator("section[data-testid^=kanban-column-]").first))
 
     # Back to the system's preference: this browser prefers light.
