@@ -39,16 +39,25 @@
   const board = () => document.querySelector("[data-role=board]");
   const shownCards = () => Array.from(document.querySelectorAll("#kanban [data-task-id].card"))
     .filter((card) => card.offsetParent !== null);
-  const currentCard = () => document.querySelector("#kanban .card[data-current=true]");
+  // The current card is remembered by its task, not by its element: a live patch
+  // replaces a changed card, and the catch-up every column, and the new element
+  // must be the current one still (marked again below, its focus kept).
+  let currentTaskId = null;
+  const currentCard = () => (currentTaskId ? document.getElementById(`task-card-${currentTaskId}`) : null);
 
-  function makeCurrent(card, focus = true) {
-    const previous = currentCard();
-    if (previous && previous !== card) {
-      previous.dataset.current = "false";
-      previous.classList.remove("is-current");
-    }
+  function mark(card) {
     card.dataset.current = "true";
     card.classList.add("is-current");
+  }
+
+  function makeCurrent(card, focus = true) {
+    for (const other of document.querySelectorAll("#kanban .card[data-current=true]")) {
+      if (other === card) continue;
+      other.dataset.current = "false";
+      other.classList.remove("is-current");
+    }
+    currentTaskId = card.dataset.taskId;
+    mark(card);
     if (!focus) return;
     const title = card.querySelector("[data-role=card-title]");
     (title || card).focus();
@@ -65,7 +74,7 @@
   document.addEventListener("keydown", (event) => {
     if (!board() || event.metaKey || event.ctrlKey || event.altKey || event.defaultPrevented) return;
     const target = event.target;
-    if (target.matches("input, textarea, select, [contenteditable]") || target.closest("[data-role=answer-panel], dialog")) return;
+    if (target.matches("input, textarea, select, [contenteditable]") || target.closest("[data-role=answer-panel], dialog[open]")) return;
     const card = currentCard();
     if (event.key === "/") {
       const search = document.querySelector("[data-role=board-search]");
@@ -84,6 +93,17 @@
       if (keys && !keys.open) { keys.showModal(); event.preventDefault(); }
     }
   });
+
+  const root = board();
+  if (root) {
+    new MutationObserver(() => {
+      const card = currentCard();
+      if (!card || card.dataset.current === "true") return;
+      mark(card);
+      // Its old element had the focus, which went to the page when it was replaced.
+      if (document.activeElement === document.body) card.querySelector("[data-role=card-title]")?.focus({ preventScroll: true });
+    }).observe(root, { childList: true, subtree: true });
+  }
 
   // A card a click or Tab reached is the current one for j/k too.
   document.addEventListener("focusin", (event) => {
