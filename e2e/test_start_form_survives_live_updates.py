@@ -72,3 +72,29 @@ def test_a_typed_follow_up_survives_the_agent_moving_the_task(browser, server, t
     expect(page.get_by_test_id("task-step")).to_have_text("Review")
     expect(page.get_by_test_id("session-prompt-submit")).to_be_enabled()
     expect(follow_up).to_have_value("Next, the release notes")
+
+
+def test_a_budget_being_typed_keeps_its_text_and_focus_through_a_teammates_edit_and_set_saves_it(
+    browser, server, team
+):
+    task_id = team["task_ids"][0]
+    page = open_task(browser, server, "typist", task_id)
+    budget = page.get_by_test_id("task-budget-input")
+    budget.fill("0.50")
+    page.get_by_test_id("task-budget-save").click()
+    expect(budget).to_have_attribute("data-budget", "0.50")
+    budget.fill("5")
+
+    # The details, budget field and all, are re-rendered live from what is saved ...
+    board = watched_page(browser, server, "teammate", f"/boards/{team['board_id']}/", live="board-live")
+    board.get_by_test_id(f"task-card-{task_id}").get_by_test_id("task-edit").click()
+    board.get_by_test_id("task-edit-title").fill("Cap what the agents spend")
+    board.get_by_test_id("task-edit-save").click()
+    expect(page.get_by_test_id("task-title")).to_have_text("Cap what the agents spend")
+    # ... but the operator's draft, and their place in it, are still theirs ...
+    expect(budget).to_have_attribute("data-budget", "0.50")
+    expect(budget).to_have_value("5")
+    expect(budget).to_be_focused()
+    # ... and Set saves the draft, not the value the swap brought.
+    page.keyboard.press("Enter")
+    expect(budget).to_have_attribute("data-budget", "5.00")
