@@ -74,9 +74,7 @@ def test_a_typed_follow_up_survives_the_agent_moving_the_task(browser, server, t
     expect(follow_up).to_have_value("Next, the release notes")
 
 
-def test_a_budget_being_typed_keeps_its_text_and_focus_through_a_teammates_edit_and_set_saves_it(
-    browser, server, team
-):
+def test_a_budget_being_typed_keeps_its_text_and_focus_through_a_teammates_edit_and_set_saves_it(browser, server, team):
     task_id = team["task_ids"][0]
     page = open_task(browser, server, "typist", task_id)
     budget = page.get_by_test_id("task-budget-input")
