@@ -11,13 +11,14 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
@@ -97,22 +98,63 @@ def git(cwd, *args):
     return subprocess.run(["git", "-C", str(cwd), *args], check=True, capture_output=True, text=True).stdout.strip()
 
 
+class ManageWorker:
+    """``manage.py`` with ``env``, Django started once: one ``testing_support.manage_worker`` process, on first use."""
+
+    def __init__(self, env: dict[str, str]) -> None:
+        self.env = env
+        self.process: subprocess.Popen[str] | None = None
+        self.lock = threading.Lock()  # one command at a time, whichever thread sends it
+
+    def run(self, *args: str) -> str:
+        """What ``manage.py *args`` prints; a failed command raises, with its traceback."""
+        with self.lock:
+            if self.process is None:
+                self.process = subprocess.Popen(
+                    [sys.executable, "-m", "testing_support.manage_worker"],
+                    cwd=ROOT,
+                    env=self.env,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    text=True,
+                )
+            stdin, stdout = self.process.stdin, self.process.stdout
+            assert stdin is not None
+            assert stdout is not None
+            stdin.write(json.dumps(args) + "\n")
+            stdin.flush()
+            line = stdout.readline()
+        if not line:
+            raise RuntimeError(f"manage.py {' '.join(args)}: the manage worker exited ({self.process.poll()})")
+        reply = json.loads(line)
+        if not reply["ok"]:
+            raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{reply['stdout']}{reply['error']}")
+        return reply["stdout"]
+
+    def close(self) -> None:
+        if self.process is None:
+            return
+        try:
+            self.process.communicate(timeout=10)  # its stdin closed, it ends
+        except subprocess.TimeoutExpired:  # a thread some command started holds it
+            self.process.kill()
+            self.process.wait()
+
+
 @dataclass
 class Server:
     url: str
     env: dict[str, str]
     process: subprocess.Popen
+    manager: ManageWorker = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.manager = ManageWorker(self.env)
 
     def manage(self, *args: str) -> str:
-        result = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=self.env,
-            check=True,
-            capture_output=True,
-            text=True,
-        )
-        return result.stdout
+        """What ``manage.py *args`` prints, run against this server's database."""
+        return self.manager.run(*args)
 
     def session_cookie(self, username: str) -> str:
         """``username``'s session cookie, signed in through the login form, as a ``Cookie`` header's value."""
@@ -190,4 +232,8 @@ def daphne(
 def running_server(env: dict[str, str], log_path: Path) -> Iterator[Server]:
     """A Daphne process serving kandev-web with ``env``, until the block ends."""
     with log_path.open("w") as log, daphne(env, output=log, timeout=30) as (port, process):
-        yield Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
+        server = Server(url=f"http://127.0.0.1:{port}", env=env, process=process)
+        try:
+            yield server
+        finally:
+            server.manager.close()
