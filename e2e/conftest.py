@@ -23,7 +23,7 @@ import psycopg
 import pytest
 from playwright.sync_api import expect
 
-from testing_support.browser import CspWatchedBrowser
+from testing_support.browser import QUIET, CspWatchedBrowser
 from testing_support.processes import CHROMIUM, CHROMIUM_ARGS, ROOT, git, running_server, server_environ
 
 # Every expectation waits for a state; its timeout only says when to give up on it.
@@ -36,6 +36,12 @@ expect.set_options(timeout=15_000)
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
     return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def browser_context_args(browser_context_args):
+    """pytest-playwright's own ``page`` and ``context`` quiet too (``testing_support.browser.QUIET``)."""
+    return {**browser_context_args, **QUIET}
 
 
 @pytest.fixture

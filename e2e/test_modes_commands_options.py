@@ -46,6 +46,15 @@ def _agent_said(page, text: str) -> None:
     expect(said).to_have_count(1)
 
 
+def _simple_message_done(page) -> None:
+    """``simple-message``'s reply is in and its turn over: nothing re-renders the composer under a measurement.
+
+    The turn's flag alone is "false" before the agent has even started.
+    """
+    _agent_said(page, "This is a simple message from the mock agent.")
+    _turn_over(page)
+
+
 def test_switching_the_mode_reaches_the_agent_and_every_open_page(browser, server):
     page, task_id = _task(browser, server, "modes")
     start(page, "session-settings")
@@ -73,7 +82,7 @@ def test_switching_the_mode_reaches_the_agent_and_every_open_page(browser, serve
 def test_a_slash_completes_the_agents_commands_by_keyboard_and_by_click(browser, server):
     page, _ = _task(browser, server, "commands")
     start(page, "simple-message")
-    _turn_over(page)
+    _simple_message_done(page)
     prompt = page.get_by_test_id("session-prompt-input")
     commands = page.get_by_test_id("command-list")
     expect(commands).to_be_hidden()
@@ -146,7 +155,7 @@ def test_the_composer_with_modes_options_and_the_command_list_open_is_accessible
     page = browser.new_context(color_scheme=color_scheme).new_page()
     login(page, server, username, f"/tasks/{task_id}/")
     start(page, "simple-message")
-    _turn_over(page)
+    _simple_message_done(page)
     expect(page.get_by_test_id("session-option")).to_have_count(1)
     page.get_by_test_id("session-prompt-input").press_sequentially("/")
     expect(page.get_by_test_id("command-list")).to_be_visible()
@@ -158,7 +167,7 @@ def test_on_a_phone_the_composers_controls_fit_and_take_a_finger(browser, server
     page = browser.new_context(viewport=PHONE, locale="de-DE").new_page()  # German labels are longer
     login(page, server, "phone", f"/tasks/{task_id}/")
     start(page, "simple-message")
-    _turn_over(page)
+    _simple_message_done(page)
     expect(page.get_by_test_id("session-option")).to_have_count(1)
     page.get_by_test_id("session-prompt-input").press_sequentially("/")
     commands = page.get_by_test_id("command-list")

@@ -35,6 +35,11 @@ print(AgentExecution.objects.filter(session__task_id={task_id}).latest("pk").pid
 """
 
 
+#: Every context asks for reduced motion, which the CSS honours: a running task's spinner, turning
+#: on each open page for as long as its agent works, is CPU the suite's servers and agents need.
+QUIET = {"reduced_motion": "reduce"}
+
+
 class CspWatchedBrowser:
     """The session's browser, whose every new context reports the CSP violations of its pages.
 
@@ -52,10 +57,10 @@ class CspWatchedBrowser:
         return getattr(self._browser, name)
 
     def new_context(self, **kwargs):
-        return self._watch(self._browser.new_context(**kwargs), kwargs)
+        return self._watch(self._browser.new_context(**(QUIET | kwargs)), kwargs)
 
     def new_page(self, **kwargs):
-        page = self._browser.new_page(**kwargs)
+        page = self._browser.new_page(**(QUIET | kwargs))
         self._watch(page.context, kwargs)
         return page
 
@@ -84,12 +89,31 @@ class CspWatchedBrowser:
             self.violations.append(message.text)
 
 
+#: (server, username) -> the session cookie the login form gave them.
+_signed_in: dict[tuple[str, int, str], dict] = {}
+
+
 def login(page, server: Server, username: str, path: str = "/") -> None:
-    page.goto(f"{server.url}/login/?next={path}")
+    """``page`` on ``path`` as ``username``.
+
+    Their first sign-in on ``server`` goes through the login form; later ones
+    reuse the session it opened, as a second tab of theirs would, unless it is
+    gone (they logged out): two page loads and a POST fewer, hundreds of
+    times a run. ``e2e/test_access.py`` tests the form itself.
+    """
+    key = (server.url, server.process.pid, username)
+    if cookie := _signed_in.get(key):
+        page.context.add_cookies([cookie])
+        page.goto(f"{server.url}{path}")
+        if "/login/" not in page.url:
+            return
+    else:
+        page.goto(f"{server.url}/login/?next={path}")
     page.get_by_test_id("login-username").fill(username)
     page.get_by_test_id("login-password").fill(PASSWORD)
     page.get_by_test_id("login-submit").click()
     page.wait_for_url(lambda url: "/login/" not in url)
+    _signed_in[key] = next(c for c in page.context.cookies(server.url) if c["name"] == "sessionid")
 
 
 def run_async(coroutine):
