@@ -89,7 +89,8 @@ class CspWatchedBrowser:
             self.violations.append(message.text)
 
 
-#: (server, username) -> the session cookie the login form gave them.
+#: (server URL, server pid, username) -> the session cookie the login form gave them: a later
+#: server on the same port, with another database, is another key.
 _signed_in: dict[tuple[str, int, str], dict] = {}
 
 
