@@ -86,8 +86,11 @@ class _Outbox:
 
     def put(self, group: str, event: dict) -> None:
         loop = self._loop
-        if loop is None or not loop.is_running():
+        if loop is None or loop.is_closed():
             async_to_sync(channel_layer().group_send)(group, event)
+            return
+        if not loop.is_running():
+            self._send_as_the_server_stops(group, event)
             return
         with self._lock:
             self._queue.append((group, event))
@@ -95,6 +98,18 @@ class _Outbox:
                 return
             self._flushing = True
         loop.call_soon_threadsafe(lambda: loop.create_task(self._flush(), context=contextvars.Context()))
+
+    def _send_as_the_server_stops(self, group: str, event: dict) -> None:
+        """Sent on a loop of its own: the server's has stopped (SIGTERM) and will not run again.
+
+        A commit made meanwhile (the agent runner's thread finishing what an
+        agent just reported) would otherwise wait on the stopped loop through
+        ``async_to_sync``, and hold the process open until it is killed.
+        """
+        try:
+            async_to_sync(channel_layer().group_send, force_new_loop=True)(group, event)
+        except Exception:
+            logger.warning("the live event %s was not sent: the server was stopping", event.get("type"), exc_info=True)
 
     async def _flush(self) -> None:
         layer = channel_layer()
