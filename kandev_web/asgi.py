@@ -6,6 +6,7 @@ check workspace membership themselves.
 """
 
 import asyncio
+import importlib
 import os
 import sys
 
@@ -29,22 +30,28 @@ refuse_unworkable_deployment()
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
-from .clarifications.mcp import PATH as MCP_PATH  # noqa: E402
-from .clarifications.mcp import endpoint as mcp_endpoint  # noqa: E402
 from .live import outbox  # noqa: E402
 from .logs import RequestIds  # noqa: E402
 from .notifications.push_sender import sender as push_sender  # noqa: E402
 from .origins import SameOriginValidator  # noqa: E402
 from .proxy_headers import ForwardedByTrustedProxies  # noqa: E402
 from .routing import websocket_urlpatterns  # noqa: E402
+from .sessions.mcp_tokens import MCP_PATH  # noqa: E402
 from .sessions.runner import runner  # noqa: E402
 from .webhooks.sender import sender as webhook_sender  # noqa: E402
+
+#: Imported on an agent's first MCP request, in a thread: the MCP SDK takes most
+#: of a second of CPU to import (models of every protocol version it speaks),
+#: which a process whose agents never call it need not pay at every start, and
+#: the loop serving pages must not stall for.
+MCP_MODULE = "kandev_web.clarifications.mcp"
 
 
 async def http_app(scope, receive, send):
     """The MCP endpoint (agents, bearer token) beside Django (operators, sessions)."""
     if scope["path"] == MCP_PATH:
-        await mcp_endpoint(scope, receive, send)
+        mcp = sys.modules.get(MCP_MODULE) or await asyncio.to_thread(importlib.import_module, MCP_MODULE)
+        await mcp.endpoint(scope, receive, send)
     else:
         await django_asgi_app(scope, receive, send)
 

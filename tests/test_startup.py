@@ -1,0 +1,41 @@
+"""What a web process imports to start: every start pays for it, each test server's too."""
+
+import subprocess
+import sys
+import textwrap
+
+from testing_support.processes import ROOT, server_environ
+
+PROBE = textwrap.dedent(
+    """
+    import asyncio, sys
+    from kandev_web.asgi import http_app
+    from kandev_web.sessions.mcp_tokens import MCP_PATH
+
+    print("mcp" in sys.modules)
+    sent = []
+
+    async def receive():
+        return {"type": "http.request", "body": b"", "more_body": False}
+
+    async def send(message):
+        sent.append(message)
+
+    scope = {"type": "http", "method": "POST", "path": MCP_PATH, "headers": [], "query_string": b""}
+    asyncio.run(http_app(scope, receive, send))
+    print(sent[0]["status"], "mcp" in sys.modules)
+    """
+)
+
+
+def test_a_web_process_starts_without_the_mcp_sdk_which_the_first_mcp_request_imports(tmp_path):
+    """The SDK takes most of a second of CPU to import: only a process whose agents call it pays that."""
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        cwd=ROOT,
+        env=server_environ(tmp_path / "db.sqlite3"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.split() == ["False", "401", "True"], result.stderr
