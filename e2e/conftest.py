@@ -9,6 +9,9 @@ way Kandev's e2e specs restart their backend per spec. Inherited
 Every browser context a test opens is watched for Content-Security-Policy
 violations (``browser`` below): a test whose pages broke the policy fails.
 The steps the specs share are in ``testing_support.browser``.
+
+Pages open in Debian's chromium-headless-shell; a module that needs the whole
+browser (notifications, for Web Push) sets ``FULL_CHROMIUM = True``.
 """
 
 import os
@@ -24,7 +27,7 @@ import pytest
 from playwright.sync_api import expect
 
 from testing_support.browser import QUIET, CspWatchedBrowser
-from testing_support.processes import CHROMIUM, CHROMIUM_ARGS, ROOT, git, running_server, server_environ
+from testing_support.processes import CHROMIUM, CHROMIUM_ARGS, HEADLESS_SHELL, ROOT, git, running_server, server_environ
 
 # Every expectation waits for a state; its timeout only says when to give up on it.
 # Playwright's 5 s is shorter than a slow moment of two cores running two browsers,
@@ -35,7 +38,19 @@ expect.set_options(timeout=15_000)
 
 @pytest.fixture(scope="session")
 def browser_type_launch_args(browser_type_launch_args):
-    return {**browser_type_launch_args, "executable_path": CHROMIUM, "args": CHROMIUM_ARGS}
+    return {**browser_type_launch_args, "executable_path": HEADLESS_SHELL, "args": CHROMIUM_ARGS}
+
+
+@pytest.fixture(scope="session")
+def full_chromium(browser_type, browser_type_launch_args):
+    """The whole chromium, launched for the first module that sets ``FULL_CHROMIUM = True``.
+
+    The headless shell the other specs run in grants no notifications, so a
+    service worker there cannot show what a push brings.
+    """
+    browser = browser_type.launch(**{**browser_type_launch_args, "executable_path": CHROMIUM})
+    yield browser
+    browser.close()
 
 
 @pytest.fixture(scope="session")
@@ -45,8 +60,10 @@ def browser_context_args(browser_context_args):
 
 
 @pytest.fixture
-def browser(browser):
-    """pytest-playwright's browser, failing the test at teardown if any page broke the CSP."""
+def browser(request, browser):
+    """The session's browser, failing the test at teardown if any page broke the CSP."""
+    if getattr(request.module, "FULL_CHROMIUM", False):
+        browser = request.getfixturevalue("full_chromium")
     watched = CspWatchedBrowser(browser)
     yield watched
     watched.close_contexts()

@@ -28,6 +28,9 @@ from testing_support.fakes import FakeBrowser, PushService
 
 pytestmark = pytest.mark.e2e
 
+#: The headless shell grants no notifications: the service worker could show none.
+FULL_CHROMIUM = True
+
 QUESTION = "Which database should we use for this project?"
 
 #: Stands in for the browser's push service client; a subscription lives in localStorage across reloads.

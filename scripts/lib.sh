@@ -60,12 +60,14 @@ setup_venv() {
 }
 
 # Debian packages the named services need, installed when missing. Names:
-# chromium, redis, postgresql, sshd, gettext, node (with npm), caddy.
+# chromium (with chromium-headless-shell), redis, postgresql, sshd, gettext, node (with npm), caddy.
 install_missing_packages() {
   local name need_apt=()
   for name in "$@"; do
     case "$name" in
-      chromium) command -v chromium >/dev/null 2>&1 || need_apt+=(chromium) ;;
+      chromium)  # the whole browser and the headless shell the browser suite runs (testing_support/processes.py)
+        command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+        command -v chromium-headless-shell >/dev/null 2>&1 || need_apt+=(chromium-headless-shell) ;;
       redis) command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server) ;;
       postgresql) ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql) ;;
       sshd) [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server) ;;
