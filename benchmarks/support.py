@@ -238,16 +238,18 @@ class Server:
     env: dict[str, str]
     process: subprocess.Popen
     log_path: Path
+    manager: processes.ManageWorker = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        self.manager = processes.ManageWorker(self.env)
 
     @property
     def pid(self) -> int:
         return self.process.pid
 
     def manage(self, *args: str) -> str:
-        result = subprocess.run(
-            [PYTHON, "manage.py", *args], cwd=ROOT, env=self.env, check=True, capture_output=True, text=True
-        )
-        return result.stdout
+        """What ``manage.py *args`` prints, run against this server's database (Django started once per server)."""
+        return self.manager.run(*args)
 
     def create_operator(self, username: str, *, tasks: bool = True, workspace: str | None = None) -> dict:
         """An operator (``manage.py demo``) in ``workspace``, by default a workspace of their own."""
@@ -280,9 +282,9 @@ class Server:
     ) -> None:
         """An agent profile running ``command`` (our scripted agent) in this workspace; ``fields``: more of its own."""
         code = (
-            "import json, os\n"
+            "import json\n"
             "from kandev_web.agents.models import AgentProfile\n"
-            "spec = json.loads(os.environ['BENCH_PROFILE'])\n"
+            "spec = json.loads({spec!r})\n"
             "AgentProfile.objects.update_or_create(workspace_id=spec.pop('workspace_id'), name=spec.pop('name'),"
             " defaults=spec)\n"
         )
@@ -295,13 +297,7 @@ class Server:
             "working_dir": working_dir,
             **fields,
         }
-        subprocess.run(
-            [PYTHON, "manage.py", "shell", "-c", code],
-            cwd=ROOT,
-            env={**self.env, "BENCH_PROFILE": json.dumps(spec)},
-            check=True,
-            capture_output=True,
-        )
+        self.manage("shell", "-c", code.format(spec=json.dumps(spec)))
 
     def descendants(self) -> list[int]:
         out, todo = [], [self.pid]
@@ -340,7 +336,7 @@ def running_servers(
     """One Daphne per log path, as ``running_server``, started at once: each takes seconds to import Django."""
     ports = [free_port() for _ in log_paths]
     with ExitStack() as closing:
-        processes = []
+        started = []
         for port, log_path in zip(ports, log_paths, strict=True):
             log = closing.enter_context(log_path.open("w"))
             process = subprocess.Popen(
@@ -352,14 +348,17 @@ def running_servers(
                 start_new_session=True,
             )
             closing.callback(stop_group, process)
-            processes.append(process)
+            started.append(process)
         deadline = time.monotonic() + 30
-        for port, process in zip(ports, processes, strict=True):
+        for port, process in zip(ports, started, strict=True):
             wait_for_port(port, process, deadline)
-        yield [
+        servers = [
             Server(url=f"http://127.0.0.1:{port}", env=env, process=process, log_path=log_path)
-            for port, process, log_path in zip(ports, processes, log_paths, strict=True)
+            for port, process, log_path in zip(ports, started, log_paths, strict=True)
         ]
+        for server in servers:
+            closing.callback(server.manager.close)
+        yield servers
 
 
 @contextmanager
