@@ -2,9 +2,13 @@
 
 Sync Playwright leaves an event loop running in the main thread once a browser
 test has run, which breaks every later pytest-asyncio test; browser tests
-therefore run last. Tests marked ``postgres_only`` are about PostgreSQL itself
-(its connection pool): the SQLite run leaves them out, the PostgreSQL pass of
-scripts/test runs them.
+therefore run last. Tests marked ``slow`` (a module or a test that takes a
+large share of a run) start first: started last, one would run alone at the
+end while the other workers had nothing left to do.
+
+Tests marked ``postgres_only`` are about PostgreSQL itself (its connection
+pool): the SQLite run leaves them out, the PostgreSQL pass of scripts/test
+runs them.
 """
 
 import os
@@ -26,7 +30,13 @@ def pytest_collection_modifyitems(config, items):
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = [item for item in items if not item.get_closest_marker("postgres_only")]
-    items.sort(key=lambda item: bool(BROWSER_FIXTURES & set(getattr(item, "fixturenames", ()))))
+    # A stable sort: a module's tests stay together, as --dist loadfile hands out modules in this order.
+    items.sort(
+        key=lambda item: (
+            bool(BROWSER_FIXTURES & set(getattr(item, "fixturenames", ()))),
+            item.get_closest_marker("slow") is None,
+        )
+    )
 
 
 @pytest.fixture(scope="session")

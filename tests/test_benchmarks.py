@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 
 from benchmarks.compare import LATENCY_ROWS, side_by_side
 
+pytestmark = pytest.mark.slow  # started first: see the root conftest.py
+
 ROOT = Path(__file__).resolve().parent.parent
 
 

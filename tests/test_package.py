@@ -17,6 +17,7 @@ import zipfile
 from importlib.metadata import distributions, packages_distributions
 from pathlib import Path
 
+import pytest
 from packaging.markers import Marker
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -57,6 +58,7 @@ def clean_checkout(destination: Path) -> Path:
     return destination
 
 
+@pytest.mark.slow
 def test_the_wheel_built_from_the_sdist_installs_in_a_fresh_virtualenv_then_checks_migrates_and_serves(tmp_path):
     # `python -m build` makes the sdist, then the wheel from the unpacked sdist: the release's path (and the image's).
     source = clean_checkout(tmp_path / "checkout")

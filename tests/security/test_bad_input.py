@@ -28,6 +28,8 @@ from kandev_web.pages.board.forms import TaskCreateForm, TaskEditForm, TaskMoveF
 from kandev_web.pages.task.forms import PromptForm, StartSessionForm
 from testing_support.endpoints import ENDPOINTS, Endpoint, workspace_objects
 
+pytestmark = pytest.mark.slow  # started first: see the root conftest.py
+
 #: Outside the project's URLconf walk (the admin is another app's) but an operator's way in all the same.
 EXTRA_ENDPOINTS = [Endpoint("admin:login", ())]
 

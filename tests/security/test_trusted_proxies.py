@@ -21,6 +21,8 @@ from kandev_web.proxy_headers import forwarded_client, forwarded_scheme, parse_t
 from testing_support.deployment import prod_env
 from testing_support.processes import PASSWORD, ROOT, running_server, server_environ
 
+pytestmark = pytest.mark.slow  # started first: see the root conftest.py
+
 FAILURE_LIMIT = 5  # KANDEV_LOGIN_FAILURE_LIMIT's default
 
 

@@ -14,6 +14,7 @@ import json
 from typing import Any
 
 import jsonschema
+import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
@@ -171,6 +172,7 @@ def _answers(form: MappedForm) -> st.SearchStrategy[list[dict[str, Any]]]:
     )
 
 
+@pytest.mark.slow
 @settings(suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow], max_examples=500)
 @given(st.data())
 def test_every_content_agentctl_builds_is_valid_for_the_schema_it_came_from(data: st.DataObject) -> None:
