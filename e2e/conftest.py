@@ -14,6 +14,7 @@ Pages open in Debian's chromium-headless-shell; a module that needs the whole
 browser (notifications, for Web Push) sets ``FULL_CHROMIUM = True``.
 """
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -71,14 +72,27 @@ def browser(request, browser):
 
 
 @pytest.fixture(scope="session")
-def template_database(tmp_path_factory) -> Path:
-    database = tmp_path_factory.mktemp("template") / "db.sqlite3"
-    subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v0"],
-        cwd=ROOT,
-        env=server_environ(database, {}),
-        check=True,
-    )
+def template_database(tmp_path_factory, worker_id) -> Path:
+    """A migrated database every module's server starts from a copy of, made once per run.
+
+    Migrating costs seconds of CPU: the first xdist worker to ask makes it in
+    the folder the run's workers share, the others wait for it.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        shared = shared.parent  # this run's folder, above each worker's own
+    database = shared / "template.sqlite3"
+    with (shared / "template.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not database.exists():
+            partial = shared / "template.partial.sqlite3"
+            subprocess.run(
+                [sys.executable, "manage.py", "migrate", "-v0"],
+                cwd=ROOT,
+                env=server_environ(partial, {}),
+                check=True,
+            )
+            partial.rename(database)
     return database
 
 

@@ -23,7 +23,6 @@ from datetime import timedelta
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
-from pywebpush import WebPushException, webpush
 
 from kandev_web import outgoing
 from kandev_web.metrics import PUSH_DELIVERIES
@@ -100,6 +99,10 @@ class PushSender(outgoing.DeliveryWorker):
 
 def offer(push: _Push) -> outgoing.Outcome:
     """Send one push through the guarded client (in a pool thread: no database); what came of it."""
+    # Imported on the first push, not with the app: pywebpush pulls in aiohttp and requests, a
+    # tenth of a second of every kandev-web process's start-up (each manage.py command too).
+    from pywebpush import WebPushException, webpush
+
     info = {"endpoint": push.endpoint, "keys": {"p256dh": push.p256dh, "auth": push.auth}}
     deadline = settings.KANDEV_PUSH_TIMEOUT_SECONDS
     with outgoing.session(deadline) as session:
