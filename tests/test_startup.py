@@ -12,7 +12,7 @@ PROBE = textwrap.dedent(
     from kandev_web.asgi import http_app
     from kandev_web.sessions.mcp_tokens import MCP_PATH
 
-    print("mcp" in sys.modules)
+    print("mcp" in sys.modules, "pywebpush" in sys.modules)
     sent = []
 
     async def receive():
@@ -28,14 +28,30 @@ PROBE = textwrap.dedent(
 )
 
 
-def test_a_web_process_starts_without_the_mcp_sdk_which_the_first_mcp_request_imports(tmp_path):
-    """The SDK takes most of a second of CPU to import: only a process whose agents call it pays that."""
+def probe(tmp_path) -> list[str]:
+    """What ``PROBE`` prints in a process of its own: the libraries it started with, then the MCP request's outcome."""
     result = subprocess.run(
         [sys.executable, "-c", PROBE],
         cwd=ROOT,
         env=server_environ(tmp_path / "db.sqlite3"),
         capture_output=True,
         text=True,
-        check=True,
     )
-    assert result.stdout.split() == ["False", "401", "True"], result.stderr
+    assert result.returncode == 0, result.stderr
+    return result.stdout.split()
+
+
+def test_a_web_process_starts_without_the_mcp_sdk_which_the_first_mcp_request_imports(tmp_path):
+    """The SDK takes most of a second of CPU to import: only a process whose agents call it pays that."""
+    printed = probe(tmp_path)
+    assert printed[0] == "False"
+    assert printed[2:] == ["401", "True"]
+
+
+def test_a_web_process_starts_without_pywebpush_which_the_first_push_imports(tmp_path):
+    """pywebpush brings aiohttp and requests: a tenth of a second of every start, each manage.py command's too.
+
+    That the first push imports it, and is sent, is tests/notifications/test_web_push.py's.
+    """
+    printed = probe(tmp_path)
+    assert printed[1] == "False"
