@@ -30,7 +30,7 @@ def pytest_collection_modifyitems(config, items):
         if left_out:
             config.hook.pytest_deselected(items=left_out)
             items[:] = [item for item in items if not item.get_closest_marker("postgres_only")]
-    # A stable sort: a module's tests stay together, as --dist loadfile hands out modules in this order.
+    # A stable sort: otherwise pytest's order, a module's tests together.
     items.sort(
         key=lambda item: (
             bool(BROWSER_FIXTURES & set(getattr(item, "fixturenames", ()))),

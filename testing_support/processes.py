@@ -31,8 +31,8 @@ PASSWORD = "e2e-password-123"
 #: need what the headless shell lacks (``FULL_CHROMIUM`` in ``e2e/conftest.py``).
 CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium")
 #: Debian's chromium-headless-shell, the headless Chromium Playwright itself runs by default: the same
-#: Blink and V8 without the browser around them, a third of the whole browser's CPU on the browser
-#: suite's pages, which matters on a two-core machine. It grants no notifications, so no Web Push.
+#: Blink and V8 without the browser around them, about half the whole browser's CPU over the browser
+#: suite, which matters on a two-core machine. It grants no notifications, so no Web Push.
 HEADLESS_SHELL = os.environ.get("CHROMIUM_HEADLESS_SHELL_PATH") or shutil.which("chromium-headless-shell")
 #: Either, as root on a machine with no network beyond loopback.
 CHROMIUM_ARGS = [
