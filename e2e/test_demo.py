@@ -157,8 +157,8 @@ def test_the_board_cards_delete_removes_the_worktree_and_branch_when_asked_and_c
     assert branch not in git(REPOSITORY, "branch", "--list", "kandev/*")
 
 
-#: Where a checkbox sits against the first line of its label's text (the label holds both).
-#: Where the task details' checkbox ``testId`` and its label's text are laid out; null until it is shown.
+#: Where the task details' checkbox ``testId`` sits against the first line of its label's text (the
+#: label holds both); null until it is shown.
 #: Found and measured in one go: a live swap of the task's details, between a locator finding the box
 #: and measuring it, would leave a box out of the page, with no layout to measure.
 CHECKBOX_AND_LABEL = """testId => {

@@ -4,6 +4,8 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from testing_support.processes import ROOT, server_environ
 
 PROBE = textwrap.dedent(
@@ -28,12 +30,14 @@ PROBE = textwrap.dedent(
 )
 
 
-def probe(tmp_path) -> list[str]:
-    """What ``PROBE`` prints in a process of its own: the libraries it started with, then the MCP request's outcome."""
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory) -> list[str]:
+    """What ``PROBE`` prints in a process of its own (one for both tests): the libraries it started with,
+    then the MCP request's outcome."""
     result = subprocess.run(
         [sys.executable, "-c", PROBE],
         cwd=ROOT,
-        env=server_environ(tmp_path / "db.sqlite3"),
+        env=server_environ(tmp_path_factory.mktemp("startup") / "db.sqlite3"),
         capture_output=True,
         text=True,
     )
@@ -41,17 +45,15 @@ def probe(tmp_path) -> list[str]:
     return result.stdout.split()
 
 
-def test_a_web_process_starts_without_the_mcp_sdk_which_the_first_mcp_request_imports(tmp_path):
+def test_a_web_process_starts_without_the_mcp_sdk_which_the_first_mcp_request_imports(printed):
     """The SDK takes most of a second of CPU to import: only a process whose agents call it pays that."""
-    printed = probe(tmp_path)
     assert printed[0] == "False"
     assert printed[2:] == ["401", "True"]
 
 
-def test_a_web_process_starts_without_pywebpush_which_the_first_push_imports(tmp_path):
+def test_a_web_process_starts_without_pywebpush_which_the_first_push_imports(printed):
     """pywebpush brings aiohttp and requests: a tenth of a second of every start, each manage.py command's too.
 
     That the first push imports it, and is sent, is tests/notifications/test_web_push.py's.
     """
-    printed = probe(tmp_path)
     assert printed[1] == "False"
