@@ -65,12 +65,16 @@ def test_picking_none_of_the_above_asks_for_the_note(browser, server):
     expect(colour.get_by_test_id("clarification-input")).to_be_focused()
 
 
-def test_an_async_codex_question_says_the_agent_goes_on_and_is_answered_like_any_form(browser, server):
+def test_an_async_codex_question_lets_the_agent_work_on_and_reaches_it_in_the_same_turn(browser, server):
     page, _ = fresh_task(browser, server, "codex-async")
     start(page, "elicit-codex-async")
     delivery = page.get_by_test_id("clarification-delivery")
     expect(delivery).to_have_text("The agent goes on without waiting for your answer.")
     expect(delivery).to_have_attribute("data-delivery", "async")
+    # Not awaited: the agent says more while the question is open, its turn still running.
+    said = page.locator("[data-testid=timeline-message][data-author=agent][data-type=message]")
+    expect(said).to_contain_text("I keep working while you answer.")
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "true")
     question = card(page, "question_0")
     expect(question.get_by_test_id("clarification-prompt")).to_have_text("Pick_a_colour")
     option(question, "Blue").click()

@@ -31,7 +31,13 @@ Steps:
   ``{"say": "You answered {answer.action}: {answer.content}"}``.
   ``"withdraw_after_ms": N`` withdraws the request with ``$/cancel_request``
   when no answer came within N ms, then still waits for the answer a client
-  owes to a withdrawn request.
+  owes to a withdrawn request. ``"wait": false`` sends it and goes on, as
+  Codex's async form does: ``await_answer`` takes its answer later in the
+  turn, and one still unanswered when the turn ends is withdrawn with
+  ``$/cancel_request`` (codex-acp 2.6.0 cancels its async questions then)
+- ``await_answer``: ``{"as", "timeout_ms"}`` waits up to ``timeout_ms`` for the
+  answer to the request sent ``"wait": false`` under ``as``, and stores it
+  there (``none`` if it did not come in time)
 - ``notify``: ``{"method", "params"}`` sends any notification to the client
   (``elicitation/complete`` after a URL-mode request, say)
 - ``request_permission``: ``session/request_permission`` params without the
@@ -110,6 +116,8 @@ class Turn:
     cwd: str = ""
     #: Sees every update the turn sends: the agent keeps its side of the conversation.
     on_update: Callable[[dict[str, Any]], None] | None = None
+    #: Requests sent ``"wait": false``, by their ``as``: their ids and the futures of their answers.
+    unawaited: dict[str, tuple[Any, asyncio.Future[Any]]] = field(default_factory=dict)
 
     async def update(self, update: dict[str, Any]) -> None:
         if self.cancelled.is_set():
@@ -188,7 +196,17 @@ async def play(turn: Turn, steps: list[Step]) -> str:
         return "cancelled"
     except StopTurn as stop:
         return stop.stop_reason
+    finally:
+        _withdraw_unanswered(turn)
     return "cancelled" if turn.cancelled.is_set() else "end_turn"
+
+
+def _withdraw_unanswered(turn: Turn) -> None:
+    """The turn is over: what it asked without waiting and is still unanswered is withdrawn, as Codex does."""
+    for request_id, answer in turn.unawaited.values():
+        if not answer.done():
+            answer.cancel()
+            turn.peer.notify("$/cancel_request", {"requestId": request_id})
 
 
 async def run_steps(turn: Turn, steps: list[Step]) -> None:
@@ -275,12 +293,34 @@ async def _request(turn: Turn, spec: dict[str, Any]) -> None:
         params = json.loads((SCENARIOS_DIR / spec["params_file"]).read_text())
     if "params" in spec:
         params = {**params, **spec["params"]}
+    name = spec.get("as", "result")
+    if spec.get("wait", True) is False:
+        turn.unawaited[name] = turn.peer.send_request(spec["method"], turn.render(params))
+        await turn.peer.drain()
+        return
     try:
         withdraw_after = spec["withdraw_after_ms"] / 1000 if "withdraw_after_ms" in spec else None
         result = await turn.request(spec["method"], turn.render(params), withdraw_after=withdraw_after)
     except JsonRpcError as error:
         result = {"error": error.to_object()}
-    turn.variables[spec.get("as", "result")] = result
+    turn.variables[name] = result
+
+
+@step("await_answer")
+async def _await_answer(turn: Turn, spec: dict[str, Any]) -> None:
+    _, answer = turn.unawaited[spec["as"]]
+    cancel = asyncio.ensure_future(turn.cancelled.wait())
+    try:
+        timeout = float(turn.render(str(spec["timeout_ms"]))) / 1000
+        await asyncio.wait({answer, cancel}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        cancel.cancel()
+    if turn.cancelled.is_set():
+        raise TurnCancelled
+    if answer.done() and not answer.cancelled():
+        error = answer.exception()
+        result = {"error": error.to_object()} if isinstance(error, JsonRpcError) else answer.result()
+        turn.variables[spec["as"]] = result
 
 
 @step("notify")

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from testing_support.codex_foldback import fold_back, recorded_output
-from testing_support.scripted_elicitation import SESSION, ask, run_script
+from testing_support.scripted_elicitation import SESSION, answered, ask, elicit, run_script
 
 pytestmark = pytest.mark.asyncio
 
@@ -73,6 +73,34 @@ async def test_an_async_form_is_announced_as_such_and_a_note_alone_is_the_answer
     assert fold_back(params, received["result"]) == {
         "answers": {"question_0": {"answers": ["None of the above", "user_note: green"]}}
     }
+
+
+async def test_the_turn_does_not_wait_for_an_async_form_which_stays_open_until_answered(
+    start_agentctl, connect, scripted
+) -> None:
+    """agentctl leaves an async form open past its turn: withdrawing it is the agent's call (codex-acp's, then)."""
+    params = codex_request("request_user_input_async_elicitation.json")
+    steps = [
+        {"expect": "session/prompt"},
+        {"send": elicit(0, params)},
+        {"reply": {"stopReason": "end_turn"}},
+        *answered(0),
+    ]
+    run = await run_script(start_agentctl, connect, scripted, steps)
+    requested = await run.requested()
+    finished = await run.finished()
+    assert finished["stop_reason"] == "end_turn"
+    listed = await run.client.request("agent.elicitations.list")
+    assert [each["pending_id"] for each in listed["pending"]] == [requested["pending_id"]]
+    assert run.events(requested["pending_id"]) == [("elicitation.requested", requested)]
+
+    await run.respond(requested["pending_id"], [{"question_id": "question_0", "selected_options": ["Blue"]}])
+    await run.settled(requested["pending_id"])
+    assert (await run.client.request("agent.elicitations.list"))["pending"] == []
+    # Said after its turn: nothing else tells when it arrives.
+    await run.inbox.next("session.update", lambda note: note["update"].get("sessionUpdate") == "agent_message_chunk")
+    (received,) = run.echoed()
+    assert received["result"] == {"action": "accept", "content": {"question_0": "Blue"}}
 
 
 async def test_a_secret_goes_to_codex_and_nowhere_else(start_agentctl, connect, scripted) -> None:

@@ -210,6 +210,35 @@ async def test_an_elicit_scenario_answered_before_the_agent_withdraws_it(mock) -
     assert await session.answer_received() == {"action": "accept", "content": {"question_0": "Red"}}
 
 
+async def test_an_async_codex_question_answered_while_the_agent_works_reaches_it_in_the_turn(mock) -> None:
+    session = await mock()
+    await session.play("elicit-codex-async")
+    requested = await session.requested()
+    assert requested["delivery"] == "async"
+    working = await session.inbox.next("session.update")
+    assert working["update"]["content"]["text"].startswith("I keep")  # said before any answer
+    await session.respond(requested["pending_id"], [{"question_id": "question_0", "selected_options": ["Red"]}])
+    said = await session.said()
+    assert said.startswith("I keep working while you answer.")
+    answer = json.loads(said[said.index("Answer: ") + len("Answer: ") :])
+    assert answer == {"action": "accept", "content": {"question_0": "Red"}}
+
+
+async def test_an_async_codex_question_still_open_when_the_turn_ends_is_withdrawn(mock) -> None:
+    session = await mock()
+    await session.play("elicit-codex-async 0")  # waits 0 ms for the answer
+    requested = await session.requested()
+    settled = await session.inbox.next("elicitation.settled")
+    assert (settled["pending_id"], settled["outcome"], settled["reason"]) == (
+        requested["pending_id"],
+        "cancelled",
+        "agent_cancelled_request",
+    )
+    assert (await session.said()).endswith("Answer: none")
+    with pytest.raises(NotFound):
+        await session.respond(requested["pending_id"], [])
+
+
 async def test_elicit_answer_timeout(mock) -> None:
     session = await mock(env={"KANDEV_ELICITATION_ANSWER_TIMEOUT": "1s"})
     await session.play("elicit-single")
