@@ -15,6 +15,7 @@ from django.utils import translation
 from django.utils.translation import gettext, gettext_noop
 
 from kandev_web import live
+from kandev_web.clarifications.models import Mode
 
 from . import webpush
 from .models import DEFAULTS, Delivery, Event, NotificationSetting, PushSubscription
@@ -80,13 +81,14 @@ def _notify(task, event: Event, occurrence: str, title: str, body: str) -> None:
 
 def clarification_requested(clarification) -> None:
     task = clarification.session.task
-    _notify(
-        task,
-        Event.CLARIFICATION_REQUESTED,
-        clarification.pending_id,
-        gettext_noop("Agent needs your answer"),
-        gettext_noop('The agent asked a question on "%(title)s".'),
-    )
+    if clarification.mode == Mode.URL:
+        # A sign-in page, say: the operator has a page to open, not a question to answer (never its address).
+        title = gettext_noop("Agent asks you to open a page")
+        body = gettext_noop('The agent on "%(title)s" asks you to open a page.')
+    else:
+        title = gettext_noop("Agent needs your answer")
+        body = gettext_noop('The agent asked a question on "%(title)s".')
+    _notify(task, Event.CLARIFICATION_REQUESTED, clarification.pending_id, title, body)
 
 
 def turn_finished(session, turn) -> None:

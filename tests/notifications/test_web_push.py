@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from kandev_web.board.models import Board, Task, Workspace
-from kandev_web.clarifications.models import Clarification
+from kandev_web.clarifications.models import Clarification, Mode, Source
 from kandev_web.metrics import REGISTRY
 from kandev_web.notifications import services, vapid, webpush
 from kandev_web.notifications.models import Delivery, Event, PushSubscription
@@ -265,6 +265,35 @@ def test_a_question_is_pushed_once_to_each_browser_naming_the_task_not_the_quest
     assert QUESTION.encode() not in push.body
     delivery = Delivery.objects.get(provider=WEB_PUSH)
     assert (delivery.user, delivery.occurrence, delivery.pending) == (operator, clarification.pending_id, False)
+
+
+def test_a_page_to_open_is_pushed_as_such_never_with_its_address_or_message(
+    operator, make_task, push_service, django_capture_on_commit_callbacks
+):
+    browser = FakeBrowser()
+    endpoint = push_service.endpoint("alice")
+    _subscribe(operator, endpoint, browser)
+    session = TaskSession.objects.create(task=make_task("Deploy"), state=SessionState.RUNNING)
+    clarification = Clarification.objects.create(
+        pending_id=str(uuid.uuid4()),
+        session=session,
+        source=Source.ELICITATION,
+        mode=Mode.URL,
+        url="https://auth.example.test/authorize?code=s3cr3t",
+        context="Please authorize keysrv in your browser.",
+        questions=[],
+    )
+    with django_capture_on_commit_callbacks(execute=True):
+        services.clarification_requested(clarification)
+
+    assert PushSender().run_once() == 1
+    (push,) = push_service.pushes_to(endpoint)
+    assert push.decrypt(browser) == {
+        "title": "Agent asks you to open a page",
+        "body": 'The agent on "Deploy" asks you to open a page.',
+        "url": f"/tasks/{session.task_id}/",
+        "tag": f"kandev-{clarification.pending_id}",
+    }
 
 
 def test_a_gone_browser_is_forgotten_and_a_failing_one_does_not_stop_the_others(
