@@ -124,7 +124,9 @@ def test_send_during_a_permission_is_off_with_the_reason_and_a_stale_send_change
     expect(reason).to_have_text("The agent is waiting for your permission. Answer it first; your message is kept here.")
 
     # A tab that has not caught up still sends it: the server refuses, and nothing happens.
-    page.get_by_test_id("session-prompt-form").evaluate("form => form.requestSubmit()")
+    # Found and submitted in one step in the page: a live swap of the composer between
+    # finding the form and submitting it would leave a detached form, which sends nothing.
+    page.evaluate("document.querySelector('[data-testid=session-prompt-form]').requestSubmit()")
     refusal = page.locator("[data-testid=toast][data-reason=turn_open]")
     expect(refusal).to_contain_text("waiting for your permission")
     expect(prompt).to_have_value("Also update the changelog")
