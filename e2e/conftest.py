@@ -72,14 +72,14 @@ def browser(request, browser):
 
 
 @pytest.fixture(scope="session")
-def template_database(tmp_path_factory, worker_id) -> Path:
+def template_database(tmp_path_factory) -> Path:
     """A migrated database every module's server starts from a copy of, made once per run.
 
     Migrating costs seconds of CPU: the first xdist worker to ask makes it in
     the folder the run's workers share, the others wait for it.
     """
     shared = tmp_path_factory.getbasetemp()
-    if worker_id != "master":
+    if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # this run's folder, above each worker's own
     database = shared / "template.sqlite3"
     with (shared / "template.lock").open("w") as lock:
