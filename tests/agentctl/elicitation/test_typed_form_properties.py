@@ -28,13 +28,14 @@ from kandev_web.agentctl.elicitation import (
 )
 
 FORMAT_CHECKER = jsonschema.Draft202012Validator.FORMAT_CHECKER
+FORMATS = ["email", "uri", "date", "date-time", "hostname"]
 
 keys = st.sampled_from(["a", "b", "question_0", "question_10", "n", "ok", "email", "when"])
 counts = st.integers(0, 6)
 numbers = st.integers(-10, 10) | st.floats(-10, 10, allow_nan=False, allow_infinity=False)
 consts = st.lists(st.sampled_from(["r", "g", "b", "dev", "prod"]), min_size=1, max_size=4, unique=True)
 patterns = st.sampled_from(["^[a-z]+$", "\\d", "^x", "^(a|b)*$", "(a)\\1", "(?=a)a", "[", "^.{2,4}$"])
-formats = st.sampled_from(["email", "uri", "date", "date-time", "hostname"])
+formats = st.sampled_from(FORMATS)
 text_defaults = st.sampled_from(["abc", "x", "a@b.co", "https://a.b/c", "2026-12-01", "2026-12-01T10:30:00Z", " x", ""])
 
 
@@ -117,6 +118,14 @@ def params(schema: dict[str, Any]) -> dict[str, Any]:
 
 def _valid(instance: object, schema: dict[str, Any]) -> bool:
     return jsonschema.Draft202012Validator(schema, format_checker=FORMAT_CHECKER).is_valid(instance)
+
+
+def test_the_oracle_checks_every_format_the_forms_use() -> None:
+    """jsonschema skips a format whose checker is not installed: the oracle would pass anything there."""
+    assert set(FORMATS) <= set(FORMAT_CHECKER.checkers)
+    assert not FORMAT_CHECKER.conforms("not a date", "date-time")
+    assert not FORMAT_CHECKER.conforms("no spaces allowed.example", "hostname")
+    assert not FORMAT_CHECKER.conforms("no scheme", "uri")
 
 
 @given(schemas())
