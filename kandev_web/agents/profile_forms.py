@@ -18,6 +18,7 @@ import shlex
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxLengthValidator
 from django.utils.translation import gettext_lazy as _
 
 from kandev_web import limits
@@ -128,6 +129,10 @@ class CommandField(StorableCharField):
         if isinstance(value, list):
             return value
         text = super().to_python(value)
+        if self.max_length is not None:
+            # Refused before shlex reads it, which takes seconds over a long enough text; after,
+            # max_length would count the words, not the characters.
+            MaxLengthValidator(self.max_length)(text)
         try:
             argv = shlex.split(text)
         except ValueError:

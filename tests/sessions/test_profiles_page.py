@@ -5,6 +5,7 @@ import re
 import pytest
 from django.test import Client
 
+from kandev_web import limits
 from kandev_web.agents.models import AgentProfile, secret_box
 from kandev_web.board.models import Workspace
 from kandev_web.sessions.models import SessionState, TaskSession
@@ -109,6 +110,14 @@ def test_a_bad_command_or_environment_line_is_refused_with_a_sentence(staff_clie
     assert "The command has an unclosed quote." in response.text
     assert "Line 1 is not NAME=value" in response.text
     assert not AgentProfile.objects.filter(name="X").exists()
+
+
+def test_a_command_longer_than_the_limit_is_refused_before_it_is_split(staff_client, workspace):
+    command = "agent " + "x" * limits.PROFILE_COMMAND_CHARS
+    response = staff_client.post(url(workspace, "new/"), {"name": "Long", "agent_id": "x", "command": command})
+    assert response.status_code == 200
+    assert f"Ensure this value has at most {limits.PROFILE_COMMAND_CHARS} characters" in response.text
+    assert not AgentProfile.objects.filter(name="Long").exists()
 
 
 def test_a_stored_secret_is_never_shown_and_a_replacement_left_empty_keeps_it(staff_client, workspace, profile):
