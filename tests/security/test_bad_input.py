@@ -114,8 +114,14 @@ def _url(endpoint: Endpoint, values: dict[str, object]) -> str:
     return reverse(endpoint.name, kwargs={name: given[name] for name in endpoint.parameters})
 
 
+#: What :func:`_page_fields` found, kept for the rest of the module: the names do not depend on which objects.
+_found_fields: set[str] = set()
+
+
 def _page_fields(client: Client, values: dict[str, object]) -> set[str]:
     """Every field name the operator's pages render: forms, the overlay's answers, hx-vals aside."""
+    if _found_fields:
+        return _found_fields
     pages = [
         reverse("board:board", kwargs={"board_id": values["board_id"]}),
         reverse("sessions:task", kwargs={"task_id": values["task_id"]}),
@@ -129,7 +135,8 @@ def _page_fields(client: Client, values: dict[str, object]) -> set[str]:
         response = client.get(page)
         assert response.status_code == 200, page
         names |= {name.decode() for name in FIELD_NAME.findall(response.content)}
-    return names - {"csrfmiddlewaretoken"}
+    _found_fields.update(names - {"csrfmiddlewaretoken"})
+    return _found_fields
 
 
 def _assert_no_server_error(response, what: str) -> None:
