@@ -11,7 +11,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
-from testing_support.browser import login, start_scenario
+from testing_support.browser import AGENT_STARTS_MS, login, start_scenario
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 
@@ -184,4 +184,28 @@ def test_the_task_page_with_markdown_code_a_diff_and_a_terminal_in_the_timeline(
     # An agent's start is the slow part (a process, a session, a turn) on a busy machine.
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false", timeout=30_000)
     expect(page.locator(".terminal").first).to_be_visible()
+    assert_accessible(page)
+
+
+def test_what_an_agent_spent_over_budget_on_the_task_in_the_inbox_and_on_the_usage_page(browser, server, color_scheme):
+    username = f"seen-spend-{color_scheme}"
+    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
+    page = browser.new_context(color_scheme=color_scheme).new_page()
+    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
+    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    page.get_by_test_id("task-budget-input").fill("0.50")
+    page.get_by_test_id("task-budget-save").click()
+    expect(page.get_by_test_id("task-budget-input")).to_have_attribute("data-budget", "0.50")
+    start_scenario(page, "spend")
+    expect(page.get_by_test_id("session-usage")).to_have_attribute("data-cost", "0.75", timeout=AGENT_STARTS_MS)
+    expect(page.get_by_test_id("task-over-budget")).to_be_visible()
+    expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false")
+    assert_accessible(page)
+
+    page.goto(f"{server.url}/inbox/")
+    expect(page.get_by_test_id("inbox-over-budget")).to_have_attribute("data-count", "1")
+    assert_accessible(page)
+
+    page.goto(f"{server.url}/usage/")
+    expect(page.locator("[data-testid=usage-board]")).to_have_attribute("data-total", "0.75")
     assert_accessible(page)

@@ -91,6 +91,39 @@ def test_the_waiting_chip_shows_a_card_while_its_agent_asks_and_lets_it_go_once_
     expect(shown_titles(board)).to_have_count(0)
 
 
+def test_the_running_failed_and_profile_chips_follow_the_agents_live(browser, server):
+    ids = server.create_operator("states", workspace="States'", tasks=True)
+    working, crashing, untouched = ids["task_ids"]
+    running = open_board(browser, server, "states", ids["board_id"], "?state=running")
+    failed = open_board(browser, server, "states", ids["board_id"], "?state=failed")
+    expect(shown_titles(running)).to_have_count(0)
+    expect(shown_titles(failed)).to_have_count(0)
+
+    # A card comes to "Running" while its agent works, and leaves once its turn is cancelled.
+    task = open_task(browser, server, "states", working)
+    start_scenario(task, "long-stream")
+    expect(running.get_by_test_id(f"task-card-{working}")).to_be_visible(timeout=AGENT_STARTS_MS)
+    expect(shown_titles(running)).to_have_count(1)
+    task.get_by_test_id("session-cancel").click()
+    expect(shown_titles(running)).to_have_count(0)
+
+    # A card comes to "Failed" when its agent crashes.
+    task = open_task(browser, server, "states", crashing)
+    start_scenario(task, "crash")
+    expect(failed.get_by_test_id(f"task-card-{crashing}")).to_be_visible(timeout=AGENT_STARTS_MS)
+    expect(shown_titles(failed)).to_have_count(1)
+
+    # The agent profile's chip shows the tasks its agents worked on, and no other.
+    board = open_board(browser, server, "states", ids["board_id"])
+    expect(shown_titles(board)).to_have_count(3)
+    chip = board.get_by_test_id("board-filter-profile").first
+    chip.click()
+    expect(board.get_by_test_id("board-filter-profile").first).to_have_attribute("data-on", "true")
+    assert "profile=" in board.url
+    expect(shown_titles(board)).to_have_count(2)
+    expect(board.get_by_test_id(f"task-card-{untouched}")).to_have_count(0)
+
+
 def test_the_board_by_keyboard(browser, server):
     ids = server.create_operator("keys", workspace="Keys'", tasks=True)
     task_id = ids["task_ids"][0]
@@ -144,8 +177,11 @@ def test_the_board_by_keyboard(browser, server):
     expect(panel).to_be_visible()
     panel.get_by_test_id("answer-panel-close").click()
 
-    # Enter opens the current card's task.
-    waiting.get_by_test_id("task-card-title").focus()
+    # Enter opens the current card's task, straight after the keys that made it current.
+    board.get_by_test_id("board-title").click()
+    for _ in range(order.index(str(task_id)) + 1):
+        board.keyboard.press("j")
+    expect(waiting).to_have_attribute("data-current", "true")
     board.keyboard.press("Enter")
     expect(board).to_have_url(re.compile(rf"/tasks/{task_id}/$"))
 

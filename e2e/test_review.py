@@ -9,6 +9,7 @@ worktree directly with git, as an agent would have left it.
 """
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -115,8 +116,11 @@ def test_review_comment_send_push_and_the_pull_request_link(browser, server, rep
     expect(prompt).to_contain_text("- NOTES.md:3 — Say who wrote it.")
 
 
-def _task_with_a_branch(server, tmp_path, username: str, *, staff: bool = False) -> dict:
-    """A task whose worktree holds an agent's kind of change (a modified, an added and a long file): the ids."""
+def _task_with_a_branch(server, tmp_path, username: str, *, staff: bool = False, files=None) -> dict:
+    """A task whose worktree holds an agent's kind of change (a modified, an added and a long file): the ids.
+
+    ``files`` (path to text) are added to the change.
+    """
     ids = server.create_operator(username, workspace=f"{username}'s", tasks=True, staff=staff)
     repo = tmp_path / "shop"
     repo.mkdir()
@@ -129,6 +133,8 @@ def _task_with_a_branch(server, tmp_path, username: str, *, staff: bool = False)
     long_line = "x = '" + "a very long line of code " * 12 + "'\n"
     (worktree / "app.py").write_text("def main():\n    return 2\n\n" + long_line)
     (worktree / "notes.md").write_text("# Notes\n\n<b>not markup</b>\n")
+    for path, text in (files or {}).items():
+        (worktree / path).write_text(text)
     task_id = ids["task_ids"][0]
     made = {
         "workspace": ids["workspace_id"],
@@ -148,6 +154,69 @@ def _task_with_a_branch(server, tmp_path, username: str, *, staff: bool = False)
     )
     server.manage("shell", "-v", "0", "-c", code)
     return ids
+
+
+def test_a_large_branch_comes_a_page_of_files_and_a_window_of_lines_at_a_time_highlighted(browser, server, tmp_path):
+    # 27 files (FILES_PER_PAGE is 20): app.py, long.py, module_00.py to module_23.py, notes.md; long.py has
+    # 600 lines (LINES_PER_WINDOW is 400).
+    files = {f"module_{n:02}.py": f"VALUE = {n}\n" for n in range(24)}
+    files["long.py"] = "".join(f"def f{n}():\n    return {n}\n" for n in range(300))
+    task_id = _task_with_a_branch(server, tmp_path, "pager", files=files)["task_ids"][0]
+    page = browser.new_context().new_page()
+    login(page, server, "pager", f"/tasks/{task_id}/review/")
+    shown = page.get_by_test_id("review-file")
+    expect(shown).to_have_count(20)
+    expect(page.get_by_test_id("review-pager")).to_contain_text("Page 1 of 2")
+
+    long = page.locator("[data-testid=review-file][data-path='long.py']")
+    long.get_by_test_id("review-file-summary").click()
+    first = long.locator("[data-testid=review-line][data-line='1']")
+    expect(first.locator(".k")).to_have_text("def")  # highlighted as Python
+    expect(long.locator("[data-testid=review-line][data-line='450']")).to_have_count(0)
+    long.get_by_test_id("review-show-more").click()
+    later = long.locator("[data-testid=review-line][data-line='450']")
+    expect(later).to_be_visible()
+    # A line that came with "Show more" takes a comment like the first ones.
+    later.click()
+    expect(long.get_by_test_id("review-comment-line")).to_have_value("450")
+    long.get_by_test_id("review-comment-text").fill("Why so many?")
+    long.get_by_test_id("review-comment-add").click()
+    expect(page.locator("[data-testid=review-comment][data-line='450']")).to_have_count(1)
+
+    page.get_by_test_id("review-page-next").click()
+    expect(page.get_by_test_id("review-pager")).to_contain_text("Page 2 of 2")
+    expect(shown).to_have_count(7)
+    expect(shown.last).to_have_attribute("data-path", "notes.md")
+    expect(page.get_by_test_id("review-page-next")).to_have_count(0)
+
+
+def test_the_repository_chip_narrows_the_board_to_its_tasks_and_a_new_one_joins_live(browser, server, tmp_path):
+    ids = _task_with_a_branch(server, tmp_path, "repo-chip")
+    on_shop = ids["task_ids"][0]
+    board = browser.new_context().new_page()
+    login(board, server, "repo-chip", f"/boards/{ids['board_id']}/")
+    expect(board.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    cards = board.locator("#kanban .card")
+    expect(cards).to_have_count(3)
+    board.get_by_test_id("board-filter-repository").filter(has_text="shop").click()
+    expect(board.get_by_test_id("board-filter-repository")).to_have_attribute("data-on", "true")
+    assert re.search(r"repository=\d+", board.url)
+    expect(board.get_by_test_id("board-live")).to_have_attribute("data-live", "connected")
+    expect(cards).to_have_count(1)
+    expect(board.get_by_test_id(f"task-card-{on_shop}")).to_be_visible()
+
+    # Made elsewhere: a task on no repository stays away, one on shop joins, in that order.
+    other = browser.new_context().new_page()
+    login(other, server, "repo-chip", f"/boards/{ids['board_id']}/")
+    other.get_by_test_id("task-form-title").fill("Tidy the office")
+    other.get_by_test_id("task-create-submit").click()
+    expect(other.locator("#kanban .card")).to_have_count(4)
+    other.get_by_test_id("task-form-title").fill("Another change to the shop")
+    other.get_by_test_id("task-form-repository").select_option(label="shop")
+    other.get_by_test_id("task-create-submit").click()
+    expect(cards.filter(has_text="Another change to the shop")).to_have_count(1)
+    expect(cards).to_have_count(2)
+    expect(cards.filter(has_text="Tidy the office")).to_have_count(0)
 
 
 def test_the_review_page_on_a_phone_fits_the_window_and_every_control_takes_a_finger(browser, server, tmp_path):
