@@ -31,8 +31,8 @@ find_python() {
   return 1
 }
 
-#: The uv that installs the lock (setup_venv) and remakes it (scripts/lock).
-UV_VERSION=0.13.9
+#: The uv that installs the lock (setup_venv) and remakes it (scripts/lock): the lock's own (the [test] extra).
+UV_VERSION="$(sed -n 's/^uv==//p' "$ROOT/requirements/lock.txt")"
 
 setup_venv() {
   local extras="$1"
@@ -45,8 +45,8 @@ setup_venv() {
   fi
   say "Installing kandev-web${extras:+ with [$extras]} into .venv"
   # The versions in requirements/lock.txt (bash scripts/lock), within pyproject.toml's ranges: every run
-  # installs the same ones, not whatever is newest that day. uv installs them (pinned here, from PyPI
-  # through pip): a fresh venv in seconds, where pip took half a minute, most of a clean run's set-up.
+  # installs the same ones, not whatever is newest that day. uv installs them (the lock's, bootstrapped
+  # by pip): a fresh venv in seconds, where pip took half a minute, most of a clean run's set-up.
   # Compiled to bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set (as on CI's machines), every
   # process would otherwise compile each module it imports, every time.
   # A failure stops here: a lock that no longer fits pyproject.toml must not pass as the last run's install.
