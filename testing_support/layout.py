@@ -44,6 +44,21 @@ _HIT = """(el) => {
 }"""
 
 
+def measured(locator) -> dict:
+    """``locator``'s bounding box once it is on screen.
+
+    Found and measured are two steps: a live swap between them (the composer
+    re-rendered by the agent's news) leaves nothing to measure, so it is
+    found again until it is measured.
+    """
+    for _ in range(20):
+        expect(locator).to_be_visible()
+        box = locator.bounding_box()
+        if box is not None:
+            return box
+    raise AssertionError(f"{locator} kept being replaced before it could be measured")
+
+
 def assert_reachable(page, target) -> None:
     """``target`` takes a click at its middle wherever the operator scrolls it: top, middle or bottom of the window."""
     expect(target).to_be_visible()
@@ -81,7 +96,6 @@ def assert_tap_targets(page) -> None:
 def assert_within_window(page, locator) -> None:
     """``locator`` is no wider than the window and starts and ends inside it."""
     inner = page.evaluate("() => innerWidth")
-    box = locator.bounding_box()
-    assert box is not None
+    box = measured(locator)
     assert box["x"] >= 0, f"{locator} spans {box} in a {inner} px window"
     assert box["x"] + box["width"] <= inner, f"{locator} spans {box} in a {inner} px window"
