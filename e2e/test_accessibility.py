@@ -12,7 +12,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import expect
 
-from testing_support.browser import AGENT_STARTS_MS, login, start_scenario
+from testing_support.browser import AGENT_STARTS_MS, fresh_task, login, start_scenario
 
 SERVER_ENV = {"KANDEV_FEATURES_ACP_ELICITATION": "true"}
 
@@ -136,11 +136,7 @@ def test_the_task_page_before_any_agent(page, server, operator):
     ids=["single-select", "multi-select", "free-text", "several-questions", "permission-card", "typed-form"],
 )
 def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario):
-    username = f"seen-{scenario}"
-    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
-    page = browser.new_context().new_page()
-    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
-    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    page, _ = fresh_task(browser, server, f"seen-{scenario}")
     start_scenario(page, scenario)
     # An agent's start is the slow part (a process, a session, a turn, the MCP call) on a busy machine.
     if scenario == "permission-flow":
@@ -169,11 +165,7 @@ def test_the_task_page_with_each_kind_of_question_open(browser, server, scenario
 
 def test_the_task_page_with_markdown_code_a_diff_and_a_terminal_in_the_timeline(browser, server):
     """Scrolling blocks (code, diffs, terminal output) can be reached and scrolled from the keyboard."""
-    username = "seen-rich"
-    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
-    page = browser.new_context().new_page()
-    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
-    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    page, _ = fresh_task(browser, server, "seen-rich")
     start_scenario(page, "rich-timeline")
     # An agent's start is the slow part (a process, a session, a turn) on a busy machine.
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-turn-open", "false", timeout=30_000)
@@ -182,11 +174,7 @@ def test_the_task_page_with_markdown_code_a_diff_and_a_terminal_in_the_timeline(
 
 
 def test_what_an_agent_spent_over_budget_on_the_task_in_the_inbox_and_on_the_usage_page(browser, server):
-    username = "seen-spend"
-    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
-    page = browser.new_context().new_page()
-    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
-    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    page, _ = fresh_task(browser, server, "seen-spend")
     page.get_by_test_id("task-budget-input").fill("0.50")
     page.get_by_test_id("task-budget-save").click()
     expect(page.get_by_test_id("task-budget-input")).to_have_attribute("data-budget", "0.50")

@@ -128,11 +128,7 @@ def test_an_http_or_javascript_address_is_refused_with_a_sentence(browser, serve
 
 
 def test_the_card_is_accessible_in_both_schemes(browser, server):
-    username = "url-axe"
-    ids = server.create_operator(username, workspace=f"{username}'s", tasks=True)
-    page = browser.new_context().new_page()
-    login(page, server, username, f"/tasks/{ids['task_ids'][0]}/")
-    expect(page.get_by_test_id("task-live")).to_have_attribute("data-live", "connected")
+    page, _ = fresh_task(browser, server, "url-axe")
     start(page, "elicit-url")
     expect(page.get_by_test_id("clarification-url-request")).to_be_visible(timeout=AGENT_STARTS_MS)
     assert_accessible(page)
