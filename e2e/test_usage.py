@@ -40,6 +40,7 @@ def test_a_budget_crossed_warns_live_on_the_task_the_card_and_the_inbox_while_th
     card_cost = board.get_by_test_id(f"task-card-{task_id}").get_by_test_id("task-card-cost")
     expect(card_cost).to_have_attribute("data-over-budget", "true")
     expect(card_cost).to_contain_text("0.75 USD")
+    expect(card_cost).to_contain_text("36k tokens")
     expect(card_cost).to_contain_text("over budget")
     flagged = inbox.locator(f"[data-testid=inbox-over-budget-task][data-task-id='{task_id}']")
     expect(flagged).to_contain_text("spent 0.75 USD of 0.50")

@@ -127,9 +127,12 @@ class Spent:
 
 
 def spent_annotations() -> dict:
-    """Annotations giving each task its sessions' cost (``spent_amount``, ``spent_currency``, ``spent_currencies``)."""
+    """Annotations giving each task its sessions' cost (``spent_amount``, ``spent_currency``, ``spent_currencies``)
+    and the context its latest session to report one has used (``context_used``)."""
     costs = TaskSession.objects.filter(task=OuterRef("pk"), cost__isnull=False).order_by().values("task")
+    contexts = TaskSession.objects.filter(task=OuterRef("pk"), context_used__isnull=False).order_by("-pk")
     return {
+        "context_used": Subquery(contexts.values("context_used")[:1]),
         "spent_amount": Subquery(costs.annotate(total=Sum("cost")).values("total")[:1]),
         "spent_currency": Subquery(costs.annotate(currency=Max("cost_currency")).values("currency")[:1]),
         "spent_currencies": Coalesce(

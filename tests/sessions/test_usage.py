@@ -116,11 +116,21 @@ def test_the_card_the_task_page_and_the_session_row_show_what_was_spent(
     report(make_session(task), used=36000, size=200000, cost={"amount": 0.75, "currency": "USD"})
     report(make_session(task), cost={"amount": 0.5, "currency": "USD"})
     board_page = operator_client.get(f"/boards/{board.pk}/").content.decode()
-    assert re.search(r'data-testid="task-card-cost" data-over-budget="false">\s*1.25 USD', board_page)
+    assert re.search(
+        r'data-testid="task-card-cost" data-over-budget="false" data-context-used="36000">\s*1.25 USD · 36k tokens',
+        board_page,
+    )
     task_page = operator_client.get(f"/tasks/{task.pk}/").content.decode()
     assert 'data-testid="task-spent" data-amount="1.25" data-currency="USD"' in task_page
     assert re.search(r'data-context-used="36000"\s+data-context-size="200000" data-cost="0.75"', task_page)
     assert "36k of 200k tokens" in task_page
+
+
+def test_a_card_shows_the_tokens_of_an_agent_that_reports_no_cost(operator_client, board, make_task, make_session):
+    task = make_task("Frugal")
+    report(make_session(task), used=18400, size=200000)
+    board_page = operator_client.get(f"/boards/{board.pk}/").content.decode()
+    assert re.search(r'data-context-used="18400">\s*18.4k tokens\s*</p>', board_page)
 
 
 def test_a_budget_crossed_warns_on_the_task_its_card_and_the_inbox_and_stops_nothing(

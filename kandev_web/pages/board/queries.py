@@ -35,6 +35,8 @@ class Card:
     pending_action: PendingAction
     #: What the task's agents reported they spent (``None``: nothing reported).
     spent: Spent | None = None
+    #: The tokens of context its latest session to report them has used (``None``: none reported).
+    context_used: int | None = None
 
     @property
     def over_budget(self) -> bool:
@@ -91,7 +93,9 @@ def cards_for(tasks) -> list[Card]:
             pending_action=action,
             on_last_step=task.step_id in last_step_ids,
         )
-        cards.append(Card(task=task, icon=icon, pending_action=action, spent=spent_of(task)))
+        cards.append(
+            Card(task=task, icon=icon, pending_action=action, spent=spent_of(task), context_used=task.context_used)
+        )
     return cards
 
 
