@@ -47,13 +47,13 @@ setup_venv() {
   # The versions in requirements/lock.txt (bash scripts/lock), within pyproject.toml's ranges: every run
   # installs the same ones, not whatever is newest that day. uv installs them (the lock's, bootstrapped
   # by pip): a fresh venv in seconds, where pip took half a minute, most of a clean run's set-up.
-  # Compiled to bytecode as pip does: where PYTHONDONTWRITEBYTECODE is set (as on CI's machines), every
-  # process would otherwise compile each module it imports, every time.
+  # Not compiled to bytecode here, as pip would: the first process to import a module writes its cache
+  # (scripts/test makes sure Python may), so only what is used is compiled.
   # A failure stops here: a lock that no longer fits pyproject.toml must not pass as the last run's install.
   local log
   log="$(mktemp)"
   if ! { "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "uv==$UV_VERSION" \
-    && "$VENV/bin/uv" pip install --quiet --compile-bytecode --python "$VENV/bin/python" \
+    && "$VENV/bin/uv" pip install --quiet --python "$VENV/bin/python" \
       -c "$ROOT/requirements/lock.txt" -e "$ROOT${extras:+[$extras]}"; } >"$log" 2>&1; then
     grep -v '^WARNING: Location' "$log" >&2 || true
     rm -f "$log"
