@@ -34,7 +34,7 @@ from pathlib import Path
 
 from kandev_web.executor.address import SshAddress
 from testing_support import processes
-from testing_support.processes import free_port, stop_group, wait_for_port  # shared with the test suites
+from testing_support.processes import start_daphne, stop_group, wait_for_http  # shared with the test suites
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = Path(__file__).resolve().parent
@@ -334,24 +334,17 @@ def running_servers(
     application: str = "kandev_web.asgi:application",
 ):
     """One Daphne per log path, as ``running_server``, started at once: each takes seconds to import Django."""
-    ports = [free_port() for _ in log_paths]
     with ExitStack() as closing:
-        started = []
-        for port, log_path in zip(ports, log_paths, strict=True):
+        ports, started = [], []
+        for log_path in log_paths:
             log = closing.enter_context(log_path.open("w"))
-            process = subprocess.Popen(
-                [PYTHON, "-m", module, "-b", "127.0.0.1", "-p", str(port), application],
-                cwd=ROOT,
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
+            port, process = start_daphne(env, command=(PYTHON, "-m", module), application=application, output=log)
             closing.callback(stop_group, process)
+            ports.append(port)
             started.append(process)
         deadline = time.monotonic() + 30
         for port, process in zip(ports, started, strict=True):
-            wait_for_port(port, process, deadline)
+            wait_for_http(port, process, deadline)
         servers = [
             Server(url=f"http://127.0.0.1:{port}", env=env, process=process, log_path=log_path)
             for port, process, log_path in zip(ports, started, log_paths, strict=True)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
@@ -50,6 +51,25 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
+
+
+def wait_for_http(port: int, process: subprocess.Popen, deadline: float) -> None:
+    """Until ``process`` answers HTTP on ``port`` (any status); it must not exit meanwhile.
+
+    A connection alone says nothing where the socket was bound before the
+    server started: the kernel accepts it into the backlog.
+    """
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"server exited with {process.returncode}")
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).close()
+            return
+        except urllib.error.HTTPError:
+            return  # an answer all the same
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("server did not start answering")
 
 
 def wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
@@ -204,6 +224,38 @@ def two_web_processes(
         yield a, b
 
 
+def start_daphne(
+    env: dict[str, str],
+    *,
+    cwd: Path = ROOT,
+    command: tuple[str, ...] = (sys.executable, "-m", "daphne"),
+    application: str = "kandev_web.asgi:application",
+    output: int | IO[str] = subprocess.DEVNULL,
+) -> tuple[int, subprocess.Popen]:
+    """``command`` (a Daphne) serving ``application`` from ``cwd`` with ``env``: its port and process.
+
+    It serves a socket made and bound here (``--fd``), not a port named for it
+    to bind: a free port found first and bound later was now and then taken by
+    another process in between, and the test then talked to whatever held it.
+    Its own process group, so the agentctl and agent processes it started end
+    with it instead of outliving the test. :func:`wait_for_http` says when it
+    is up.
+    """
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(128)
+        process = subprocess.Popen(
+            [*command, "--fd", str(listener.fileno()), application],
+            cwd=cwd,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT if output is not subprocess.DEVNULL else subprocess.DEVNULL,
+            start_new_session=True,
+            pass_fds=[listener.fileno()],
+        )
+        return listener.getsockname()[1], process
+
+
 @contextmanager
 def daphne(
     env: dict[str, str],
@@ -213,22 +265,10 @@ def daphne(
     output: int | IO[str] = subprocess.DEVNULL,
     timeout: float = 60,
 ) -> Iterator[tuple[int, subprocess.Popen]]:
-    """``command`` (a Daphne) serving ``kandev_web.asgi`` from ``cwd`` with ``env``: its port and process.
-
-    Its own process group, so the agentctl and agent processes it started end
-    with it instead of outliving the test.
-    """
-    port = free_port()
-    process = subprocess.Popen(
-        [*command, "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-        cwd=cwd,
-        env=env,
-        stdout=output,
-        stderr=subprocess.STDOUT if output is not subprocess.DEVNULL else subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    """:func:`start_daphne` until the block ends, once it answers."""
+    port, process = start_daphne(env, cwd=cwd, command=command, output=output)
     try:
-        wait_for_port(port, process, time.monotonic() + timeout)
+        wait_for_http(port, process, time.monotonic() + timeout)
         yield port, process
     finally:
         stop_group(process)

@@ -1,8 +1,6 @@
 """Liveness, readiness and metrics, as a load balancer and a Prometheus scraper see them."""
 
 import json
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -17,7 +15,7 @@ from kandev_web.asgi import application
 from kandev_web.clarifications import answering, services
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
-from testing_support.processes import free_port, server_environ, stop_group, wait_for_port
+from testing_support.processes import server_environ, start_daphne, stop_group, wait_for_http
 from testing_support.sockets import HOST, session_cookie, two_workspaces
 
 BUNDLE = parse_bundle(
@@ -110,16 +108,9 @@ async def test_open_sockets_are_counted_while_open(superuser_client):
 
 def _serve(tmp_path, **env):
     """A real Daphne with ``env`` over the e2e profile; yields its URL."""
-    port = free_port()
     log = (tmp_path / "server.log").open("w")
-    process = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-        env=server_environ(tmp_path / "db.sqlite3", env),
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    wait_for_port(port, process, time.monotonic() + 30)
+    port, process = start_daphne(server_environ(tmp_path / "db.sqlite3", env), output=log)
+    wait_for_http(port, process, time.monotonic() + 30)
     return process, f"http://127.0.0.1:{port}"
 
 

@@ -11,7 +11,6 @@ duplicated.
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import threading
 import time
@@ -37,7 +36,7 @@ from kandev_web.clarifications import timeline
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.sessions.mcp_tokens import new_token
 from kandev_web.sessions.models import AuthorType, Message, MessageType, SessionState, TaskSession, Turn
-from testing_support.processes import free_port, server_environ, stop_group, wait_for_port
+from testing_support.processes import server_environ, start_daphne, stop_group, wait_for_http
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -75,7 +74,6 @@ def server_url(django_db_setup, django_db_blocker, tmp_path_factory):
     """A Daphne process serving kandev-web on the test database, for this module."""
     with django_db_blocker.unblock():
         database_url = shared_database_url()
-    port = free_port()
     log = tmp_path_factory.mktemp("races") / "server.log"
     # Short keepalives: a waiting tool call also re-reads its question between them.
     env = server_environ(
@@ -87,16 +85,9 @@ def server_url(django_db_setup, django_db_blocker, tmp_path_factory):
         },
     )
     with log.open("w") as output:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port), "kandev_web.asgi:application"],
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
+        port, process = start_daphne(env, cwd=settings.BASE_DIR, output=output)
         try:
-            wait_for_port(port, process, time.monotonic() + 30)
+            wait_for_http(port, process, time.monotonic() + 30)
             yield f"http://127.0.0.1:{port}"
         finally:
             stop_group(process)
