@@ -104,7 +104,11 @@ def test_the_running_failed_and_profile_chips_follow_the_agents_live(browser, se
     start_scenario(task, "long-stream")
     expect(running.get_by_test_id(f"task-card-{working}")).to_be_visible(timeout=AGENT_STARTS_MS)
     expect(shown_titles(running)).to_have_count(1)
+    # Cancelled once its turn is open: while the agent is still starting there is nothing to cancel.
+    streaming = task.locator("[data-testid=timeline-message][data-author=agent][data-type=message]")
+    expect(streaming).to_contain_text("Line 1 of the long stream", timeout=AGENT_STARTS_MS)
     task.get_by_test_id("session-cancel").click()
+    expect(task.locator("[data-testid=timeline-message][data-type=status]")).to_contain_text("Turn cancelled")
     expect(shown_titles(running)).to_have_count(0)
 
     # A card comes to "Failed" when its agent crashes.
