@@ -135,15 +135,10 @@ class Turn:
         """
         request_id, answer = self.peer.send_request(method, params)
         await self.peer.drain()
-        cancel = asyncio.ensure_future(self.cancelled.wait())
-        try:
-            done, _ = await asyncio.wait({answer, cancel}, timeout=withdraw_after, return_when=asyncio.FIRST_COMPLETED)
-            if not done:
-                self.peer.notify("$/cancel_request", {"requestId": request_id})
-                await self.peer.drain()
-                await asyncio.wait({answer, cancel}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            cancel.cancel()
+        if not await self.wait_for(answer, withdraw_after) and not self.cancelled.is_set():
+            self.peer.notify("$/cancel_request", {"requestId": request_id})
+            await self.peer.drain()
+            await self.wait_for(answer)
         if answer.done():
             return answer.result()
         # As the Claude bridge does: withdraw what the turn no longer needs,
@@ -151,6 +146,15 @@ class Turn:
         answer.cancel()
         self.peer.notify("$/cancel_request", {"requestId": request_id})
         raise TurnCancelled
+
+    async def wait_for(self, future: asyncio.Future[Any], timeout: float | None = None) -> bool:
+        """Until ``future`` is done, the turn is cancelled or ``timeout`` (seconds) passed: whether it is done."""
+        cancel = asyncio.ensure_future(self.cancelled.wait())
+        try:
+            await asyncio.wait({future, cancel}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            cancel.cancel()
+        return future.done()
 
     async def pause(self, seconds: float) -> None:
         try:
@@ -309,15 +313,10 @@ async def _request(turn: Turn, spec: dict[str, Any]) -> None:
 @step("await_answer")
 async def _await_answer(turn: Turn, spec: dict[str, Any]) -> None:
     _, answer = turn.unawaited[spec["as"]]
-    cancel = asyncio.ensure_future(turn.cancelled.wait())
-    try:
-        timeout = float(turn.render(str(spec["timeout_ms"]))) / 1000
-        await asyncio.wait({answer, cancel}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        cancel.cancel()
+    answered = await turn.wait_for(answer, float(turn.render(str(spec["timeout_ms"]))) / 1000)
     if turn.cancelled.is_set():
         raise TurnCancelled
-    if answer.done() and not answer.cancelled():
+    if answered and not answer.cancelled():
         error = answer.exception()
         result = {"error": error.to_object()} if isinstance(error, JsonRpcError) else answer.result()
         turn.variables[spec["as"]] = result
