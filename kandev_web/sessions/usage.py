@@ -127,18 +127,21 @@ class Spent:
 
 
 def spent_annotations() -> dict:
-    """Annotations giving each task its sessions' cost (``spent_amount``, ``spent_currency``, ``spent_currencies``)
-    and the context its latest session to report one has used (``context_used``)."""
+    """Annotations giving each task its sessions' cost (``spent_amount``, ``spent_currency``, ``spent_currencies``)."""
     costs = TaskSession.objects.filter(task=OuterRef("pk"), cost__isnull=False).order_by().values("task")
-    contexts = TaskSession.objects.filter(task=OuterRef("pk"), context_used__isnull=False).order_by("-pk")
     return {
-        "context_used": Subquery(contexts.values("context_used")[:1]),
         "spent_amount": Subquery(costs.annotate(total=Sum("cost")).values("total")[:1]),
         "spent_currency": Subquery(costs.annotate(currency=Max("cost_currency")).values("currency")[:1]),
         "spent_currencies": Coalesce(
             Subquery(costs.annotate(n=Count("cost_currency", distinct=True)).values("n")[:1]), Value(0)
         ),
     }
+
+
+def context_used_annotation() -> Subquery:
+    """An annotation giving each task the tokens of context its latest session to report them has used."""
+    contexts = TaskSession.objects.filter(task=OuterRef("pk"), context_used__isnull=False).order_by("-pk")
+    return Subquery(contexts.values("context_used")[:1])
 
 
 def spent_of(task) -> Spent | None:

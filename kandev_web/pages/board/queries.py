@@ -16,7 +16,7 @@ from kandev_web import socket_input
 from kandev_web.board.models import Board, Step, Task
 from kandev_web.sessions.models import ACTIVE_SESSION_STATES, TaskSession
 from kandev_web.sessions.pending import PendingAction, pending_actions, task_pending_action
-from kandev_web.sessions.usage import Spent, spent_annotations, spent_of
+from kandev_web.sessions.usage import Spent, context_used_annotation, spent_annotations, spent_of
 
 from .filters import BoardFilter
 from .state_icons import StateIcon, task_state_icon
@@ -72,6 +72,7 @@ def cards_for(tasks) -> list[Card]:
             # Set once an agent made the task's worktree: its Delete then offers to remove it too.
             worktree_branch=F("worktree__branch"),
             **spent_annotations(),
+            context_used=context_used_annotation(),
         )
     )
     if not tasks:
