@@ -17,7 +17,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,30 +59,34 @@ def wait_for_http(port: int, process: subprocess.Popen, deadline: float) -> None
     A connection alone says nothing where the socket was bound before the
     server started: the kernel accepts it into the backlog.
     """
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"server exited with {process.returncode}")
-        try:
+
+    def answers() -> None:
+        with suppress(urllib.error.HTTPError):  # an answer all the same
             urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1).close()
-            return
-        except urllib.error.HTTPError:
-            return  # an answer all the same
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("server did not start answering")
+
+    _wait_until(answers, process, deadline, "server did not start answering")
 
 
 def wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
     """Until ``process`` accepts connections on ``port``; it must not exit meanwhile."""
+
+    def accepts() -> None:
+        socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+
+    _wait_until(accepts, process, deadline, "server did not start listening")
+
+
+def _wait_until(attempt: Callable[[], None], process: subprocess.Popen, deadline: float, failure: str) -> None:
+    """Until ``attempt`` raises no ``OSError``, while ``process`` runs and before ``deadline``."""
     while time.monotonic() < deadline:
         if process.poll() is not None:
             raise RuntimeError(f"server exited with {process.returncode}")
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
-                return
+            attempt()
+            return
         except OSError:
             time.sleep(0.05)
-    raise RuntimeError("server did not start listening")
+    raise RuntimeError(failure)
 
 
 def stop_group(process: subprocess.Popen) -> None:
