@@ -9,7 +9,7 @@ scenario says which mode and options reached it.
 from playwright.sync_api import expect
 
 from e2e.test_accessibility import assert_accessible
-from testing_support.browser import login, open_task
+from testing_support.browser import AGENT_STARTS_MS, login, open_task
 from testing_support.browser import start_scenario as start
 from testing_support.layout import PHONE, assert_no_horizontal_scroll, assert_tap_targets, assert_within_window
 
@@ -42,7 +42,8 @@ def _send(page, text: str) -> None:
 
 def _agent_said(page, text: str) -> None:
     said = page.locator("[data-testid=timeline-message][data-author=agent]").filter(has_text=text)
-    expect(said).to_have_count(1)
+    # Often the first thing waited for after an agent starts, the slow part on a loaded machine.
+    expect(said).to_have_count(1, timeout=AGENT_STARTS_MS)
 
 
 def _simple_message_done(page) -> None:
