@@ -14,11 +14,8 @@ Pages open in Debian's chromium-headless-shell; a module that needs the whole
 browser (notifications, for Web Push) sets ``FULL_CHROMIUM = True``.
 """
 
-import fcntl
 import os
 import shutil
-import subprocess
-import sys
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -28,7 +25,7 @@ import pytest
 from playwright.sync_api import expect
 
 from testing_support.browser import QUIET, CspWatchedBrowser
-from testing_support.processes import CHROMIUM, CHROMIUM_ARGS, HEADLESS_SHELL, ROOT, git, running_server, server_environ
+from testing_support.processes import CHROMIUM, CHROMIUM_ARGS, HEADLESS_SHELL, git, running_server, server_environ
 
 # Every expectation waits for a state; its timeout only says when to give up on it.
 # Playwright's 5 s is shorter than a slow moment of two cores running two browsers,
@@ -71,31 +68,6 @@ def browser(request, browser):
     assert watched.violations == [], "Content-Security-Policy violations:\n" + "\n".join(watched.violations)
 
 
-@pytest.fixture(scope="session")
-def template_database(tmp_path_factory) -> Path:
-    """A migrated database every module's server starts from a copy of, made once per run.
-
-    Migrating costs seconds of CPU: the first xdist worker to ask makes it in
-    the folder the run's workers share, the others wait for it.
-    """
-    shared = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = shared.parent  # this run's folder, above each worker's own
-    database = shared / "template.sqlite3"
-    with (shared / "template.lock").open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not database.exists():
-            partial = shared / "template.partial.sqlite3"
-            subprocess.run(
-                [sys.executable, "manage.py", "migrate", "-v0"],
-                cwd=ROOT,
-                env=server_environ(partial, {}),
-                check=True,
-            )
-            partial.rename(database)
-    return database
-
-
 @pytest.fixture(scope="module")
 def postgres_url():
     """A database of its own on the PostgreSQL that scripts/test starts, dropped after the module."""
@@ -125,9 +97,9 @@ def repository(tmp_path):
 
 
 @pytest.fixture(scope="module")
-def fresh_database(template_database, tmp_path_factory) -> Path:
+def fresh_database(migrated_database, tmp_path_factory) -> Path:
     database = tmp_path_factory.mktemp("e2e-db") / "db.sqlite3"
-    shutil.copy(template_database, database)
+    shutil.copy(migrated_database, database)
     return database
 
 

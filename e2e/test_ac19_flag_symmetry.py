@@ -39,14 +39,14 @@ TURN_MS = 15_000
 
 
 @pytest.fixture(scope="module")
-def servers(template_database, tmp_path_factory):
+def servers(migrated_database, tmp_path_factory):
     """``{"on": Server, "off": Server}``, each with a database of its own."""
     with ExitStack() as stack:
         started = {}
         for name, extra in (("on", {FLAG_ENV: "true"}), ("off", {})):
             folder = tmp_path_factory.mktemp(f"ac19-{name}")
             database = folder / "db.sqlite3"
-            shutil.copy(template_database, database)
+            shutil.copy(migrated_database, database)
             started[name] = stack.enter_context(running_server(server_environ(database, extra), folder / "server.log"))
         yield started
 

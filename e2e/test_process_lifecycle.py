@@ -11,7 +11,6 @@
 """
 
 import os
-import shutil
 import signal
 import sqlite3
 import time
@@ -80,11 +79,9 @@ def test_deleting_a_task_stops_its_agent_and_its_open_page_says_so(browser, serv
 
 
 @pytest.fixture
-def own_database(template_database, tmp_path) -> Path:
+def own_database(fresh_sqlite) -> Path:
     """A database of this test's own: the module's server must not adopt what the test leaves behind."""
-    database = tmp_path / "db.sqlite3"
-    shutil.copy(template_database, database)
-    return database
+    return fresh_sqlite
 
 
 def orphan_an_agent(browser, server, username: str) -> tuple[psutil.Process, psutil.Process]:

@@ -7,6 +7,13 @@ thin fixture on the factory here (``make_client``, ``make_session``…) rather
 than another copy: what is different is then all that it says.
 """
 
+import fcntl
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
@@ -14,6 +21,8 @@ from django.test import Client
 from kandev_web.agents.models import AgentProfile
 from kandev_web.board.models import Board, Role, Task, Workspace
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
+
+from .processes import ROOT, server_environ
 
 
 @pytest.fixture
@@ -135,3 +144,33 @@ def make_execution(db):
         return AgentExecution.objects.create(session=session, **fields)
 
     return make
+
+
+@pytest.fixture(scope="session")
+def migrated_database(tmp_path_factory) -> Path:
+    """A migrated SQLite database that test servers start from a copy of (:func:`fresh_sqlite`), made once per run.
+
+    Migrating costs seconds of CPU: the first xdist worker to ask makes it in
+    the folder the run's workers share, the others wait for it.
+    """
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # this run's folder, above each worker's own
+    database = shared / "template.sqlite3"
+    with (shared / "template.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not database.exists():
+            partial = shared / "template.partial.sqlite3"
+            subprocess.run(
+                [sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=server_environ(partial, {}), check=True
+            )
+            partial.rename(database)
+    return database
+
+
+@pytest.fixture
+def fresh_sqlite(migrated_database, tmp_path) -> Path:
+    """A migrated database of the test's own, for a server it starts: ``DATABASE_URL`` names it."""
+    database = tmp_path / "db.sqlite3"
+    shutil.copy(migrated_database, database)
+    return database

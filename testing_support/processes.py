@@ -5,6 +5,7 @@ No pytest here: ``benchmarks/`` imports it too.
 
 import http.cookiejar
 import json
+import multiprocessing
 import os
 import shutil
 import signal
@@ -20,8 +21,14 @@ import uuid
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import IO
+
+from . import forked
+
+#: A server or worker process: started as a new interpreter, or forked (``forked.py``).
+Process = subprocess.Popen | forked.Forked
 
 #: The repository: servers run ``manage.py`` and ``kandev_web`` from here.
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,7 +60,7 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def wait_for_http(port: int, process: subprocess.Popen, deadline: float) -> None:
+def wait_for_http(port: int, process: Process, deadline: float) -> None:
     """Until ``process`` answers HTTP on ``port`` (any status); it must not exit meanwhile.
 
     A connection alone says nothing where the socket was bound before the
@@ -67,7 +74,7 @@ def wait_for_http(port: int, process: subprocess.Popen, deadline: float) -> None
     _wait_until(answers, process, deadline, "server did not start answering")
 
 
-def wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None:
+def wait_for_port(port: int, process: Process, deadline: float) -> None:
     """Until ``process`` accepts connections on ``port``; it must not exit meanwhile."""
 
     def accepts() -> None:
@@ -76,7 +83,7 @@ def wait_for_port(port: int, process: subprocess.Popen, deadline: float) -> None
     _wait_until(accepts, process, deadline, "server did not start listening")
 
 
-def _wait_until(attempt: Callable[[], None], process: subprocess.Popen, deadline: float, failure: str) -> None:
+def _wait_until(attempt: Callable[[], None], process: Process, deadline: float, failure: str) -> None:
     """Until ``attempt`` raises no ``OSError``, while ``process`` runs and before ``deadline``."""
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -89,7 +96,7 @@ def _wait_until(attempt: Callable[[], None], process: subprocess.Popen, deadline
     raise RuntimeError(failure)
 
 
-def stop_group(process: subprocess.Popen) -> None:
+def stop_group(process: Process) -> None:
     """End ``process`` and everything in its process group (agentctl, agents)."""
     with suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
@@ -129,44 +136,37 @@ def git(cwd, *args):
 
 
 class ManageWorker:
-    """``manage.py`` with ``env``, Django started once: one ``testing_support.manage_worker`` process, on first use."""
+    """``manage.py`` with ``env``, Django started once: one forked ``testing_support.manage_worker``, on first use."""
 
     def __init__(self, env: dict[str, str]) -> None:
         self.env = env
-        self.process: subprocess.Popen[str] | None = None
+        self.process: forked.Forked | None = None
+        self.connection: Connection | None = None
         self.lock = threading.Lock()  # one command at a time, whichever thread sends it
 
     def run(self, *args: str) -> str:
         """What ``manage.py *args`` prints; a failed command raises, with its traceback."""
         with self.lock:
-            if self.process is None:
-                self.process = subprocess.Popen(
-                    [sys.executable, "-m", "testing_support.manage_worker"],
-                    cwd=ROOT,
-                    env=self.env,
-                    stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.DEVNULL,
-                    text=True,
-                )
-            stdin, stdout = self.process.stdin, self.process.stdout
-            assert stdin is not None
-            assert stdout is not None
-            stdin.write(json.dumps(args) + "\n")
-            stdin.flush()
-            line = stdout.readline()
-        if not line:
-            raise RuntimeError(f"manage.py {' '.join(args)}: the manage worker exited ({self.process.poll()})")
-        reply = json.loads(line)
+            if self.connection is None:
+                self.connection, theirs = multiprocessing.Pipe()
+                self.process = forked.start(forked.run_manage_worker, self.env, ROOT, theirs)
+                theirs.close()
+            try:
+                self.connection.send(list(args))
+                reply = self.connection.recv()
+            except (EOFError, OSError) as error:
+                status = self.process.poll() if self.process else None
+                raise RuntimeError(f"manage.py {' '.join(args)}: the manage worker exited ({status})") from error
         if not reply["ok"]:
             raise RuntimeError(f"manage.py {' '.join(args)} failed:\n{reply['stdout']}{reply['error']}")
         return reply["stdout"]
 
     def close(self) -> None:
-        if self.process is None:
+        if self.connection is None or self.process is None:
             return
+        self.connection.close()  # it ends when it reads the end
         try:
-            self.process.communicate(timeout=10)  # its stdin closed, it ends
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:  # a thread some command started holds it
             self.process.kill()
             self.process.wait()
@@ -176,7 +176,7 @@ class ManageWorker:
 class Server:
     url: str
     env: dict[str, str]
-    process: subprocess.Popen
+    process: Process
     manager: ManageWorker = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -232,12 +232,14 @@ def start_daphne(
     env: dict[str, str],
     *,
     cwd: Path = ROOT,
-    command: tuple[str, ...] = (sys.executable, "-m", "daphne"),
+    command: tuple[str, ...] | None = None,
     application: str = "kandev_web.asgi:application",
-    output: int | IO[str] = subprocess.DEVNULL,
-) -> tuple[int, subprocess.Popen]:
-    """``command`` (a Daphne) serving ``application`` from ``cwd`` with ``env``: its port and process.
+    output: IO[str] | None = None,
+) -> tuple[int, Process]:
+    """A Daphne serving ``application`` from ``cwd`` with ``env``, writing to ``output``: its port and process.
 
+    ``command`` runs another Daphne (an installed one, say); without it, this
+    checkout's is forked (``forked.py``), its libraries imported already.
     It serves a socket made and bound here (``--fd``), not a port named for it
     to bind: a free port found first and bound later was now and then taken by
     another process in between, and the test then talked to whatever held it.
@@ -248,16 +250,20 @@ def start_daphne(
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(128)
+        port = listener.getsockname()[1]
+        if command is None:
+            log = Path(output.name) if output is not None else None
+            return port, forked.start(forked.serve_daphne, env, cwd, log, listener, application)
         process = subprocess.Popen(
             [*command, "--fd", str(listener.fileno()), application],
             cwd=cwd,
             env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT if output is not subprocess.DEVNULL else subprocess.DEVNULL,
+            stdout=output or subprocess.DEVNULL,
+            stderr=subprocess.STDOUT if output is not None else subprocess.DEVNULL,
             start_new_session=True,
             pass_fds=[listener.fileno()],
         )
-        return listener.getsockname()[1], process
+        return port, process
 
 
 @contextmanager
@@ -265,10 +271,10 @@ def daphne(
     env: dict[str, str],
     *,
     cwd: Path = ROOT,
-    command: tuple[str, ...] = (sys.executable, "-m", "daphne"),
-    output: int | IO[str] = subprocess.DEVNULL,
+    command: tuple[str, ...] | None = None,
+    output: IO[str] | None = None,
     timeout: float = 60,
-) -> Iterator[tuple[int, subprocess.Popen]]:
+) -> Iterator[tuple[int, Process]]:
     """:func:`start_daphne` until the block ends, once it answers."""
     port, process = start_daphne(env, cwd=cwd, command=command, output=output)
     try:

@@ -11,7 +11,6 @@ import re
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 import time
 import urllib.request
@@ -70,9 +69,10 @@ def caddy():
     return found
 
 
-def test_four_concurrent_100_mb_posts_through_the_shipped_caddyfile_leave_the_server_s_memory_alone(tmp_path, caddy):
-    env = server_environ(tmp_path / "db.sqlite3")
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
+def test_four_concurrent_100_mb_posts_through_the_shipped_caddyfile_leave_the_server_s_memory_alone(
+    tmp_path, fresh_sqlite, caddy
+):
+    env = server_environ(fresh_sqlite)
     with running_server(env, tmp_path / "server.log") as server:
         daphne_port = int(server.url.rsplit(":", 1)[1])
         caddy_port = free_port()

@@ -8,8 +8,6 @@ reaching Daphne directly and forging the proxy's headers.
 import http.client
 import ipaddress
 import re
-import subprocess
-import sys
 import urllib.parse
 from pathlib import Path
 
@@ -19,17 +17,15 @@ from hypothesis import strategies as st
 
 from kandev_web.proxy_headers import forwarded_client, forwarded_scheme, parse_trusted_proxies
 from testing_support.deployment import prod_env
-from testing_support.processes import PASSWORD, ROOT, running_server, server_environ
+from testing_support.processes import PASSWORD, running_server, server_environ
 
 pytestmark = pytest.mark.slow  # started first: see the root conftest.py
 
 FAILURE_LIMIT = 5  # KANDEV_LOGIN_FAILURE_LIMIT's default
 
 
-def _server_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    env = server_environ(tmp_path / "db.sqlite3", extra)
-    subprocess.run([sys.executable, "manage.py", "migrate", "-v0"], cwd=ROOT, env=env, check=True)
-    return env
+def _server_env(database: Path, **extra: str) -> dict[str, str]:
+    return server_environ(database, extra)
 
 
 def _request(url: str, method: str, path: str, headers: dict[str, str], body: str = "") -> http.client.HTTPResponse:
@@ -60,9 +56,9 @@ def _alice(server) -> None:
     server.create_operator("alice", workspace="Lockouts")
 
 
-def test_behind_a_trusted_proxy_one_client_s_wrong_passwords_lock_out_that_client_only(tmp_path):
+def test_behind_a_trusted_proxy_one_client_s_wrong_passwords_lock_out_that_client_only(tmp_path, fresh_sqlite):
     # By name, as compose names Caddy: resolved to the address the connection comes from.
-    env = _server_env(tmp_path, KANDEV_TRUSTED_PROXIES="localhost")
+    env = _server_env(fresh_sqlite, KANDEV_TRUSTED_PROXIES="localhost")
     with running_server(env, tmp_path / "server.log") as server:
         _alice(server)
         for _ in range(FAILURE_LIMIT):
@@ -72,8 +68,8 @@ def test_behind_a_trusted_proxy_one_client_s_wrong_passwords_lock_out_that_clien
         assert _log_in(server.url, PASSWORD, forwarded_for="198.51.100.9") == 302
 
 
-def test_a_client_that_is_no_trusted_proxy_cannot_dodge_the_lockout_by_forging_x_forwarded_for(tmp_path):
-    env = _server_env(tmp_path, KANDEV_TRUSTED_PROXIES="10.0.0.0/8")
+def test_a_client_that_is_no_trusted_proxy_cannot_dodge_the_lockout_by_forging_x_forwarded_for(tmp_path, fresh_sqlite):
+    env = _server_env(fresh_sqlite, KANDEV_TRUSTED_PROXIES="10.0.0.0/8")
     with running_server(env, tmp_path / "server.log") as server:
         _alice(server)
         for attempt in range(FAILURE_LIMIT):
@@ -81,9 +77,9 @@ def test_a_client_that_is_no_trusted_proxy_cannot_dodge_the_lockout_by_forging_x
         assert _log_in(server.url, PASSWORD, forwarded_for="198.51.100.9") == 429
 
 
-def _prod_login_status(tmp_path: Path, trusted: str, forwarded_proto: str | None) -> int:
+def _prod_login_status(tmp_path: Path, database: Path, trusted: str, forwarded_proto: str | None) -> int:
     env = _server_env(
-        tmp_path,
+        database,
         **prod_env(ALLOWED_HOSTS="127.0.0.1", KANDEV_TRUSTED_PROXIES=trusted, KANDEV_HASHED_STATIC="false"),
     )
     with running_server(env, tmp_path / "server.log") as server:
@@ -91,12 +87,12 @@ def _prod_login_status(tmp_path: Path, trusted: str, forwarded_proto: str | None
         return _request(server.url, "GET", "/login/", headers).status
 
 
-def test_prod_redirects_a_client_claiming_https_itself_to_https(tmp_path):
-    assert _prod_login_status(tmp_path, trusted="", forwarded_proto="https") == 301
+def test_prod_redirects_a_client_claiming_https_itself_to_https(tmp_path, fresh_sqlite):
+    assert _prod_login_status(tmp_path, fresh_sqlite, trusted="", forwarded_proto="https") == 301
 
 
-def test_prod_believes_https_from_its_trusted_proxy_only(tmp_path):
-    assert _prod_login_status(tmp_path, trusted="127.0.0.1", forwarded_proto="https") == 200
+def test_prod_believes_https_from_its_trusted_proxy_only(tmp_path, fresh_sqlite):
+    assert _prod_login_status(tmp_path, fresh_sqlite, trusted="127.0.0.1", forwarded_proto="https") == 200
 
 
 # The rules themselves, for any chain of hops.
