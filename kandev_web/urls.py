@@ -1,13 +1,15 @@
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
+from django.views.decorators.http import require_http_methods
 
 from kandev_web import health, web_app
 from kandev_web.pages.task import urls as task_urls
 from kandev_web.pages.workspace_settings import urls as settings_urls
 
 urlpatterns = [
-    path("login/", auth_views.LoginView.as_view(), name="login"),
+    # Django's form views take PUT as POST: the login form is posted, nothing else.
+    path("login/", require_http_methods(["GET", "POST"])(auth_views.LoginView.as_view()), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     # The operator menu's language switch: a POST that sets the language cookie.

@@ -4,7 +4,7 @@ import json
 
 from django.http import HttpResponse, JsonResponse
 from django.shortcuts import render
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from kandev_web.staff import superuser_required
 
@@ -15,6 +15,7 @@ _CHOICES = {"true": True, "false": False, "default": None}
 
 
 @superuser_required
+@require_GET
 def feature_toggles(request):
     return render(request, "flags/feature_toggles.html", {"states": services.flag_states()})
 

@@ -15,6 +15,7 @@ from . import services, vapid, webpush
 from .models import Event
 
 
+@require_GET
 def notification_settings(request):
     return render(
         request,

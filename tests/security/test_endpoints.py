@@ -109,6 +109,37 @@ def test_unsafe_methods_without_a_csrf_token_are_403(world, endpoint):
     assert world.mine["clarification"].status == "pending"
 
 
+# Methods ---------------------------------------------------------------------
+
+#: What a page shown by GET also takes: a form posting back to it (a GET shows it, a POST submits
+#: it), or a resource of the JSON API that changes by PATCH.
+WRITES_TAKEN = {
+    "login": {"post"},
+    "board:task-edit": {"post"},
+    "sessions:profile-new": {"post"},
+    "sessions:profile-edit": {"post"},
+    "sessions:repositories": {"post"},
+    "flags:api-flag": {"patch"},
+}
+#: Django's own: its language switch redirects a GET back, as a link to it may.
+FOREIGN = {"set_language"}
+
+
+@pytest.mark.parametrize("endpoint", ENDPOINTS, ids=str)
+def test_a_page_refuses_a_write_with_405_instead_of_showing_itself(world, endpoint):
+    """A page shown by GET changes nothing, so a write to it it does not take is 405, not the page again."""
+    world, operator = world
+    client = Client()
+    client.force_login(operator)
+    url = _url(world, endpoint)
+    if client.get(url).status_code != 200 or endpoint.name in FOREIGN:
+        return
+    for method in set(UNSAFE_METHODS) - WRITES_TAKEN.get(endpoint.name, set()):
+        response = getattr(client, method)(url)
+        assert response.status_code == 405, f"{method.upper()} {url}: {response.status_code}"
+        assert "GET" in response["Allow"]
+
+
 # Login -----------------------------------------------------------------------
 
 

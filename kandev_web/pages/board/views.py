@@ -9,7 +9,7 @@ from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.utils.translation import gettext as _
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from kandev_web.agents.models import AgentProfile
 from kandev_web.board import services
@@ -32,6 +32,7 @@ def _changes(request, board, *, step_ids, task_ids) -> str:
     return render_changes(board, step_ids=step_ids, task_ids=task_ids, request=request, shown=shown)
 
 
+@require_GET
 def home(request):
     boards = list(Board.objects.for_user(request.user).select_related("workspace"))
     if len(boards) == 1:
@@ -60,6 +61,7 @@ def _gone(request, task: Task) -> HttpResponse:
     return _refused(request, _("This task was deleted meanwhile; nothing was changed."), status=404, patch=patch)
 
 
+@require_GET
 def board(request, board_id):
     board = _board(request, board_id)
     shown = BoardFilter.from_query(request.GET)
@@ -94,6 +96,7 @@ def task_create(request, board_id):
     return HttpResponse(fresh + _changes(request, board, step_ids=[task.step_id], task_ids=[task.pk]))
 
 
+@require_http_methods(["GET", "POST"])
 def task_edit(request, task_id):
     task = _task(request, task_id)
     form = TaskEditForm(request.POST or None, instance=task)
@@ -107,12 +110,14 @@ def task_edit(request, task_id):
     return render(request, "board/board.html#edit-form", {"task": task, "form": form})
 
 
+@require_GET
 def task_card(request, task_id):
     """The card as it is now, put back in place of its edit form ("Cancel")."""
     task = _task(request, task_id)
     return htmx.patch(_changes(request, task.board, step_ids=[], task_ids=[task.pk]))
 
 
+@require_GET
 def column_more(request, board_id, step_id):
     """The "Show more" button: the next page of one column's cards, after the sort key ``?after=position,id``."""
     board = _board(request, board_id)

@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 from django.http import HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, render
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_GET, require_POST
 
 from kandev_web.board import services as board_services
 from kandev_web.board.models import Task
@@ -30,6 +30,7 @@ def _session(request, session_id) -> TaskSession:
     return get_object_or_404(TaskSession.objects.for_user(request.user).select_related("task__board"), pk=session_id)
 
 
+@require_GET
 def task_detail(request, task_id):
     task = _task(request, task_id)
     task_list = task_list_context(task)
@@ -47,6 +48,7 @@ def task_budget(request, task_id):
     return HttpResponse(status=204)
 
 
+@require_GET
 def task_list_more(request, task_id, step_id):
     """A step's "Show more" in the task list: its next rows after the sort key ``?after=position,id``."""
     task = _task(request, task_id)

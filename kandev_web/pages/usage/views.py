@@ -5,6 +5,7 @@ from datetime import timedelta
 from django.db.models import Count, Sum
 from django.shortcuts import render
 from django.utils import timezone
+from django.views.decorators.http import require_GET
 
 from kandev_web.board.models import Board
 from kandev_web.sessions.models import TaskSession
@@ -14,6 +15,7 @@ from kandev_web.sessions.usage import totals_by_day
 DAYS = 14
 
 
+@require_GET
 def usage(request):
     boards = Board.objects.for_user(request.user)
     sessions = TaskSession.objects.filter(task__board__in=boards, cost__isnull=False)

@@ -9,7 +9,7 @@ from asgiref.sync import sync_to_async
 from django.db.models import Count, Q
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_http_methods, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from kandev_web.agents import check_report, presets
 from kandev_web.agents.models import AgentProfile
@@ -53,6 +53,7 @@ def _new_form(workspace, preset_key: str) -> AgentProfileForm:
 
 
 @workspace_admin_required
+@require_GET
 def profiles(request, workspace_id):
     workspace = managed_workspace(request.user, workspace_id)
     return _page(request, workspace, _new_form(workspace, request.GET.get("preset", "")))
