@@ -12,6 +12,7 @@ runs them.
 """
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -21,10 +22,17 @@ pytest_plugins = ["testing_support.fixtures"]
 BROWSER_FIXTURES = {"page", "browser", "context", "new_context"}
 
 
+#: Where scripts/test has the modules holding tests marked postgres or postgres_only written, for its
+#: PostgreSQL pass to collect those alone rather than every module again.
+POSTGRES_MODULES_VAR = "KANDEV_POSTGRES_MODULES"
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     from django.conf import settings
 
+    if path := os.environ.get(POSTGRES_MODULES_VAR):
+        _write_postgres_modules(Path(path), items)
     if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         left_out = [item for item in items if item.get_closest_marker("postgres_only")]
         if left_out:
@@ -37,6 +45,18 @@ def pytest_collection_modifyitems(config, items):
             item.get_closest_marker("slow") is None,
         )
     )
+
+
+def _write_postgres_modules(path: Path, items) -> None:
+    modules = {
+        item.nodeid.split("::")[0]
+        for item in items
+        if item.get_closest_marker("postgres") or item.get_closest_marker("postgres_only")
+    }
+    # Each xdist worker collects the same tests and writes the same list: whole, never half of one.
+    partial = path.with_name(f"{path.name}.{os.getpid()}")
+    partial.write_text("".join(f"{module}\n" for module in sorted(modules)))
+    partial.replace(path)
 
 
 @pytest.fixture(scope="session")
