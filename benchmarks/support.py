@@ -236,7 +236,7 @@ def migrate(env: dict[str, str]) -> None:
 class Server:
     url: str
     env: dict[str, str]
-    process: subprocess.Popen
+    process: processes.Process
     log_path: Path
     manager: processes.ManageWorker = field(init=False, repr=False)
 
@@ -338,7 +338,9 @@ def running_servers(
         ports, started = [], []
         for log_path in log_paths:
             log = closing.enter_context(log_path.open("w"))
-            port, process = start_daphne(env, command=(PYTHON, "-m", module), application=application, output=log)
+            # This checkout's Daphne is forked, its libraries imported already (testing_support/forked.py).
+            command = None if module == "daphne" else (PYTHON, "-m", module)
+            port, process = start_daphne(env, command=command, application=application, output=log)
             closing.callback(stop_group, process)
             ports.append(port)
             started.append(process)
