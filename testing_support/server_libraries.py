@@ -4,31 +4,37 @@ Only libraries: none of them reads the environment a child is given, nor
 configures Django's settings, which each child does with its own.
 """
 
+# Imported to be in memory before the fork, not to be used here:
+# ruff: noqa: F401
+
 import sys
 
-import asyncssh  # noqa: F401
-import autobahn.twisted.websocket  # noqa: F401
+import asyncssh
+import autobahn.twisted.websocket
 import channels.auth
 import channels.generic.websocket
-import channels.routing  # noqa: F401
-import cryptography.fernet  # noqa: F401
+import channels.routing
+import cryptography.fernet
 import daphne.http_protocol  # not daphne.server: it installs Twisted's reactor on import
-import daphne.ws_protocol  # noqa: F401
+import daphne.ws_protocol
 import django.contrib.admin
 import django.core.handlers.asgi
 import django.core.management
 import django.db.models
 import django.forms
 import django.template
-import django.urls  # noqa: F401
-import environ  # noqa: F401
-import jsonschema  # noqa: F401
-import prometheus_client  # noqa: F401
-import psycopg  # noqa: F401
-import pythonjsonlogger.json  # noqa: F401
-import requests  # noqa: F401
-import twisted.internet.asyncioreactor  # noqa: F401
-import whitenoise.middleware  # noqa: F401
+import django.urls
+import environ
+import jsonschema
+import mcp.server.mcpserver  # what kandev_web.clarifications.mcp imports on an agent's first call
+import mcp.server.transport_security
+import prometheus_client
+import psycopg
+import pythonjsonlogger.json
+import requests
+import starlette.applications
+import twisted.internet.asyncioreactor
+import whitenoise.middleware
 from django.conf import settings
 
 if settings.configured or "twisted.internet.reactor" in sys.modules:
