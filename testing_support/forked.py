@@ -15,6 +15,11 @@ Django's settings (``server_libraries`` checks).
 
 :class:`Forked` gives the harness the part of :class:`subprocess.Popen` it
 uses (``pid``, ``poll``, ``wait``, ``returncode``, ``kill``).
+
+As with any multiprocessing start method but fork, a child imports the main
+module of the process that started it (as ``__mp_main__``): a script that
+starts servers (``python -m benchmarks.latency``, say) keeps its work under
+``if __name__ == "__main__":``. pytest's workers have no such module.
 """
 
 from __future__ import annotations
