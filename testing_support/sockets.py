@@ -1,11 +1,24 @@
-"""Two workspaces and a logged-in operator's cookie, for socket tests."""
+"""For socket tests: a communicator with the patience a loaded machine needs, two workspaces, an operator's cookie.
+
+Channels' ``WebsocketCommunicator`` gives up a wait after one second by
+default. A consumer's connect (its authorisation, its groups, the catch-up it
+sends) took longer than that on a clean-clone run, two cores busy with four
+workers' servers, agents and browsers, and the test failed on the timeout, not
+on what it checks. :class:`Communicator` gives up after :data:`PATIENCE`; each
+wait still ends as soon as its frame comes. ``receive_nothing``, which waits
+on purpose, keeps its own timeout.
+"""
 
 from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
+
+#: Seconds before a wait for a socket's frame gives up.
+PATIENCE = 20
 
 #: The Host header of a page on http://127.0.0.1, whose sockets send Origin ``http://127.0.0.1``.
 HOST = (b"host", b"127.0.0.1")
@@ -47,3 +60,20 @@ async def two_running_tasks():
     mine, theirs, alice, _ = await two_workspaces()
     await running_sessions(mine, theirs)
     return mine, theirs, await session_cookie(alice)
+
+
+class Communicator(WebsocketCommunicator):
+    async def connect(self, timeout=PATIENCE):
+        return await super().connect(timeout)
+
+    async def receive_output(self, timeout=PATIENCE):
+        return await super().receive_output(timeout)
+
+    async def receive_from(self, timeout=PATIENCE):
+        return await super().receive_from(timeout)
+
+    async def receive_json_from(self, timeout=PATIENCE):
+        return await super().receive_json_from(timeout)
+
+    async def disconnect(self, code=1000, timeout=PATIENCE):
+        return await super().disconnect(code, timeout)

@@ -7,7 +7,6 @@ import urllib.request
 
 import pytest
 from asgiref.sync import async_to_sync, sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 from prometheus_client.parser import text_string_to_metric_families
 
@@ -16,7 +15,7 @@ from kandev_web.clarifications import answering, services
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
 from testing_support.processes import server_environ, start_daphne, stop_group, wait_for_http
-from testing_support.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, Communicator, session_cookie, two_workspaces
 
 BUNDLE = parse_bundle(
     [
@@ -95,7 +94,7 @@ async def test_open_sockets_are_counted_while_open(superuser_client):
     open_sockets = ("kandev_open_sockets", (("page", "task"),))
     scrape = sync_to_async(lambda: samples(superuser_client.get("/metrics").text))
     before = (await scrape()).get(open_sockets, 0)
-    socket = WebsocketCommunicator(
+    socket = Communicator(
         application, f"/ws/tasks/{task.pk}/", headers=[HOST, (b"origin", b"http://127.0.0.1"), cookie]
     )
     connected, _ = await socket.connect()

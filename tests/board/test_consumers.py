@@ -5,7 +5,6 @@ import re
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import channel_layers
-from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client, override_settings
 
@@ -14,7 +13,7 @@ from kandev_web.board import services
 from kandev_web.board.models import Board, Task, Workspace
 from kandev_web.pages.board import queries
 from kandev_web.sessions.tasks import create_task, move_task
-from testing_support.sockets import HOST
+from testing_support.sockets import HOST, Communicator
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
@@ -47,7 +46,7 @@ async def connect(path, *headers):
 
 
 async def connect_raw(path, *headers):
-    communicator = WebsocketCommunicator(application, path, headers=[HOST, *headers])
+    communicator = Communicator(application, path, headers=[HOST, *headers])
     connected, code = await communicator.connect()
     return communicator, connected, code
 

@@ -14,7 +14,6 @@ from types import SimpleNamespace
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.test import Client
 
 from kandev_web.asgi import application
@@ -26,7 +25,7 @@ from kandev_web.sessions.mcp_tokens import new_token
 from kandev_web.sessions.models import AgentExecution, TaskSession
 from testing_support.questions import timeline_rows
 from testing_support.runner import FakeRunner
-from testing_support.sockets import HOST
+from testing_support.sockets import HOST, Communicator
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -104,7 +103,7 @@ async def test_a_lone_surrogate_typed_on_the_task_page_is_recorded(session, oper
     cookie_client = Client()
     await database_sync_to_async(cookie_client.force_login)(operator)
     cookie = (b"cookie", f"sessionid={cookie_client.cookies['sessionid'].value}".encode())
-    communicator = WebsocketCommunicator(
+    communicator = Communicator(
         application, f"/ws/tasks/{session.task_id}/", headers=[(b"origin", b"http://127.0.0.1"), HOST, cookie]
     )
     assert (await communicator.connect())[0]

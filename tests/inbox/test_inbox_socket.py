@@ -11,7 +11,6 @@ import re
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 
 from kandev_web.asgi import application
 from kandev_web.clarifications import services
@@ -19,7 +18,7 @@ from kandev_web.clarifications.models import Clarification, Status, Surface
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions import events
 from kandev_web.sessions.models import SessionState, TaskSession
-from testing_support.sockets import HOST, two_running_tasks
+from testing_support.sockets import HOST, Communicator, two_running_tasks
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 OUTCOME = 'hx-swap-oob="beforeend:#answer-outcomes"'
@@ -52,8 +51,8 @@ def _record(record) -> Clarification:
     return Clarification.objects.get(pk=record.pk)
 
 
-async def _open(cookie, *headers) -> tuple[WebsocketCommunicator, str]:
-    communicator = WebsocketCommunicator(application, "/ws/inbox/", headers=[ORIGIN, HOST, *headers, cookie])
+async def _open(cookie, *headers) -> tuple[Communicator, str]:
+    communicator = Communicator(application, "/ws/inbox/", headers=[ORIGIN, HOST, *headers, cookie])
     connected, _ = await communicator.connect()
     assert connected
     return communicator, await communicator.receive_from(timeout=20)
@@ -76,7 +75,7 @@ def _answer(pending_id, **fields) -> str:
 
 
 async def test_an_anonymous_socket_is_refused():
-    communicator = WebsocketCommunicator(application, "/ws/inbox/", headers=[ORIGIN, HOST])
+    communicator = Communicator(application, "/ws/inbox/", headers=[ORIGIN, HOST])
     connected, code = await communicator.connect()
     assert not connected
     assert code == 4403

@@ -2,13 +2,12 @@
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 
 from kandev_web.asgi import application
 from kandev_web.notifications import services
 from kandev_web.notifications.models import Event
 from kandev_web.sessions.models import SessionState, TaskSession, Turn
-from testing_support.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, Communicator, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
@@ -18,7 +17,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 async def _board_socket(board_id, cookie, language):
     name, value = cookie
     headers = [HOST, ORIGIN, (name, value + f"; django_language={language}".encode())]
-    communicator = WebsocketCommunicator(application, f"/ws/boards/{board_id}/", headers=headers)
+    communicator = Communicator(application, f"/ws/boards/{board_id}/", headers=headers)
     connected, _ = await communicator.connect()
     assert connected
     await communicator.receive_from(timeout=20)  # the catch-up

@@ -7,10 +7,9 @@ e2e/test_hostile_socket_input.py sends the same over a real Daphne.
 import json
 
 import pytest
-from channels.testing import WebsocketCommunicator
 
 from kandev_web.asgi import application
-from testing_support.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, Communicator, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 NESTED = "[" * 100_000 + "]" * 100_000
@@ -23,7 +22,7 @@ async def _open(path: str):
     mine, _, alice, _ = await two_workspaces()
     cookie = await session_cookie(alice)
     path = path.format(task=mine.pk, board=mine.board_id)
-    communicator = WebsocketCommunicator(application, path, headers=[HOST, ORIGIN, cookie])
+    communicator = Communicator(application, path, headers=[HOST, ORIGIN, cookie])
     connected, code = await communicator.connect()
     assert connected, code
     return communicator, await communicator.receive_from(timeout=20)

@@ -6,7 +6,6 @@ opens real sockets on a real Daphne.
 """
 
 import pytest
-from channels.testing import WebsocketCommunicator
 from django.test import override_settings
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -15,7 +14,7 @@ from kandev_web.asgi import application
 from kandev_web.host_ports import parse_allowed_hosts
 from kandev_web.origins import Origin, origin_allowed, parse_origin, request_scheme
 from kandev_web.proxy_headers import parse_trusted_proxies
-from testing_support.sockets import session_cookie, two_workspaces
+from testing_support.sockets import Communicator, session_cookie, two_workspaces
 
 ALLOWED = ["127.0.0.1", "localhost", ".example.com"]
 
@@ -144,7 +143,7 @@ async def _socket(peer: str = "127.0.0.1"):
         return await application({**scope, "client": (peer, 50000)}, receive, send)
 
     async def accepted(*headers) -> bool:
-        communicator = WebsocketCommunicator(from_peer, f"/ws/tasks/{mine.pk}/", headers=[*headers, cookie])
+        communicator = Communicator(from_peer, f"/ws/tasks/{mine.pk}/", headers=[*headers, cookie])
         connected, _ = await communicator.connect()
         await communicator.disconnect()
         return connected

@@ -9,14 +9,13 @@ an operator whose membership ends while the socket is open.
 import pytest
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
 
 from kandev_web import live
 from kandev_web.asgi import application
 from kandev_web.board.models import Task
 from kandev_web.live import user_group
 from kandev_web.sessions.models import Message, MessageType, TaskSession
-from testing_support.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, Communicator, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 FORBIDDEN = 4403
@@ -27,7 +26,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 async def _connect(path, *headers):
     """A socket on ``path``; when it is accepted, its first frame (the catch-up of the page) has been read,
     so what a test receives afterwards was sent after it connected."""
-    communicator = WebsocketCommunicator(application, path, headers=[HOST, *headers])
+    communicator = Communicator(application, path, headers=[HOST, *headers])
     connected, code = await communicator.connect()
     if connected:
         await communicator.receive_from(timeout=20)

@@ -3,11 +3,10 @@
 import logging
 
 import pytest
-from channels.testing import WebsocketCommunicator
 
 from kandev_web.asgi import application
 from kandev_web.routing import CLOSE_NOT_FOUND
-from testing_support.sockets import HOST, session_cookie, two_workspaces
+from testing_support.sockets import HOST, Communicator, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
@@ -34,7 +33,7 @@ async def test_an_unknown_socket_path_is_closed_without_an_error(path, who, capl
     if who == "operator":
         _, _, alice, _ = await two_workspaces()
         headers.append(await session_cookie(alice))
-    communicator = WebsocketCommunicator(application, path, headers=headers)
+    communicator = Communicator(application, path, headers=headers)
     with caplog.at_level(logging.WARNING):
         connected, code = await communicator.connect()
     assert (connected, code) == (False, CLOSE_NOT_FOUND)
@@ -45,6 +44,6 @@ async def test_an_unknown_socket_path_is_closed_without_an_error(path, who, capl
 async def test_a_task_id_out_of_range_is_forbidden_like_a_missing_task(task_id):
     _, _, alice, _ = await two_workspaces()
     headers = [ORIGIN, HOST, await session_cookie(alice)]
-    communicator = WebsocketCommunicator(application, f"/ws/tasks/{task_id}/", headers=headers)
+    communicator = Communicator(application, f"/ws/tasks/{task_id}/", headers=headers)
     connected, code = await communicator.connect()
     assert (connected, code) == (False, 4403)

@@ -10,7 +10,6 @@ import re
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -20,7 +19,7 @@ from kandev_web.clarifications import services as clarifications
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.pages.board import queries
 from kandev_web.sessions.models import Message, MessageType, SessionState, TaskSession, Turn
-from testing_support.sockets import HOST
+from testing_support.sockets import HOST, Communicator
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
@@ -58,7 +57,7 @@ def setup_task():
 
 
 async def catch_up(path, cookie) -> str:
-    communicator = WebsocketCommunicator(application, path, headers=[ORIGIN, HOST, cookie])
+    communicator = Communicator(application, path, headers=[ORIGIN, HOST, cookie])
     connected, _ = await communicator.connect()
     assert connected
     frame = await communicator.receive_from(timeout=20)

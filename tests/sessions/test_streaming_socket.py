@@ -1,6 +1,6 @@
 """Streamed text on a task page's socket: deltas as they come, with no database read, then the whole message once.
 
-Over the real ASGI application (``WebsocketCommunicator``), with what
+Over the real ASGI application (a ``WebsocketCommunicator``), with what
 ``sessions.events`` records and announces after commit.
 """
 
@@ -10,14 +10,13 @@ import pytest
 import pytest_asyncio
 from channels.db import database_sync_to_async
 from channels.layers import get_channel_layer
-from channels.testing import WebsocketCommunicator
 from django.db.backends.utils import CursorWrapper
 
 from kandev_web import live
 from kandev_web.asgi import application
 from kandev_web.sessions import events
 from kandev_web.sessions.models import Message
-from testing_support.sockets import HOST, running_sessions, session_cookie, two_workspaces
+from testing_support.sockets import HOST, Communicator, running_sessions, session_cookie, two_workspaces
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 
@@ -32,7 +31,7 @@ async def watching():
     session = await database_sync_to_async(lambda: task.sessions.get())()
     await database_sync_to_async(events.record_text_chunks)(session.pk, "agent_message_chunk", "Hello")
     message = await database_sync_to_async(Message.objects.get)()
-    communicator = WebsocketCommunicator(
+    communicator = Communicator(
         application, f"/ws/tasks/{task.pk}/?after={message.pk}", headers=[ORIGIN, HOST, await session_cookie(alice)]
     )
     connected, _ = await communicator.connect()

@@ -12,7 +12,6 @@ from unittest.mock import ANY
 
 import pytest
 from channels.db import database_sync_to_async
-from channels.testing import WebsocketCommunicator
 
 from kandev_web.agentctl.stream_client import AgentStreamNotConnected, NotFound
 from kandev_web.asgi import application
@@ -22,7 +21,7 @@ from kandev_web.clarifications.models import Clarification, Status
 from kandev_web.clarifications.validation import parse_bundle
 from kandev_web.sessions.models import AgentExecution, SessionState, TaskSession, Turn
 from testing_support.runner import FakeRunner
-from testing_support.sockets import HOST, two_running_tasks
+from testing_support.sockets import HOST, Communicator, two_running_tasks
 
 ORIGIN = (b"origin", b"http://127.0.0.1")
 #: The reply to an answer frame: its outcome, for the page's #answer-outcomes.
@@ -89,8 +88,8 @@ def _status(record) -> str:
     return Clarification.objects.get(pk=record.pk).status
 
 
-async def _open(task, cookie) -> WebsocketCommunicator:
-    communicator = WebsocketCommunicator(application, f"/ws/tasks/{task.pk}/", headers=[ORIGIN, HOST, cookie])
+async def _open(task, cookie) -> Communicator:
+    communicator = Communicator(application, f"/ws/tasks/{task.pk}/", headers=[ORIGIN, HOST, cookie])
     connected, _ = await communicator.connect()
     assert connected
     return communicator
