@@ -63,7 +63,7 @@ def test_ids_are_unbound_after_their_block_and_absent_from_lines_outside_it(json
 
 def _get(path: str, headers=()) -> dict:
     async def get():
-        return await HttpCommunicator(application, "GET", path, headers=[HOST, *headers]).get_response()
+        return await HttpCommunicator(application, "GET", path, headers=[HOST, *headers]).get_response(timeout=20)
 
     response = async_to_sync(get)()
     return {name.decode(): value.decode() for name, value in response["headers"]}
