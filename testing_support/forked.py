@@ -24,6 +24,7 @@ starts servers (``python -m benchmarks.latency``, say) keeps its work under
 
 from __future__ import annotations
 
+import importlib
 import multiprocessing
 import os
 import signal
@@ -80,7 +81,13 @@ def become(env: dict[str, str], cwd: Path, log: Path | None) -> None:
     Its own session, as ``start_new_session=True`` gave it: stopping its
     group stops what it started, and none of the test process's.
     """
-    if LIBRARIES not in sys.modules:  # the fork server ignores a preload that fails; a test must not
+    if LIBRARIES not in sys.modules:
+        # The fork server ignores a preload that fails. A child must not start slowly instead:
+        # it fails, with the import's own error when there is one.
+        try:
+            importlib.import_module(LIBRARIES)
+        except Exception as error:
+            raise RuntimeError(f"the fork server could not import {LIBRARIES}") from error
         raise RuntimeError(f"the fork server did not import {LIBRARIES}")
     os.setsid()
     os.chdir(cwd)
