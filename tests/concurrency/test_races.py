@@ -69,12 +69,17 @@ def shared_database_url() -> str:
     return urlunsplit(urlsplit(os.environ["DATABASE_URL"])._replace(path=f"/{name}"))
 
 
-@pytest.fixture(scope="module")
-def server_url(django_db_setup, django_db_blocker, tmp_path_factory):
-    """A Daphne process serving kandev-web on the test database, for this module."""
-    with django_db_blocker.unblock():
-        database_url = shared_database_url()
-    log = tmp_path_factory.mktemp("races") / "server.log"
+@pytest.fixture
+def server_url(transactional_db, tmp_path):
+    """A Daphne process serving kandev-web on the test database, stopped before the test's data is flushed.
+
+    One per test, not per module: a server kept between tests was still at
+    work from the last one (a tool call re-reading its question, the runner)
+    when the flush truncated the tables, and PostgreSQL ended the flush as a
+    deadlock (a clean-clone run's PostgreSQL pass).
+    """
+    database_url = shared_database_url()
+    log = tmp_path / "server.log"
     # Short keepalives: a waiting tool call also re-reads its question between them.
     env = server_environ(
         Path("unused"),
