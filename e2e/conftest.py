@@ -15,7 +15,6 @@ browser (notifications, for Web Push) sets ``FULL_CHROMIUM = True``.
 """
 
 import os
-import shutil
 import uuid
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
@@ -25,6 +24,7 @@ import pytest
 from playwright.sync_api import expect
 
 from testing_support.browser import QUIET, CspWatchedBrowser
+from testing_support.fixtures import copy_database
 from testing_support.processes import CHROMIUM, CHROMIUM_ARGS, HEADLESS_SHELL, git, running_server, server_environ
 
 # Every expectation waits for a state; its timeout only says when to give up on it.
@@ -98,9 +98,7 @@ def repository(tmp_path):
 
 @pytest.fixture(scope="module")
 def fresh_database(migrated_database, tmp_path_factory) -> Path:
-    database = tmp_path_factory.mktemp("e2e-db") / "db.sqlite3"
-    shutil.copy(migrated_database, database)
-    return database
+    return copy_database(migrated_database, tmp_path_factory.mktemp("e2e-db"))
 
 
 @pytest.fixture(scope="module")

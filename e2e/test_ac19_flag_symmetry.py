@@ -17,7 +17,6 @@ browser through a profile whose command wraps the mock agent in
 from __future__ import annotations
 
 import json
-import shutil
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ from playwright.sync_api import expect
 
 from testing_support.bridge.profiles import orm
 from testing_support.browser import login
+from testing_support.fixtures import copy_database
 from testing_support.processes import running_server, server_environ
 
 from .tapped import create_tapped_profile, start_tapped
@@ -45,8 +45,7 @@ def servers(migrated_database, tmp_path_factory):
         started = {}
         for name, extra in (("on", {FLAG_ENV: "true"}), ("off", {})):
             folder = tmp_path_factory.mktemp(f"ac19-{name}")
-            database = folder / "db.sqlite3"
-            shutil.copy(migrated_database, database)
+            database = copy_database(migrated_database, folder)
             started[name] = stack.enter_context(running_server(server_environ(database, extra), folder / "server.log"))
         yield started
 

@@ -168,9 +168,14 @@ def migrated_database(tmp_path_factory) -> Path:
     return database
 
 
+def copy_database(migrated: Path, folder: Path) -> Path:
+    """``folder``/db.sqlite3, a copy of ``migrated``: a database a server has to itself."""
+    database = folder / "db.sqlite3"
+    shutil.copy(migrated, database)
+    return database
+
+
 @pytest.fixture
 def fresh_sqlite(migrated_database, tmp_path) -> Path:
     """A migrated database of the test's own, for a server it starts: ``DATABASE_URL`` names it."""
-    database = tmp_path / "db.sqlite3"
-    shutil.copy(migrated_database, database)
-    return database
+    return copy_database(migrated_database, tmp_path)

@@ -36,7 +36,7 @@ from kandev_web.clarifications import timeline
 from kandev_web.clarifications.models import Clarification, Source, Status
 from kandev_web.sessions.mcp_tokens import new_token
 from kandev_web.sessions.models import AuthorType, Message, MessageType, SessionState, TaskSession, Turn
-from testing_support.processes import server_environ, start_daphne, stop_group, wait_for_http
+from testing_support.processes import daphne, server_environ
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -89,13 +89,8 @@ def server_url(transactional_db, tmp_path):
             "KANDEV_FEATURES_ACP_ELICITATION": "true",
         },
     )
-    with log.open("w") as output:
-        port, process = start_daphne(env, cwd=settings.BASE_DIR, output=output)
-        try:
-            wait_for_http(port, process, time.monotonic() + 30)
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            stop_group(process)
+    with log.open("w") as output, daphne(env, cwd=settings.BASE_DIR, output=output, timeout=30) as (port, _):
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture

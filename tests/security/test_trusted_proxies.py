@@ -24,10 +24,6 @@ pytestmark = pytest.mark.slow  # started first: see the root conftest.py
 FAILURE_LIMIT = 5  # KANDEV_LOGIN_FAILURE_LIMIT's default
 
 
-def _server_env(database: Path, **extra: str) -> dict[str, str]:
-    return server_environ(database, extra)
-
-
 def _request(url: str, method: str, path: str, headers: dict[str, str], body: str = "") -> http.client.HTTPResponse:
     parts = urllib.parse.urlsplit(url)
     connection = http.client.HTTPConnection(parts.hostname, parts.port, timeout=20)
@@ -58,7 +54,7 @@ def _alice(server) -> None:
 
 def test_behind_a_trusted_proxy_one_client_s_wrong_passwords_lock_out_that_client_only(tmp_path, fresh_sqlite):
     # By name, as compose names Caddy: resolved to the address the connection comes from.
-    env = _server_env(fresh_sqlite, KANDEV_TRUSTED_PROXIES="localhost")
+    env = server_environ(fresh_sqlite, {"KANDEV_TRUSTED_PROXIES": "localhost"})
     with running_server(env, tmp_path / "server.log") as server:
         _alice(server)
         for _ in range(FAILURE_LIMIT):
@@ -69,7 +65,7 @@ def test_behind_a_trusted_proxy_one_client_s_wrong_passwords_lock_out_that_clien
 
 
 def test_a_client_that_is_no_trusted_proxy_cannot_dodge_the_lockout_by_forging_x_forwarded_for(tmp_path, fresh_sqlite):
-    env = _server_env(fresh_sqlite, KANDEV_TRUSTED_PROXIES="10.0.0.0/8")
+    env = server_environ(fresh_sqlite, {"KANDEV_TRUSTED_PROXIES": "10.0.0.0/8"})
     with running_server(env, tmp_path / "server.log") as server:
         _alice(server)
         for attempt in range(FAILURE_LIMIT):
@@ -78,9 +74,8 @@ def test_a_client_that_is_no_trusted_proxy_cannot_dodge_the_lockout_by_forging_x
 
 
 def _prod_login_status(tmp_path: Path, database: Path, trusted: str, forwarded_proto: str | None) -> int:
-    env = _server_env(
-        database,
-        **prod_env(ALLOWED_HOSTS="127.0.0.1", KANDEV_TRUSTED_PROXIES=trusted, KANDEV_HASHED_STATIC="false"),
+    env = server_environ(
+        database, prod_env(ALLOWED_HOSTS="127.0.0.1", KANDEV_TRUSTED_PROXIES=trusted, KANDEV_HASHED_STATIC="false")
     )
     with running_server(env, tmp_path / "server.log") as server:
         headers = {"X-Forwarded-Proto": forwarded_proto} if forwarded_proto else {}
