@@ -11,7 +11,9 @@ recorded, and an answer given meanwhile ends as it did at the agent.
 import json
 import os
 import signal
+import time
 import uuid
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import expect
@@ -40,6 +42,14 @@ print(json.dumps({{
 """
 
 
+AGENT_SESSION_FILE = """
+from django.conf import settings
+from kandev_web.sessions.models import TaskSession
+session = TaskSession.objects.filter(task_id={task_id}).latest("pk")
+print(settings.VAR_DIR / "mock-sessions" / f"{{session.acp_session_id}}.json")
+"""
+
+
 def stored(server: Server, task_id: int) -> dict:
     """The session as the database holds it: what a reloaded page shows."""
     return json.loads(server.manage("shell", "-v", "0", "-c", STORED.format(task_id=task_id)))
@@ -49,6 +59,27 @@ def kill(server: Server) -> None:
     """SIGKILL the web process only: its agentctl and agent are in its group, and live on."""
     os.kill(server.process.pid, signal.SIGKILL)
     server.process.wait()
+
+
+def wait_for_the_agent_to_finish(server: Server, task_id: int) -> None:
+    """Until the mock agent has kept its whole answer, which it does just before it ends the turn.
+
+    Read from the agent's own session file (the demo profile keeps one), not
+    through a web process: none is running.
+    """
+    conversation = Path(server.manage("shell", "-v", "0", "-c", AGENT_SESSION_FILE.format(task_id=task_id)).strip())
+    deadline = time.monotonic() + 60
+    while not _answered(conversation):
+        assert time.monotonic() < deadline, "the agent never finished its long stream"
+        time.sleep(0.1)  # polling the agent's file, not the page
+
+
+def _answered(conversation: Path) -> bool:
+    try:
+        history = json.loads(conversation.read_text())["history"]
+    except (FileNotFoundError, json.JSONDecodeError):
+        return False
+    return history[-1]["role"] == "agent" and history[-1]["text"].endswith("Done streaming.")
 
 
 def stream_then_kill(browser, server: Server, username: str) -> int:
@@ -128,10 +159,15 @@ def test_the_other_web_process_takes_over_a_stream_mid_way_with_nothing_lost_or_
 
 
 def test_what_agentctl_no_longer_keeps_is_said_to_be_missing_and_the_turn_still_ends(browser, fresh_database):
-    """A replay bound of 4 KiB keeps a few lines only: the restarted process is told, and says so."""
+    """A replay bound of 4 KiB keeps a few lines only: the restarted process is told, and says so.
+
+    The successor starts only once the agent has said all 300 lines, ~200 of
+    them after the kill: far more than 4 KiB, however fast it would start.
+    """
     env = server_environ(fresh_database, {**ENV, "KANDEV_AGENTCTL_REPLAY_BYTES": "4k"})
     with running_server(env, fresh_database.parent / "first-gap.log") as first:
         task_id = stream_then_kill(browser, first, "rigel")
+        wait_for_the_agent_to_finish(first, task_id)
         with running_server(env, fresh_database.parent / "second-gap.log") as second:
             page = wait_for_the_turn_to_end(browser, second, "rigel", task_id)
             missing = page.get_by_test_id("timeline-message").filter(has_text="is missing here")
