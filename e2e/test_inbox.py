@@ -132,6 +132,24 @@ def test_keyboard_only_j_and_k_move_digits_pick_enter_sends_and_o_opens_the_task
     expect(inbox.get_by_test_id("clarification-overlay")).to_be_visible()
 
 
+def test_a_question_arriving_while_nothing_is_selected_leaves_the_first_j_to_the_operator(browser, server):
+    """With the keyboard on the page itself, an arrival selects nothing: j then picks the oldest item."""
+    older_id, newer_id = server.create_operator("inbox-joy", workspace="Joy's", tasks=True)["task_ids"][:2]
+    older_task, newer_task = (open_task(browser, server, "inbox-joy", task_id) for task_id in (older_id, newer_id))
+    start_scenario(older_task, "elicit-single")
+    expect(older_task.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
+    inbox = open_inbox(browser, server, "inbox-joy")
+    inbox.get_by_role("heading", name="Inbox").click()  # in no item: the keyboard is the page's
+    assert inbox.evaluate("document.activeElement === document.body")
+
+    start_scenario(newer_task, "elicit-single")
+    expect(item(inbox, state="waiting")).to_have_count(2, timeout=AGENT_STARTS_MS)
+    expect(item(inbox, selected="true")).to_have_count(0)
+    inbox.keyboard.press("j")
+    expect(item(inbox, task_id=older_id)).to_have_attribute("data-selected", "true")
+    expect(item(inbox, task_id=newer_id)).to_have_attribute("data-selected", "false")
+
+
 def test_a_permission_request_is_approved_from_the_inbox(browser, server):
     ids = server.create_operator("inbox-pat", workspace="Pat's", tasks=True)
     task = open_task(browser, server, "inbox-pat", ids["task_ids"][0])

@@ -142,6 +142,32 @@ def test_a_question_asked_while_the_inbox_was_cut_off_is_in_it_and_counted_when_
     expect(here.get_by_test_id("clarification-record")).to_have_attribute("data-status", "answered")
 
 
+def test_the_inbox_keeps_its_selection_when_it_is_back(browser, server, proxy, through_proxy):
+    """The catch-up renders the inbox's items anew; the one picked with j is still the selected one."""
+    task_ids = server.create_operator("ida", workspace="Ida's", tasks=True)["task_ids"][:2]
+    for task_id in task_ids:
+        task = open_task(browser, server, "ida", task_id)
+        start_scenario(task, "clarification")
+        expect(task.get_by_test_id("clarification-overlay")).to_be_visible(timeout=AGENT_STARTS_MS)
+    inbox = watched_page(browser, through_proxy, "ida", "/inbox/", live="inbox-live")
+    same_document(inbox)
+    older, newer = (inbox.locator(f"[data-testid=inbox-item][data-task-id='{task_id}']") for task_id in task_ids)
+    inbox.keyboard.press("j")
+    expect(older).to_have_attribute("data-selected", "true")
+    inbox.keyboard.press("j")
+    expect(newer).to_have_attribute("data-selected", "true")
+
+    proxy.cut()
+    expect_paused(inbox, "inbox-live")
+    proxy.restore()
+    expect_live(inbox, "inbox-live", timeout=BACK_WITHIN_MS)
+    expect(newer).to_have_attribute("data-selected", "true")
+    expect(older).to_have_attribute("data-selected", "false")
+    inbox.keyboard.press("k")
+    expect(older).to_have_attribute("data-selected", "true")
+    expect_same_document(inbox)
+
+
 def test_a_card_moved_while_the_board_was_cut_off_is_in_its_new_column_when_it_is_back(
     browser, server, proxy, through_proxy
 ):

@@ -9,11 +9,20 @@
   const waiting = () => Array.from(document.querySelectorAll("[data-role=inbox-item][data-state=waiting]"));
   const selected = () => document.querySelector("[data-role=inbox-item][data-selected=true]");
 
-  function select(item) {
+  // The selected item's pending id. The catch-up on every (re)connect renders the items
+  // anew, and the selection survives it; with nothing selected, no swap selects anything,
+  // so the operator's first j picks the first item whatever arrived before it.
+  let selectedId = null;
+
+  function mark(item) {
     const previous = selected();
     if (previous && previous !== item) previous.dataset.selected = "false";
-    if (!item) return;
     item.dataset.selected = "true";
+    selectedId = item.dataset.pendingId;
+  }
+
+  function select(item) {
+    mark(item);
     // The keyboard goes where clarification.js listens: the question's overlay, else the item.
     const overlay = item.querySelector("[data-role=overlay]");
     (overlay || item).focus({ preventScroll: false });
@@ -87,11 +96,7 @@
     const dismiss = event.target.closest && event.target.closest("[data-action=dismiss-item]");
     if (dismiss) dismiss.closest("[data-role=inbox-item]").remove();
     const item = event.target.closest && event.target.closest("[data-role=inbox-item][data-state=waiting]");
-    if (item && item !== selected()) {
-      const previous = selected();
-      if (previous) previous.dataset.selected = "false";
-      item.dataset.selected = "true";
-    }
+    if (item) mark(item);
   });
 
   // The board's answer panel arrives from its socket: the keyboard goes to its first question or card.
@@ -101,11 +106,19 @@
     if (first) first.focus();
   });
 
-  // An item that leaves takes the selection with it: the next one waiting gets it.
+  // A swap that rendered the selected item anew selects it again; one that took it away
+  // (it left) passes the selection to the first item still waiting. The keyboard follows
+  // unless the operator has it somewhere else (a removed element has let go of it).
   kandev.onSwap(null, () => {
-    if (!page() || selected()) return;
-    const focusLost = !document.activeElement || document.activeElement === document.body;
-    const first = waiting()[0];
-    if (first && focusLost) select(first);
+    if (!page() || selectedId === null || selected()) return;
+    const items = waiting();
+    const item = items.find((each) => each.dataset.pendingId === selectedId) || items[0];
+    if (!item) {
+      selectedId = null;
+      return;
+    }
+    const active = document.activeElement;
+    if (!active || active === document.body || !active.isConnected) select(item);
+    else mark(item);
   });
 })();
