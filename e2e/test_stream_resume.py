@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
+from kandev_web.mock_agent.store import Conversation, SessionStore
 from testing_support.browser import agent_said, login, option
 from testing_support.browser import start_scenario as start
 from testing_support.processes import Server, running_server, server_environ, two_web_processes
@@ -42,11 +43,12 @@ print(json.dumps({{
 """
 
 
-AGENT_SESSION_FILE = """
-from django.conf import settings
+AGENT_SESSION = """
+import json
+from kandev_web.mock_agent.store import ENV_VAR
 from kandev_web.sessions.models import TaskSession
-session = TaskSession.objects.filter(task_id={task_id}).latest("pk")
-print(settings.VAR_DIR / "mock-sessions" / f"{{session.acp_session_id}}.json")
+session = TaskSession.objects.select_related("agent_profile").filter(task_id={task_id}).latest("pk")
+print(json.dumps([session.agent_profile.env[ENV_VAR], session.acp_session_id]))
 """
 
 
@@ -64,22 +66,23 @@ def kill(server: Server) -> None:
 def wait_for_the_agent_to_finish(server: Server, task_id: int) -> None:
     """Until the mock agent has kept its whole answer, which it does just before it ends the turn.
 
-    Read from the agent's own session file (the demo profile keeps one), not
+    Read from the agent's own store (the demo profile gives it one), not
     through a web process: none is running.
     """
-    conversation = Path(server.manage("shell", "-v", "0", "-c", AGENT_SESSION_FILE.format(task_id=task_id)).strip())
+    found = server.manage("shell", "-v", "0", "-c", AGENT_SESSION.format(task_id=task_id))
+    directory, acp_session_id = json.loads(found)
+    store = SessionStore(Path(directory))
     deadline = time.monotonic() + 60
-    while not _answered(conversation):
+    while not _said_to_the_end(store.load(acp_session_id)):
         assert time.monotonic() < deadline, "the agent never finished its long stream"
         time.sleep(0.1)  # polling the agent's file, not the page
 
 
-def _answered(conversation: Path) -> bool:
-    try:
-        history = json.loads(conversation.read_text())["history"]
-    except (FileNotFoundError, json.JSONDecodeError):
+def _said_to_the_end(conversation: Conversation | None) -> bool:
+    if conversation is None:  # not stored yet
         return False
-    return history[-1]["role"] == "agent" and history[-1]["text"].endswith("Done streaming.")
+    last = conversation.history[-1]
+    return last.role == "agent" and last.text.endswith("Done streaming.")
 
 
 def stream_then_kill(browser, server: Server, username: str) -> int:
