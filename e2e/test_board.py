@@ -1,11 +1,9 @@
 """An operator's board, and a second browser watching it live."""
 
-import time
-
 import pytest
 from playwright.sync_api import expect
 
-from testing_support.browser import card_titled, open_board, open_task
+from testing_support.browser import card_titled, held_request, open_board, open_task
 
 
 @pytest.fixture(scope="module")
@@ -63,20 +61,13 @@ def test_created_task_appears_live_in_a_second_browser(browser, server, team):
 def test_the_new_task_form_takes_no_typing_while_its_task_is_added(browser, server, team):
     """The answer replaces the form with a fresh one: what was typed meanwhile would be lost, so nothing can be."""
     alice = open_board(browser, server, team, "alice")
-    held = []
-    alice.route(f"**/boards/{team['board_id']}/tasks/", lambda route: held.append(route))
     title, submit = alice.get_by_test_id("task-form-title"), alice.get_by_test_id("task-create-submit")
     title.fill("Added while the server is slow")
-    submit.click()
-    expect(title).to_be_disabled()
-    expect(submit).to_be_disabled()
-    expect(alice.get_by_test_id("task-form-description")).to_be_disabled()
-
-    deadline = time.monotonic() + 15
-    while not held:  # the request reaches the route once Playwright delivers it
-        assert time.monotonic() < deadline, "the new task's request never left the page"
-        alice.wait_for_timeout(20)
-    held[0].continue_()
+    with held_request(alice, f"**/boards/{team['board_id']}/tasks/"):
+        submit.click()
+        expect(title).to_be_disabled()
+        expect(submit).to_be_disabled()
+        expect(alice.get_by_test_id("task-form-description")).to_be_disabled()
     expect(card_titled(alice, "Added while the server is slow")).to_be_visible()
     expect(title).to_be_enabled()
     expect(title).to_have_value("")

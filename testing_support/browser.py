@@ -6,7 +6,10 @@ the Content-Security-Policy fail their test (``e2e/conftest.py``'s ``browser``).
 
 import asyncio
 import json
+import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 
 from playwright.sync_api import expect
 
@@ -147,6 +150,20 @@ def watched_page(browser, server: Server, username: str, path: str, *, live: str
     login(page, server, username, path)
     expect(page.get_by_test_id(live)).to_have_attribute("data-live", "connected")
     return page
+
+
+@contextmanager
+def held_request(page, url: str) -> Iterator[None]:
+    """Hold the page's request to ``url`` (a glob) until the block ends, for the block to see the page wait on it."""
+    held = []
+    page.route(url, lambda route: held.append(route))
+    yield
+    deadline = time.monotonic() + 15
+    while not held:  # the route is called once Playwright delivers the request, between two of its calls
+        assert time.monotonic() < deadline, f"no request to {url} left the page"
+        page.wait_for_timeout(20)
+    held[0].continue_()
+    page.unroute(url)
 
 
 def open_board(browser, server: Server, team: dict, username: str):
