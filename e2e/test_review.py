@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import expect
 
-from testing_support.browser import login, start_scenario
+from testing_support.browser import held_request, login, start_scenario
 from testing_support.layout import PHONE, assert_no_horizontal_scroll, assert_tap_targets
 from testing_support.processes import git
 
@@ -188,6 +188,25 @@ def test_a_large_branch_comes_a_page_of_files_and_a_window_of_lines_at_a_time_hi
     expect(shown).to_have_count(7)
     expect(shown.last).to_have_attribute("data-path", "notes.md")
     expect(page.get_by_test_id("review-page-next")).to_have_count(0)
+
+
+def test_a_comment_form_takes_no_typing_while_its_comment_is_added(browser, server, tmp_path):
+    """The form is emptied once its comment is added: what was typed meanwhile would go with it, so nothing can be."""
+    task_id = _task_with_a_branch(server, tmp_path, "slow-reviewer")["task_ids"][0]
+    page = browser.new_context().new_page()
+    login(page, server, "slow-reviewer", f"/tasks/{task_id}/review/")
+    app = page.locator("[data-testid=review-file][data-path='app.py']")
+    app.get_by_test_id("review-file-summary").click()
+    app.locator("[data-testid=review-line][data-line='2']").click()
+    text = app.get_by_test_id("review-comment-text")
+    text.fill("Why 2?")
+    with held_request(page, f"**/tasks/{task_id}/review/comments/"):
+        app.get_by_test_id("review-comment-add").click()
+        expect(text).to_be_disabled()
+        expect(app.get_by_test_id("review-comment-line")).to_be_disabled()
+    expect(page.get_by_test_id("review-comment")).to_have_count(1)
+    expect(text).to_be_enabled()
+    expect(text).to_have_value("")
 
 
 def test_the_repository_chip_narrows_the_board_to_its_tasks_and_a_new_one_joins_live(browser, server, tmp_path):
