@@ -3,7 +3,7 @@
 import pytest
 from playwright.sync_api import expect
 
-from testing_support.browser import fresh_task, start_agent
+from testing_support.browser import fresh_task, held_request, start_agent
 from testing_support.browser import open_task as open_task_page
 
 
@@ -50,6 +50,22 @@ def test_a_follow_up_the_server_took_clears_the_composer(browser, server):
     expect(prompt).to_have_value("")
     page.get_by_test_id("session-cancel").click()
     expect(page.get_by_test_id("task-sessions")).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
+
+
+def test_what_is_typed_while_a_follow_up_is_sent_stays_in_the_composer(browser, server):
+    """Only the prompt the server took leaves the composer: the next one, begun meanwhile, stays."""
+    page, _ = fresh_task(browser, server, "composer-typist")
+    start_agent(page, "/e2e:simple-message")
+    panel = page.get_by_test_id("task-sessions")
+    expect(panel).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
+    prompt = page.get_by_test_id("session-prompt-input")
+    prompt.fill("Thanks! Anything else?")
+    with held_request(page, "**/prompt/"):
+        page.get_by_test_id("session-prompt-submit").click()
+        prompt.fill("And the tests?")
+    expect(agent_messages(page)).to_have_count(2)
+    expect(panel).to_have_attribute("data-session-state", "WAITING_FOR_INPUT")
+    expect(prompt).to_have_value("And the tests?")
 
 
 def test_cancel_a_long_turn(browser, server, team):

@@ -3,16 +3,18 @@
 (function () {
   "use strict";
 
-  // A follow-up prompt the server took (204) is cleared; one it refused keeps its text.
+  // A follow-up prompt the server took (204) is cleared; one it refused keeps its text, and
+  // so does one the operator changed while it was sent: that is the next prompt begun.
   // Watched from the request, not the form: the turn it opens re-renders the composer
   // over the socket, often before the answer is in, and the detached form's events
   // reach nobody; the preserved textarea is the one to clear.
   document.addEventListener("htmx:beforeRequest", (event) => {
     const { elt, xhr } = event.detail;
     if (!elt.matches("[data-role=prompt-form]")) return;
+    const sent = elt.elements.prompt && elt.elements.prompt.value;
     xhr.addEventListener("load", () => {
       const prompt = document.getElementById("prompt-input");
-      if (xhr.status === 204 && prompt) prompt.value = "";
+      if (xhr.status === 204 && prompt && prompt.value === sent) prompt.value = "";
     });
   });
 
